@@ -1,0 +1,287 @@
+//! Typed storage buffers over `bytemuck::Pod`.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use bytemuck::Pod;
+
+use crate::{Error, Gpu, Result};
+
+/// A storage buffer of `len` values of `T` on the GPU.
+///
+/// Buffers are padded to at least 4 bytes (wgpu cannot bind or copy less), but bindings
+/// and downloads cover exactly `len` values, so `arrayLength` in WGSL is the true length
+/// for non-empty buffers.
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// let buf = gpu.upload(&[1u32, 2, 3])?;
+/// assert_eq!(gpu.download(&buf)?, vec![1, 2, 3]);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub struct Buffer<T> {
+    raw: wgpu::Buffer,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for Buffer<T> {
+    fn clone(&self) -> Self {
+        Self { raw: self.raw.clone(), len: self.len, _t: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer<{}>[{}]", std::any::type_name::<T>(), self.len)
+    }
+}
+
+/// Usage every Lumbre buffer gets: bound as storage, copied from and to.
+const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+fn padded_bytes(bytes: u64) -> u64 {
+    bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
+}
+
+impl<T: Pod> Buffer<T> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Size of the values in bytes (without padding).
+    pub fn size_bytes(&self) -> u64 {
+        (self.len * size_of::<T>()) as u64
+    }
+
+    /// The wgpu buffer.
+    pub fn raw(&self) -> &wgpu::Buffer {
+        &self.raw
+    }
+
+    /// A binding of the whole buffer (at least 4 bytes, so empty buffers can be bound).
+    pub fn binding(&self) -> wgpu::BindingResource<'_> {
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.raw,
+            offset: 0,
+            size: wgpu::BufferSize::new(padded_bytes(self.size_bytes()).min(self.raw.size())),
+        })
+    }
+
+    /// A binding of values `range` (for buffers larger than one binding). The start must be
+    /// aligned to the device's `min_storage_buffer_offset_alignment` in bytes.
+    pub fn binding_range(&self, range: Range<usize>) -> wgpu::BindingResource<'_> {
+        let t = size_of::<T>() as u64;
+        let bytes = ((range.end - range.start) as u64 * t).max(4);
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: &self.raw,
+            offset: range.start as u64 * t,
+            size: wgpu::BufferSize::new(bytes),
+        })
+    }
+
+    /// Reinterprets the buffer as a buffer of `U` (same bytes).
+    pub fn cast<U: Pod>(self) -> Result<Buffer<U>> {
+        let bytes = self.size_bytes();
+        if bytes % size_of::<U>() as u64 != 0 {
+            return Err(Error::Input(format!(
+                "cannot view {bytes} bytes as values of {} bytes",
+                size_of::<U>()
+            )));
+        }
+        Ok(Buffer { raw: self.raw, len: (bytes / size_of::<U>() as u64) as usize, _t: PhantomData })
+    }
+}
+
+/// Which limit a new buffer is checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// The whole buffer will be bound at once: `max_storage_buffer_binding_size`.
+    Binding,
+    /// The caller binds it in pieces with [`Buffer::binding_range`]: `max_buffer_size`.
+    Pieces,
+}
+
+impl Gpu {
+    /// Checks that `bytes` fit the limit for `fit`, naming `what` in the error.
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// assert!(gpu.check_size("huge", u64::MAX, lumbre_gpu::Fit::Binding).is_err());
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn check_size(&self, what: &str, bytes: u64, fit: Fit) -> Result<()> {
+        let l = self.limits();
+        let buffer_max = l.max_buffer_size;
+        if bytes > buffer_max {
+            return Err(Error::LimitExceeded { what: what.into(), limit: "max_buffer_size", requested: bytes, max: buffer_max });
+        }
+        let binding_max = l.max_storage_buffer_binding_size;
+        if fit == Fit::Binding && bytes > binding_max {
+            return Err(Error::LimitExceeded {
+                what: what.into(),
+                limit: "max_storage_buffer_binding_size",
+                requested: bytes,
+                max: binding_max,
+            });
+        }
+        Ok(())
+    }
+
+    fn raw_buffer<T: Pod>(&self, len: usize, fit: Fit, extra: wgpu::BufferUsages) -> Result<Buffer<T>> {
+        let bytes = (len as u64)
+            .checked_mul(size_of::<T>() as u64)
+            .ok_or_else(|| Error::Input(format!("{len} values overflow a byte count")))?;
+        self.check_size(std::any::type_name::<T>(), bytes, fit)?;
+        let raw = self.scoped(|| {
+            Ok(self.device().create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: padded_bytes(bytes),
+                usage: USAGE | extra,
+                mapped_at_creation: false,
+            }))
+        })?;
+        Ok(Buffer { raw, len, _t: PhantomData })
+    }
+
+    /// A zero-filled buffer of `len` values that fits one binding.
+    pub fn zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.raw_buffer(len, Fit::Binding, wgpu::BufferUsages::empty())
+    }
+
+    /// A zero-filled buffer checked against `fit` (use [`Fit::Pieces`] for data that is
+    /// bound in ranges).
+    pub fn zeroed_fit<T: Pod>(&self, len: usize, fit: Fit) -> Result<Buffer<T>> {
+        self.raw_buffer(len, fit, wgpu::BufferUsages::empty())
+    }
+
+    /// A buffer that can also be bound as `var<uniform>` and used for indirect dispatch.
+    pub fn zeroed_indirect<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.raw_buffer(len, Fit::Binding, wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::UNIFORM)
+    }
+
+    /// Uploads `data` into a new buffer that fits one binding.
+    pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        self.upload_fit(data, Fit::Binding)
+    }
+
+    /// Uploads `data` into a new buffer checked against `fit`.
+    pub fn upload_fit<T: Pod>(&self, data: &[T], fit: Fit) -> Result<Buffer<T>> {
+        let buf = self.raw_buffer(data.len(), fit, wgpu::BufferUsages::empty())?;
+        self.write(&buf, 0, data)?;
+        Ok(buf)
+    }
+
+    /// Writes `data` into `buf` starting at value `offset`.
+    pub fn write<T: Pod>(&self, buf: &Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        if offset + data.len() > buf.len() {
+            return Err(Error::Input(format!(
+                "write of {} values at {offset} overruns a buffer of {}",
+                data.len(),
+                buf.len()
+            )));
+        }
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let at = (offset * size_of::<T>()) as u64;
+        self.scoped(|| {
+            if bytes.len() % 4 == 0 && at % 4 == 0 {
+                self.queue().write_buffer(&buf.raw, at, bytes);
+            } else {
+                // Pad to 4-byte alignment by re-writing the neighbouring bytes we already have.
+                let start = at / 4 * 4;
+                let end = (at + bytes.len() as u64).next_multiple_of(4).min(buf.raw.size());
+                let mut padded = self.download_bytes(&buf.raw, start..end)?;
+                let off = (at - start) as usize;
+                padded[off..off + bytes.len()].copy_from_slice(bytes);
+                self.queue().write_buffer(&buf.raw, start, &padded);
+            }
+            Ok(())
+        })
+    }
+
+    /// A small uniform buffer holding `value` (kernel parameters).
+    pub fn uniform<T: Pod>(&self, value: &T) -> Result<wgpu::Buffer> {
+        let bytes = bytemuck::bytes_of(value);
+        self.scoped(|| {
+            let buf = self.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("params"),
+                size: padded_bytes(bytes.len() as u64).next_multiple_of(16),
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut padded = bytes.to_vec();
+            padded.resize(buf.size() as usize, 0);
+            self.queue().write_buffer(&buf, 0, &padded);
+            Ok(buf)
+        })
+    }
+
+    /// Reads the whole buffer back (blocking).
+    pub fn download<T: Pod>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
+        self.download_range(buf, 0..buf.len())
+    }
+
+    /// Reads values `range` back (blocking).
+    pub fn download_range<T: Pod>(&self, buf: &Buffer<T>, range: Range<usize>) -> Result<Vec<T>> {
+        if range.start > range.end || range.end > buf.len() {
+            return Err(Error::Input(format!("download of {range:?} from a buffer of {}", buf.len())));
+        }
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        let t = size_of::<T>() as u64;
+        let (start, end) = (range.start as u64 * t, range.end as u64 * t);
+        let a = start / 4 * 4;
+        let b = end.next_multiple_of(4).min(buf.raw.size());
+        let bytes = self.download_bytes(&buf.raw, a..b)?;
+        let want = &bytes[(start - a) as usize..(end - a) as usize];
+        // The staging copy may not be aligned for T; copy into a typed vector.
+        let mut out = vec![T::zeroed(); range.len()];
+        bytemuck::cast_slice_mut::<T, u8>(&mut out).copy_from_slice(want);
+        Ok(out)
+    }
+
+    /// Reads bytes `range` (4-byte aligned) of any buffer with `COPY_SRC` usage.
+    pub fn download_bytes(&self, raw: &wgpu::Buffer, range: Range<u64>) -> Result<Vec<u8>> {
+        let size = range.end - range.start;
+        let staging = self.scoped(|| {
+            let staging = self.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("readback"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut enc = self.device().create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(raw, range.start, &staging, 0, size);
+            self.queue().submit([enc.finish()]);
+            Ok(staging)
+        })?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait()?;
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(Error::Validation(format!("buffer map failed: {e}"))),
+            Err(_) => return Err(Error::DeviceLost("buffer map never completed".into())),
+        }
+        let data = staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Validation(format!("mapped range: {e}")))?
+            .to_vec();
+        staging.unmap();
+        Ok(data)
+    }
+}

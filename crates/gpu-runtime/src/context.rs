@@ -1,0 +1,343 @@
+//! The headless GPU context: adapter choice, device creation, error capture.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::{Error, Kernel, Result};
+
+/// Optional features Lumbre uses when the adapter has them. Every code path that uses one
+/// has a fallback without it.
+pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+    .union(wgpu::Features::SUBGROUP)
+    .union(wgpu::Features::SUBGROUP_BARRIER)
+    .union(wgpu::Features::SHADER_INT64)
+    .union(wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX)
+    .union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
+
+/// How to build a [`Gpu`]. [`GpuOptions::from_env`] is what [`Gpu::new`] uses.
+///
+/// ```
+/// let opts = lumbre_gpu::GpuOptions { adapter: Some("llvmpipe".into()), ..Default::default() };
+/// assert_eq!(opts.adapter.as_deref(), Some("llvmpipe"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct GpuOptions {
+    /// Pick the first adapter whose name contains this (case-insensitive). `None`: prefer
+    /// a discrete GPU, then integrated, virtual, and CPU adapters.
+    pub adapter: Option<String>,
+    /// Lower `max_storage_buffer_binding_size` to this many bytes (tests use it to force the
+    /// paths that split large buffers). `None`: the adapter's own limit.
+    pub max_binding_size: Option<u64>,
+    /// Features to leave off even if the adapter has them (tests use it to force fallbacks).
+    pub disable_features: wgpu::Features,
+    /// How long to wait for GPU work before giving up with [`Error::Timeout`].
+    pub timeout: Duration,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        Self {
+            adapter: None,
+            max_binding_size: None,
+            disable_features: wgpu::Features::empty(),
+            timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+impl GpuOptions {
+    /// Defaults, with `adapter` from the `LUMBRE_ADAPTER` environment variable.
+    ///
+    /// ```
+    /// let opts = lumbre_gpu::GpuOptions::from_env();
+    /// assert!(opts.max_binding_size.is_none());
+    /// ```
+    pub fn from_env() -> Self {
+        let adapter = std::env::var("LUMBRE_ADAPTER").ok().filter(|s| !s.is_empty());
+        Self { adapter, ..Self::default() }
+    }
+}
+
+/// One adapter as the system reports it.
+///
+/// ```no_run
+/// for a in lumbre_gpu::adapters() {
+///     println!("{} ({:?}, {:?})", a.name, a.device_type, a.backend);
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct AdapterSummary {
+    /// Adapter name, e.g. "NVIDIA H200" or "llvmpipe (LLVM 15.0.6, 256 bits)".
+    pub name: String,
+    /// Discrete, integrated, virtual, CPU or other.
+    pub device_type: wgpu::DeviceType,
+    /// Vulkan, Metal, DX12.
+    pub backend: wgpu::Backend,
+    /// Driver name and version.
+    pub driver: String,
+}
+
+fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY);
+    desc.flags = wgpu::InstanceFlags::from_env_or_default();
+    wgpu::Instance::new(desc)
+}
+
+fn summary(info: &wgpu::AdapterInfo) -> AdapterSummary {
+    AdapterSummary {
+        name: info.name.clone(),
+        device_type: info.device_type,
+        backend: info.backend,
+        driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+    }
+}
+
+/// Every adapter wgpu can see, in the order it reports them.
+pub fn adapters() -> Vec<AdapterSummary> {
+    let adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+    adapters.iter().map(|a| summary(&a.get_info())).collect()
+}
+
+fn rank(t: wgpu::DeviceType) -> u8 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+/// The hint printed when no adapter exists.
+pub const NO_ADAPTER_HINT: &str = "install a Vulkan driver (on Debian/Ubuntu without a GPU: \
+    `apt-get install mesa-vulkan-drivers libvulkan1` gives lavapipe, a Vulkan device on the CPU), \
+    or run the CPU path with `--backend cpu`";
+
+pub(crate) struct Inner {
+    pub(crate) adapter: wgpu::Adapter,
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) info: wgpu::AdapterInfo,
+    pub(crate) limits: wgpu::Limits,
+    pub(crate) timeout: Duration,
+    pub(crate) kernels: Mutex<HashMap<(&'static str, &'static str), Kernel>>,
+    pub(crate) compiles: AtomicUsize,
+    lost: Arc<Mutex<Option<String>>>,
+    uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+/// A headless GPU context: adapter, device, queue and the kernel cache.
+///
+/// Cheap to clone (an `Arc`). Which path an algorithm runs is chosen per call with
+/// [`Backend`](crate::Backend); this type only says which adapter the GPU path uses.
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// println!("running on {}", gpu.adapter_name());
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Gpu(pub(crate) Arc<Inner>);
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("adapter", &self.0.info.name).finish()
+    }
+}
+
+impl Gpu {
+    /// Opens the adapter chosen by `LUMBRE_ADAPTER`, else the best one present.
+    pub fn new() -> Result<Self> {
+        Self::with_options(&GpuOptions::from_env())
+    }
+
+    /// Opens an adapter with explicit options.
+    ///
+    /// ```
+    /// let opts = lumbre_gpu::GpuOptions { adapter: Some("no such adapter".into()), ..Default::default() };
+    /// assert!(lumbre_gpu::Gpu::with_options(&opts).is_err());
+    /// ```
+    pub fn with_options(opts: &GpuOptions) -> Result<Self> {
+        let instance = instance();
+        let mut found = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        if found.is_empty() {
+            return Err(Error::NoAdapter { hint: NO_ADAPTER_HINT.to_string() });
+        }
+        let adapter = match &opts.adapter {
+            Some(filter) => {
+                let needle = filter.to_lowercase();
+                let pos = found.iter().position(|a| a.get_info().name.to_lowercase().contains(&needle));
+                match pos {
+                    Some(i) => found.swap_remove(i),
+                    None => {
+                        return Err(Error::AdapterNotFound {
+                            filter: filter.clone(),
+                            available: found.iter().map(|a| a.get_info().name).collect(),
+                        });
+                    }
+                }
+            }
+            None => {
+                found.sort_by_key(|a| rank(a.get_info().device_type));
+                found.swap_remove(0)
+            }
+        };
+        let info = adapter.get_info();
+        let features = adapter.features() & OPTIONAL_FEATURES & !opts.disable_features;
+        let device_limits = adapter.limits();
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("lumbre"),
+            required_features: features,
+            required_limits: device_limits.clone(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+            .map_err(|e| Error::RequestDevice(format!("{}: {e}", info.name)))?;
+
+        let lost = Arc::new(Mutex::new(None));
+        let lost_cb = lost.clone();
+        device.set_device_lost_callback(move |reason, msg| {
+            if let Ok(mut l) = lost_cb.lock() {
+                *l = Some(format!("{reason:?}: {msg}"));
+            }
+        });
+        // wgpu panics on errors nobody captured; record them instead and report them as Err.
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = uncaptured.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut v) = sink.lock() {
+                v.push(e.to_string());
+            }
+        }));
+
+        let mut limits = device_limits;
+        if let Some(max) = opts.max_binding_size {
+            limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(max);
+        }
+        Ok(Gpu(Arc::new(Inner {
+            adapter,
+            device,
+            queue,
+            info,
+            limits,
+            timeout: opts.timeout,
+            kernels: Mutex::new(HashMap::new()),
+            compiles: AtomicUsize::new(0),
+            lost,
+            uncaptured,
+        })))
+    }
+
+    /// The wgpu device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.0.device
+    }
+
+    /// The wgpu queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.0.queue
+    }
+
+    /// The adapter's name.
+    pub fn adapter_name(&self) -> &str {
+        &self.0.info.name
+    }
+
+    /// Name, type, backend and driver of the adapter in use.
+    pub fn adapter(&self) -> AdapterSummary {
+        summary(&self.0.info)
+    }
+
+    /// Full wgpu adapter info.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        &self.0.info
+    }
+
+    /// Whether the adapter is a CPU implementation (lavapipe, WARP, SwiftShader).
+    pub fn is_cpu_adapter(&self) -> bool {
+        self.0.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// Limits in force (the adapter's own, possibly lowered by [`GpuOptions::max_binding_size`]).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.0.limits
+    }
+
+    /// The optional features enabled on this device.
+    pub fn features(&self) -> wgpu::Features {
+        self.0.device.features()
+    }
+
+    /// Whether all of `f` are enabled.
+    pub fn has(&self, f: wgpu::Features) -> bool {
+        self.features().contains(f)
+    }
+
+    /// Whether subgroup operations are available (and not disabled).
+    pub fn has_subgroups(&self) -> bool {
+        self.has(wgpu::Features::SUBGROUP)
+    }
+
+    /// The adapter's subgroup size range (min, max); meaningful only with subgroups.
+    pub fn subgroup_size_range(&self) -> (u32, u32) {
+        let a = self.0.adapter.get_info();
+        (a.subgroup_min_size, a.subgroup_max_size)
+    }
+
+    /// How many shader pipelines this context has compiled (the cache makes this one per
+    /// shader entry point).
+    pub fn compiled_pipelines(&self) -> usize {
+        self.0.compiles.load(Ordering::Relaxed)
+    }
+
+    /// Fails if the device was lost or an error escaped every error scope.
+    pub fn check_health(&self) -> Result<()> {
+        if let Ok(l) = self.0.lost.lock()
+            && let Some(msg) = l.as_ref()
+        {
+            return Err(Error::DeviceLost(msg.clone()));
+        }
+        if let Ok(mut v) = self.0.uncaptured.lock()
+            && !v.is_empty()
+        {
+            let all = v.join("; ");
+            v.clear();
+            return Err(Error::Validation(all));
+        }
+        Ok(())
+    }
+
+    /// Runs `f` inside validation and out-of-memory error scopes; a captured error wins over
+    /// `f`'s own result.
+    pub fn scoped<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.check_health()?;
+        let oom = self.0.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.0.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        let v = pollster::block_on(validation.pop());
+        let o = pollster::block_on(oom.pop());
+        if let Some(e) = v.or(o) {
+            return Err(e.into());
+        }
+        self.check_health()?;
+        out
+    }
+
+    /// Blocks until all submitted work is done, or the context's timeout passes.
+    pub fn wait(&self) -> Result<()> {
+        let poll = wgpu::PollType::Wait { submission_index: None, timeout: Some(self.0.timeout) };
+        match self.0.device.poll(poll) {
+            Ok(_) => self.check_health(),
+            Err(wgpu::PollError::Timeout) => Err(Error::Timeout(self.0.timeout)),
+            Err(e) => {
+                self.check_health()?;
+                Err(Error::DeviceLost(e.to_string()))
+            }
+        }
+    }
+}

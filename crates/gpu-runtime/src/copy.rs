@@ -1,0 +1,145 @@
+//! The copy kernel (the roofline every benchmark is measured against) and iota.
+
+use std::time::Duration;
+
+use crate::{Buffer, Compute, Fit, Gpu, Recorder, Result};
+
+/// Copies `vec4<u32>` values; the GPU path is `runtime/copy.wgsl`. Buffers larger than one
+/// storage binding are copied in binding-sized pieces.
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute, CopyKernel};
+/// let out = CopyKernel.run(&Backend::Cpu, &[[1, 2, 3, 4]]).unwrap();
+/// assert_eq!(out, vec![[1, 2, 3, 4]]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CopyKernel;
+
+/// Threads per workgroup of `runtime/copy.wgsl`.
+pub const COPY_WORKGROUP: u64 = 256;
+
+/// CPU twin of `runtime/copy.wgsl`, same buffer order as its bindings (src, dst).
+///
+/// ```
+/// let mut dst = [[0u32; 4]; 2];
+/// lumbre_gpu::copy_cpu(&[[1, 1, 1, 1], [2, 2, 2, 2]], &mut dst);
+/// assert_eq!(dst[1], [2, 2, 2, 2]);
+/// ```
+pub fn copy_cpu(src: &[[u32; 4]], dst: &mut [[u32; 4]]) {
+    dst.copy_from_slice(src);
+}
+
+impl CopyKernel {
+    /// Records the copy of `src` into `dst` (same length), split by the binding limit.
+    pub fn record_into(rec: &mut Recorder, src: &Buffer<[u32; 4]>, dst: &Buffer<[u32; 4]>) -> Result<()> {
+        let gpu = rec.gpu().clone();
+        let kernel = gpu.kernel(&lumbre_shaders::runtime::COPY, "main")?;
+        let piece = (gpu.limits().max_storage_buffer_binding_size / 16) as usize;
+        let mut at = 0;
+        while at < src.len() {
+            let n = piece.min(src.len() - at);
+            rec.dispatch("copy", &kernel, &[src.binding_range(at..at + n), dst.binding_range(at..at + n)], (n as u64).div_ceil(COPY_WORKGROUP))?;
+            at += n;
+        }
+        Ok(())
+    }
+}
+
+impl Compute for CopyKernel {
+    type Input = [[u32; 4]];
+    type Output = Vec<[u32; 4]>;
+    type GpuInput = Buffer<[u32; 4]>;
+    type GpuOutput = Buffer<[u32; 4]>;
+
+    fn name(&self) -> &'static str {
+        "copy"
+    }
+
+    fn cpu(&self, input: &[[u32; 4]]) -> Result<Vec<[u32; 4]>> {
+        let mut out = vec![[0; 4]; input.len()];
+        copy_cpu(input, &mut out);
+        Ok(out)
+    }
+
+    fn upload(&self, gpu: &Gpu, input: &[[u32; 4]]) -> Result<Buffer<[u32; 4]>> {
+        gpu.upload_fit(input, Fit::Pieces)
+    }
+
+    fn record(&self, rec: &mut Recorder, src: &Buffer<[u32; 4]>) -> Result<Buffer<[u32; 4]>> {
+        let dst = rec.gpu().zeroed_fit(src.len(), Fit::Pieces)?;
+        Self::record_into(rec, src, &dst)?;
+        Ok(dst)
+    }
+
+    fn download(&self, gpu: &Gpu, out: &Buffer<[u32; 4]>) -> Result<Vec<[u32; 4]>> {
+        gpu.download(out)
+    }
+}
+
+/// Median GPU time of copying `bytes` (rounded up to 16) from one buffer to another with the
+/// copy kernel: the roofline for a kernel that reads and writes `bytes` each. Runs `warmup`
+/// unmeasured copies, then `repeats` measured ones.
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// let t = lumbre_gpu::copy_time(&gpu, 64 << 20, 2, 5)?;
+/// println!("{:.1} GB/s", 2.0 * (64 << 20) as f64 / t.as_secs_f64() / 1e9);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result<Duration> {
+    let n = bytes.div_ceil(16) as usize;
+    let src = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
+    let dst = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
+    median_time(warmup, repeats, || {
+        let mut rec = gpu.recorder();
+        CopyKernel::record_into(&mut rec, &src, &dst)?;
+        Ok(rec.submit()?.gpu())
+    })
+}
+
+/// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the
+/// durations it reports.
+///
+/// ```
+/// let t = lumbre_gpu::median_time(1, 3, || Ok(std::time::Duration::from_millis(2))).unwrap();
+/// assert_eq!(t.as_millis(), 2);
+/// ```
+pub fn median_time(warmup: usize, repeats: usize, mut f: impl FnMut() -> Result<Duration>) -> Result<Duration> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    let mut times = (0..repeats.max(1)).map(|_| f()).collect::<Result<Vec<_>>>()?;
+    times.sort();
+    Ok(times[times.len() / 2])
+}
+
+/// Records `dst[i] = start + i` for every element of `dst` (`runtime/iota.wgsl`).
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// let buf = gpu.zeroed::<u32>(5)?;
+/// let mut rec = gpu.recorder();
+/// lumbre_gpu::record_iota(&mut rec, &buf, 10)?;
+/// rec.submit()?;
+/// assert_eq!(gpu.download(&buf)?, vec![10, 11, 12, 13, 14]);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn record_iota(rec: &mut Recorder, dst: &Buffer<u32>, start: u32) -> Result<()> {
+    let gpu = rec.gpu().clone();
+    let kernel = gpu.kernel(&lumbre_shaders::runtime::IOTA, "main")?;
+    let params = gpu.uniform(&[dst.len() as u32, start])?;
+    rec.dispatch("iota", &kernel, &[params.as_entire_binding(), dst.binding()], (dst.len() as u64).div_ceil(64))
+}
+
+/// CPU twin of `runtime/iota.wgsl`.
+///
+/// ```
+/// let mut v = [0u32; 3];
+/// lumbre_gpu::iota_cpu(&mut v, 7);
+/// assert_eq!(v, [7, 8, 9]);
+/// ```
+pub fn iota_cpu(dst: &mut [u32], start: u32) {
+    for (i, d) in dst.iter_mut().enumerate() {
+        *d = start.wrapping_add(i as u32);
+    }
+}

@@ -1,0 +1,38 @@
+//! The GPU runtime of [Lumbre](https://github.com/lumbre-rs/lumbre): a headless wgpu
+//! context, typed buffers, cached compute kernels, timing, one error type, and the
+//! [`Compute`] trait through which every Lumbre algorithm offers a CPU path and a GPU path
+//! with one output type, checked against each other by [`conformance`].
+//!
+//! ```no_run
+//! use lumbre_gpu::{conformance, CopyKernel, Gpu, Tolerance};
+//!
+//! let gpu = Gpu::new()?; // LUMBRE_ADAPTER=<substring> picks an adapter by name
+//! let input = vec![[1u32, 2, 3, 4]; 1 << 20];
+//! let copied = conformance(&CopyKernel, &gpu, &input, Tolerance::EXACT)?;
+//! assert_eq!(copied, input);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod buffer;
+mod compute;
+mod conformance;
+mod context;
+mod copy;
+mod error;
+mod kernel;
+mod recorder;
+pub mod testing;
+mod timing;
+
+pub use buffer::{Buffer, Fit};
+pub use compute::{Backend, Compute};
+pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
+pub use context::{AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, adapters};
+pub use copy::{COPY_WORKGROUP, CopyKernel, copy_cpu, copy_time, iota_cpu, median_time, record_iota};
+pub use error::{Error, Result};
+pub use kernel::{Kernel, grid};
+pub use recorder::Recorder;
+pub use timing::{TimingSource, Timings};
+
+pub use lumbre_shaders as shaders;
+pub use wgpu;

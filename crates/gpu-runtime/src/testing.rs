@@ -1,0 +1,61 @@
+//! Getting a GPU in tests, so that CI fails rather than skips when it has none.
+//!
+//! With `LUMBRE_REQUIRE_GPU=1` (set by `cargo xtask test` and CI), a test that asks for a
+//! GPU and cannot get one panics; without it, the test prints why and skips its GPU part.
+
+use std::sync::OnceLock;
+
+use crate::{Gpu, GpuOptions};
+
+/// Whether `LUMBRE_REQUIRE_GPU=1` is set.
+pub fn gpu_required() -> bool {
+    std::env::var("LUMBRE_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// Opens a context with `opts` for a test needing `features`. `Ok(Some)` to run,
+/// `Ok(None)` to skip (GPU not required), `Err` with the reason when it is required.
+///
+/// ```
+/// use lumbre_gpu::{GpuOptions, testing::try_test_gpu};
+/// let nothing = GpuOptions { adapter: Some("matches no adapter".into()), ..Default::default() };
+/// assert!(try_test_gpu(&nothing, wgpu::Features::empty(), true).is_err());
+/// assert!(try_test_gpu(&nothing, wgpu::Features::empty(), false).unwrap().is_none());
+/// ```
+pub fn try_test_gpu(opts: &GpuOptions, features: wgpu::Features, required: bool) -> Result<Option<Gpu>, String> {
+    let why = match Gpu::with_options(opts) {
+        Ok(gpu) if gpu.has(features) => return Ok(Some(gpu)),
+        Ok(gpu) => format!("adapter {} lacks {:?}", gpu.adapter_name(), features - gpu.features()),
+        Err(e) => e.to_string(),
+    };
+    if required {
+        Err(format!("LUMBRE_REQUIRE_GPU=1 but no usable GPU: {why}"))
+    } else {
+        eprintln!("skipping GPU part: {why} (set LUMBRE_REQUIRE_GPU=1 to make this a failure)");
+        Ok(None)
+    }
+}
+
+/// The shared test context (one device per test binary), or `None` to skip. Panics when
+/// `LUMBRE_REQUIRE_GPU=1` and there is no adapter or it lacks `features`.
+///
+/// ```no_run
+/// // in a test: names the features it needs
+/// let Some(gpu) = lumbre_gpu::testing::test_gpu(wgpu::Features::empty()) else { return };
+/// # let _ = gpu;
+/// ```
+pub fn test_gpu(features: wgpu::Features) -> Option<Gpu> {
+    static SHARED: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| Gpu::new().map_err(|e| e.to_string()));
+    let outcome = match shared {
+        Ok(gpu) if gpu.has(features) => return Some(gpu.clone()),
+        Ok(gpu) => {
+            let opts = GpuOptions { adapter: Some(gpu.adapter_name().to_string()), ..GpuOptions::from_env() };
+            try_test_gpu(&opts, features, gpu_required())
+        }
+        Err(_) => try_test_gpu(&GpuOptions::from_env(), features, gpu_required()),
+    };
+    match outcome {
+        Ok(gpu) => gpu,
+        Err(why) => panic!("{why}"),
+    }
+}

@@ -1,0 +1,41 @@
+//! Every WGSL shader of [Lumbre](https://github.com/lumbre-rs/lumbre), composed from the
+//! files under `wgsl/` and validated by naga when this crate builds.
+//!
+//! Each shader is a [`Shader`] constant in a module named after its folder:
+//!
+//! ```
+//! let copy = lumbre_shaders::runtime::COPY;
+//! assert_eq!(copy.name, "runtime/copy");
+//! assert!(copy.entry_points.contains(&"main"));
+//! assert!(copy.source.contains("fn flat_index")); // spliced in from wgsl/shared/dispatch.wgsl
+//! ```
+//!
+//! With the `validate` feature, [`compose`] exposes the composer and validator that the
+//! build script uses (this is what `cargo xtask validate-shaders` runs).
+
+#[cfg(feature = "validate")]
+pub mod compose;
+
+mod requirement;
+pub use requirement::Requirement;
+
+/// A composed, validated WGSL compute shader.
+///
+/// ```
+/// for shader in lumbre_shaders::ALL {
+///     assert!(!shader.source.is_empty());
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Shader {
+    /// Name relative to `wgsl/` without extension, e.g. `runtime/copy`.
+    pub name: &'static str,
+    /// Composed WGSL source.
+    pub source: &'static str,
+    /// Compute entry points.
+    pub entry_points: &'static [&'static str],
+    /// Features the device must have to run it.
+    pub requires: &'static [Requirement],
+}
+
+include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
