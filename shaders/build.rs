@@ -2,11 +2,11 @@
 //! constants. An invalid shader fails the build with naga's diagnostic.
 
 #[allow(dead_code, missing_docs)]
-#[path = "src/requirement.rs"]
-mod requirement;
-#[allow(dead_code, missing_docs)]
 #[path = "src/compose.rs"]
 mod compose;
+#[allow(dead_code, missing_docs)]
+#[path = "src/requirement.rs"]
+mod requirement;
 
 use requirement::Requirement;
 
@@ -52,7 +52,11 @@ fn main() {
         }
         out.push_str("}\n");
     }
-    let _ = writeln!(out, "/// Every shader, for validation and listings.\npub const ALL: &[crate::Shader] = &[{}];", all.join(", "));
+    let _ = writeln!(
+        out,
+        "/// Every shader, for validation and listings.\npub const ALL: &[crate::Shader] = &[{}];",
+        all.join(", ")
+    );
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("shaders.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| fail(&format!("{}: {e}", dest.display())));
 }

@@ -57,12 +57,7 @@ pub fn discover(wgsl: &Path) -> Result<Vec<String>, String> {
 
 /// Composes `wgsl/<name>.wgsl` with its imports.
 pub fn compose(wgsl: &Path, name: &str) -> Result<Composed, String> {
-    let mut out = Composed {
-        name: name.to_string(),
-        source: String::new(),
-        requires: Vec::new(),
-        origin: Vec::new(),
-    };
+    let mut out = Composed { name: name.to_string(), source: String::new(), requires: Vec::new(), origin: Vec::new() };
     let mut enables: Vec<(String, (String, u32))> = Vec::new();
     let mut body: Vec<(String, (String, u32))> = Vec::new();
     let mut imported: Vec<String> = Vec::new();
@@ -102,9 +97,8 @@ fn splice(
                 }
             } else if let Some(list) = directive.strip_prefix("requires ") {
                 for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-                    let req = Requirement::parse(word).ok_or_else(|| {
-                        format!("{}:{}: unknown requirement `{word}` (subgroups, int64)", at.0, at.1)
-                    })?;
+                    let req = Requirement::parse(word)
+                        .ok_or_else(|| format!("{}:{}: unknown requirement `{word}` (subgroups, int64)", at.0, at.1))?;
                     if !requires.contains(&req) {
                         requires.push(req);
                     }

@@ -38,9 +38,8 @@ impl<T> std::fmt::Debug for Buffer<T> {
 }
 
 /// Usage every Lumbre buffer gets: bound as storage, copied from and to.
-const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
-    .union(wgpu::BufferUsages::COPY_SRC)
-    .union(wgpu::BufferUsages::COPY_DST);
+const USAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
 
 fn padded_bytes(bytes: u64) -> u64 {
     bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
@@ -92,10 +91,7 @@ impl<T: Pod> Buffer<T> {
     pub fn cast<U: Pod>(self) -> Result<Buffer<U>> {
         let bytes = self.size_bytes();
         if bytes % size_of::<U>() as u64 != 0 {
-            return Err(Error::Input(format!(
-                "cannot view {bytes} bytes as values of {} bytes",
-                size_of::<U>()
-            )));
+            return Err(Error::Input(format!("cannot view {bytes} bytes as values of {} bytes", size_of::<U>())));
         }
         Ok(Buffer { raw: self.raw, len: (bytes / size_of::<U>() as u64) as usize, _t: PhantomData })
     }
@@ -122,7 +118,12 @@ impl Gpu {
         let l = self.limits();
         let buffer_max = l.max_buffer_size;
         if bytes > buffer_max {
-            return Err(Error::LimitExceeded { what: what.into(), limit: "max_buffer_size", requested: bytes, max: buffer_max });
+            return Err(Error::LimitExceeded {
+                what: what.into(),
+                limit: "max_buffer_size",
+                requested: bytes,
+                max: buffer_max,
+            });
         }
         let binding_max = l.max_storage_buffer_binding_size;
         if fit == Fit::Binding && bytes > binding_max {
@@ -277,10 +278,7 @@ impl Gpu {
             Ok(Err(e)) => return Err(Error::Validation(format!("buffer map failed: {e}"))),
             Err(_) => return Err(Error::DeviceLost("buffer map never completed".into())),
         }
-        let data = staging
-            .get_mapped_range(..)
-            .map_err(|e| Error::Validation(format!("mapped range: {e}")))?
-            .to_vec();
+        let data = staging.get_mapped_range(..).map_err(|e| Error::Validation(format!("mapped range: {e}")))?.to_vec();
         staging.unmap();
         Ok(data)
     }

@@ -127,7 +127,11 @@ impl<A: Agree, B: Agree> Agree for (A, B) {
     fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
         match (self.0.disagreement(&gpu.0, tol), self.1.disagreement(&gpu.1, tol)) {
             (None, None) => None,
-            (a, b) => Some(format!("{}; {}", a.unwrap_or_else(|| "first agrees".into()), b.unwrap_or_else(|| "second agrees".into()))),
+            (a, b) => Some(format!(
+                "{}; {}",
+                a.unwrap_or_else(|| "first agrees".into()),
+                b.unwrap_or_else(|| "second agrees".into())
+            )),
         }
     }
 }

@@ -38,7 +38,12 @@ impl CopyKernel {
         let mut at = 0;
         while at < src.len() {
             let n = piece.min(src.len() - at);
-            rec.dispatch("copy", &kernel, &[src.binding_range(at..at + n), dst.binding_range(at..at + n)], (n as u64).div_ceil(COPY_WORKGROUP))?;
+            rec.dispatch(
+                "copy",
+                &kernel,
+                &[src.binding_range(at..at + n), dst.binding_range(at..at + n)],
+                (n as u64).div_ceil(COPY_WORKGROUP),
+            )?;
             at += n;
         }
         Ok(())

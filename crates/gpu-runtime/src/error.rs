@@ -65,20 +65,15 @@ impl fmt::Display for Error {
             Error::NoAdapter { hint } => write!(f, "no GPU adapter found; {hint}"),
             Error::AdapterNotFound { filter, available } => {
                 write!(f, "no adapter name contains {filter:?}; adapters present: ")?;
-                if available.is_empty() {
-                    write!(f, "none")
-                } else {
-                    write!(f, "{}", available.join(", "))
-                }
+                if available.is_empty() { write!(f, "none") } else { write!(f, "{}", available.join(", ")) }
             }
             Error::RequestDevice(m) => write!(f, "the adapter refused to create a device: {m}"),
             Error::MissingFeature { what, feature } => {
                 write!(f, "{what} needs the GPU feature {feature}, which this device lacks")
             }
-            Error::LimitExceeded { what, limit, requested, max } => write!(
-                f,
-                "{what}: {requested} bytes exceeds the device's {limit} of {max} bytes"
-            ),
+            Error::LimitExceeded { what, limit, requested, max } => {
+                write!(f, "{what}: {requested} bytes exceeds the device's {limit} of {max} bytes")
+            }
             Error::Validation(m) => write!(f, "GPU validation error: {m}"),
             Error::OutOfMemory(m) => write!(f, "GPU out of memory: {m}"),
             Error::DeviceLost(m) => write!(f, "GPU device lost: {m}"),

@@ -137,7 +137,14 @@ impl Recorder {
     }
 
     /// Records a copy of `len` values from `src[src_at..]` to `dst[dst_at..]`.
-    pub fn copy_range<T: Pod>(&mut self, src: &Buffer<T>, src_at: usize, dst: &Buffer<T>, dst_at: usize, len: usize) -> Result<()> {
+    pub fn copy_range<T: Pod>(
+        &mut self,
+        src: &Buffer<T>,
+        src_at: usize,
+        dst: &Buffer<T>,
+        dst_at: usize,
+        len: usize,
+    ) -> Result<()> {
         if src_at + len > src.len() || dst_at + len > dst.len() {
             return Err(Error::Input(format!(
                 "copy of {len} values from {src_at} (of {}) to {dst_at} (of {})",
@@ -204,7 +211,8 @@ impl Recorder {
         let ticks: &[u64] = bytemuck::cast_slice(&raw);
         let period = gpu.queue().get_timestamp_period() as f64;
         let nanos = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
-        let per_pass = labels.iter().enumerate().map(|(i, l)| (l.to_string(), nanos(ticks[2 * i], ticks[2 * i + 1]))).collect();
+        let per_pass =
+            labels.iter().enumerate().map(|(i, l)| (l.to_string(), nanos(ticks[2 * i], ticks[2 * i + 1]))).collect();
         Ok(Timings { passes: per_pass, wall, source: TimingSource::Timestamps })
     }
 }

@@ -79,7 +79,10 @@ fn requests_over_the_binding_limit_fail_before_gpu_work() {
     assert_eq!(gpu.limits().max_storage_buffer_binding_size, 4096);
     let err = gpu.zeroed::<u32>(1025).unwrap_err();
     assert!(
-        matches!(err, Error::LimitExceeded { limit: "max_storage_buffer_binding_size", requested: 4100, max: 4096, .. }),
+        matches!(
+            err,
+            Error::LimitExceeded { limit: "max_storage_buffer_binding_size", requested: 4100, max: 4096, .. }
+        ),
         "{err}"
     );
     assert!(gpu.upload(&[0u32; 1025]).is_err());
@@ -156,7 +159,8 @@ fn conformance_fails_on_a_wrong_path() {
 #[test]
 fn validation_errors_come_back_as_err() {
     let Some(gpu) = test_gpu(NO_FEATURES) else { return };
-    let gpu = Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
+    let gpu =
+        Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
     let copy = gpu.kernel(&lumbre_shaders::runtime::COPY, "main").unwrap();
     let src = gpu.upload(&vec4s(4)).unwrap();
     let mut rec = gpu.recorder();
@@ -170,7 +174,8 @@ fn validation_errors_come_back_as_err() {
 #[test]
 fn a_destroyed_device_is_an_error_not_a_panic() {
     let Some(gpu) = test_gpu(NO_FEATURES) else { return };
-    let gpu = Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
+    let gpu =
+        Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
     gpu.device().destroy();
     let _ = gpu.wait();
     assert!(CopyKernel.gpu(&gpu, &vec4s(16)).is_err());

@@ -1,0 +1,89 @@
+//! `lumbre bench`: the standard measurements, one table each.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use lumbre_gpu::{Gpu, copy_time, median_time};
+use rayon::prelude::*;
+
+use crate::table::Table;
+
+/// Warm-up runs and measured repeats for every figure.
+#[derive(Clone, Copy, Debug)]
+pub struct Effort {
+    pub warmup: usize,
+    pub repeats: usize,
+}
+
+pub fn progress(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+fn gbps(bytes: u64, t: Duration) -> f64 {
+    bytes as f64 / t.as_secs_f64() / 1e9
+}
+
+fn cpu_copy(bytes: usize, effort: Effort, parallel: bool) -> Duration {
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let chunk = (bytes / rayon::current_num_threads().max(1)).max(1 << 16);
+    median_time(effort.warmup, effort.repeats, || {
+        let t = Instant::now();
+        if parallel {
+            dst.par_chunks_mut(chunk).zip(src.par_chunks(chunk)).for_each(|(d, s)| d.copy_from_slice(s));
+        } else {
+            dst.copy_from_slice(&src);
+        }
+        Ok(t.elapsed())
+    })
+    .unwrap_or_default()
+}
+
+/// Copy bandwidth over sizes `2^min_log2 ..= 2^max_log2` bytes (step x4), GB/s counting read
+/// plus write, beside CPU memcpy (one thread) and a parallel CPU copy.
+pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort) -> Result<Table, String> {
+    let mut t = Table::new(
+        "Roofline: copy kernel (vec4<u32>) vs CPU copy, GB/s counting read + write",
+        &["bytes", "GPU ms", "GPU GB/s", "CPU memcpy GB/s", "CPU parallel GB/s"],
+    );
+    let sizes: Vec<u32> = (min_log2..=max_log2).step_by(2).collect();
+    let bar = progress(sizes.len() as u64, "roofline");
+    for log2 in sizes {
+        let bytes = 1u64 << log2;
+        let gpu_cells = match gpu {
+            Some(gpu) => {
+                let t = copy_time(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+                vec![format!("{:.4}", t.as_secs_f64() * 1e3), format!("{:.1}", gbps(2 * bytes, t))]
+            }
+            None => vec!["-".into(), "-".into()],
+        };
+        let mem = cpu_copy(bytes as usize, effort, false);
+        let par = cpu_copy(bytes as usize, effort, true);
+        let mut row = vec![bytes.to_string()];
+        row.extend(gpu_cells);
+        row.push(format!("{:.1}", gbps(2 * bytes, mem)));
+        row.push(format!("{:.1}", gbps(2 * bytes, par)));
+        t.row(row);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    match gpu {
+        Some(gpu) => t.note(format!(
+            "adapter: {}; median of {} runs after {} warm-up; GPU time from {}",
+            gpu.adapter_name(),
+            effort.repeats,
+            effort.warmup,
+            if gpu.has(lumbre_gpu::wgpu::Features::TIMESTAMP_QUERY) { "timestamp queries" } else { "wall clock" }
+        )),
+        None => t.note("no GPU: CPU columns only"),
+    }
+    t.note(format!("CPU: {} rayon threads", rayon::current_num_threads()));
+    Ok(t)
+}

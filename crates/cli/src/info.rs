@@ -1,0 +1,61 @@
+//! `lumbre info`: every adapter, the chosen one, its features and limits.
+
+use lumbre_gpu::{Gpu, GpuOptions, adapters};
+
+use crate::table::Table;
+
+pub fn adapter_table() -> Table {
+    let mut t = Table::new("Adapters", &["name", "type", "backend", "driver"]);
+    for a in adapters() {
+        t.row(vec![a.name, format!("{:?}", a.device_type), format!("{:?}", a.backend), a.driver]);
+    }
+    if t.rows.is_empty() {
+        t.note(format!("no adapter: {}", lumbre_gpu::NO_ADAPTER_HINT));
+    }
+    t
+}
+
+pub fn chosen_table(gpu: &Gpu) -> Table {
+    let l = gpu.limits();
+    let a = gpu.adapter();
+    let mut t = Table::new("Chosen adapter", &["property", "value"]);
+    let mut kv = |k: &str, v: String| t.row(vec![k.to_string(), v]);
+    kv("name", a.name.clone());
+    kv("type", format!("{:?}", a.device_type));
+    kv("backend", format!("{:?}", a.backend));
+    kv("driver", a.driver.clone());
+    let names: Vec<&str> = gpu.features().iter_names().map(|(n, _)| n).collect();
+    kv("optional features", if names.is_empty() { "none".into() } else { names.join(" ") });
+    if gpu.has_subgroups() {
+        let (lo, hi) = gpu.subgroup_size_range();
+        kv("subgroup size", format!("{lo}..={hi}"));
+    }
+    kv("max_storage_buffer_binding_size", l.max_storage_buffer_binding_size.to_string());
+    kv("max_buffer_size", l.max_buffer_size.to_string());
+    kv("max_compute_workgroups_per_dimension", l.max_compute_workgroups_per_dimension.to_string());
+    kv("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup.to_string());
+    kv("max_compute_workgroup_storage_size", l.max_compute_workgroup_storage_size.to_string());
+    kv("max_storage_buffers_per_shader_stage", l.max_storage_buffers_per_shader_stage.to_string());
+    kv("min_storage_buffer_offset_alignment", l.min_storage_buffer_offset_alignment.to_string());
+    t
+}
+
+pub fn run(opts: &GpuOptions, json: bool) -> Result<(), String> {
+    let adapters = adapter_table();
+    let chosen = Gpu::with_options(opts);
+    if json {
+        let chosen_json = match &chosen {
+            Ok(gpu) => chosen_table(gpu).json(),
+            Err(e) => crate::table::json_string(&e.to_string()),
+        };
+        println!("{{\"adapters\": {}, \"chosen\": {}}}", adapters.json(), chosen_json);
+    } else {
+        print!("{}", adapters.text());
+        println!();
+        match &chosen {
+            Ok(gpu) => print!("{}", chosen_table(gpu).text()),
+            Err(e) => println!("no adapter chosen: {e}"),
+        }
+    }
+    chosen.map(|_| ()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,111 @@
+//! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
+
+mod bench;
+mod demo;
+mod info;
+mod table;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use lumbre_gpu::{Gpu, GpuOptions};
+
+#[derive(Parser)]
+#[command(name = "lumbre", version, about = "GPU and CPU rendering algorithms: demo, benchmarks and tools")]
+struct Cli {
+    /// Use the first adapter whose name contains this (overrides LUMBRE_ADAPTER), e.g. llvmpipe.
+    #[arg(long, global = true)]
+    adapter: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BackendChoice {
+    Cpu,
+    Gpu,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List adapters and show the chosen one's features and limits.
+    Info {
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run benchmarks and print one table per benchmark.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+    /// Run every capability on the bundled data; write outputs and a report.
+    Demo {
+        /// Folder for the outputs and report.md.
+        #[arg(short, long, default_value = "lumbre-demo")]
+        out: PathBuf,
+        /// `cpu` runs only the CPU paths; `gpu` (default) runs both, GPU where available.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
+    Roofline {
+        /// Smallest size, as log2 of bytes.
+        #[arg(long, default_value_t = 20)]
+        min_log2: u32,
+        /// Largest size, as log2 of bytes (capped by the device's max_buffer_size).
+        #[arg(long, default_value_t = 30)]
+        max_log2: u32,
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        #[arg(long, default_value_t = 10)]
+        repeats: usize,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Skip the GPU columns.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut opts = GpuOptions::from_env();
+    if cli.adapter.is_some() {
+        opts.adapter = cli.adapter.clone();
+    }
+    let result = match cli.command {
+        Command::Info { json } => info::run(&opts, json),
+        Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
+        Command::Bench { which } => match which {
+            BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend } => {
+                let gpu = match backend {
+                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
+                    BackendChoice::Cpu => None,
+                };
+                match gpu.transpose() {
+                    Err(e) => Err(e),
+                    Ok(gpu) => {
+                        let cap = gpu.as_ref().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
+                        let effort = bench::Effort { warmup, repeats };
+                        bench::roofline(gpu.as_ref(), min_log2, max_log2.min(cap), effort)
+                            .map(|t| if json { println!("{}", t.json()) } else { print!("{}", t.text()) })
+                    }
+                }
+            }
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

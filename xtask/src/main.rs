@@ -1,0 +1,116 @@
+//! `cargo xtask <task>`: the project's developer tasks.
+//!
+//! - `test`: make sure a Vulkan driver exists (installing Mesa's lavapipe when run as root
+//!   with apt-get), then fmt check, clippy, shader validation, and the workspace tests with
+//!   `LUMBRE_REQUIRE_GPU=1`.
+//! - `validate-shaders`: compose and validate every WGSL shader with naga, with a report.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use lumbre_shaders::compose;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(),
+        Some("validate-shaders") => validate_shaders(),
+        _ => {
+            eprintln!("usage: cargo xtask <test | validate-shaders>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn validate_shaders() -> Result<(), String> {
+    let wgsl = compose::wgsl_dir(&root().join("shaders"));
+    let names = compose::discover(&wgsl)?;
+    let mut failed = 0;
+    for name in &names {
+        match compose::compose(&wgsl, name).and_then(|c| compose::validate(&c).map(|e| (c, e))) {
+            Ok((c, entries)) => {
+                let req: Vec<String> = c.requires.iter().map(|r| format!("{r:?}")).collect();
+                let req = if req.is_empty() { String::new() } else { format!(" requires {}", req.join(", ")) };
+                println!("ok    {name:<32} entry points: {}{req}", entries.join(", "));
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  {name}\n{e}");
+            }
+        }
+    }
+    println!("{} shaders, {failed} invalid", names.len());
+    if failed > 0 { Err(format!("{failed} shader(s) failed validation")) } else { Ok(()) }
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    println!("$ {cmd:?}");
+    let status = cmd.current_dir(root()).status().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{cmd:?} failed with {status}")) }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// Whether a Vulkan loader and at least one driver (ICD) are installed.
+fn vulkan_present() -> bool {
+    let loader = [
+        "/usr/lib/x86_64-linux-gnu/libvulkan.so.1",
+        "/usr/lib/aarch64-linux-gnu/libvulkan.so.1",
+        "/usr/lib/libvulkan.so.1",
+        "/usr/lib64/libvulkan.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists());
+    let env_icd = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES"].iter().any(|v| std::env::var_os(v).is_some());
+    let icd = env_icd
+        || ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"]
+            .iter()
+            .any(|d| std::fs::read_dir(d).is_ok_and(|mut r| r.next().is_some()));
+    (loader || cfg!(not(target_os = "linux"))) && icd
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn ensure_vulkan() -> Result<(), String> {
+    if !cfg!(target_os = "linux") || vulkan_present() {
+        return Ok(());
+    }
+    let apt = Path::new("/usr/bin/apt-get").exists();
+    if apt && is_root() {
+        println!("no Vulkan driver found: installing Mesa's lavapipe (a Vulkan device on the CPU)");
+        run(Command::new("apt-get").arg("update"))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends", "mesa-vulkan-drivers", "libvulkan1"])
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+        Ok(())
+    } else {
+        Err("no Vulkan driver found; install one, e.g. `sudo apt-get install mesa-vulkan-drivers libvulkan1` \
+             (lavapipe, a Vulkan device on the CPU), then run `cargo xtask test` again"
+            .into())
+    }
+}
+
+fn test() -> Result<(), String> {
+    ensure_vulkan()?;
+    run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    validate_shaders()?;
+    run(cargo().args(["test", "--workspace"]).env("LUMBRE_REQUIRE_GPU", "1"))?;
+    println!("all checks passed");
+    Ok(())
+}
