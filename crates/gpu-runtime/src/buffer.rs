@@ -90,7 +90,7 @@ impl<T: Pod> Buffer<T> {
     /// Reinterprets the buffer as a buffer of `U` (same bytes).
     pub fn cast<U: Pod>(self) -> Result<Buffer<U>> {
         let bytes = self.size_bytes();
-        if bytes % size_of::<U>() as u64 != 0 {
+        if !bytes.is_multiple_of(size_of::<U>() as u64) {
             return Err(Error::Input(format!("cannot view {bytes} bytes as values of {} bytes", size_of::<U>())));
         }
         Ok(Buffer { raw: self.raw, len: (bytes / size_of::<U>() as u64) as usize, _t: PhantomData })
@@ -196,7 +196,7 @@ impl Gpu {
         }
         let at = (offset * size_of::<T>()) as u64;
         self.scoped(|| {
-            if bytes.len() % 4 == 0 && at % 4 == 0 {
+            if bytes.len().is_multiple_of(4) && at.is_multiple_of(4) {
                 self.queue().write_buffer(&buf.raw, at, bytes);
             } else {
                 // Pad to 4-byte alignment by re-writing the neighbouring bytes we already have.

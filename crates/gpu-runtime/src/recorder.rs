@@ -157,7 +157,8 @@ impl Recorder {
         if bytes == 0 {
             return Ok(());
         }
-        if bytes % 4 != 0 || (src_at as u64 * t) % 4 != 0 || (dst_at as u64 * t) % 4 != 0 {
+        if !bytes.is_multiple_of(4) || !(src_at as u64 * t).is_multiple_of(4) || !(dst_at as u64 * t).is_multiple_of(4)
+        {
             return Err(Error::Input("buffer copies must be 4-byte aligned".into()));
         }
         self.encoder.copy_buffer_to_buffer(src.raw(), src_at as u64 * t, dst.raw(), dst_at as u64 * t, bytes);
