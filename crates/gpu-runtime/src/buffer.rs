@@ -273,11 +273,19 @@ impl Gpu {
             let _ = tx.send(r);
         });
         self.wait()?;
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(Error::Validation(format!("buffer map failed: {e}"))),
-            Err(_) => return Err(Error::DeviceLost("buffer map never completed".into())),
-        }
+        // Another thread's poll may have collected our callback and not yet run it: keep
+        // polling briefly until it arrives.
+        let deadline = std::time::Instant::now() + self.0.timeout;
+        let mapped = loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(5)) {
+                Ok(r) => break r,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    let _ = self.device().poll(wgpu::PollType::Poll);
+                }
+                Err(_) => return Err(Error::Timeout(self.0.timeout)),
+            }
+        };
+        mapped.map_err(|e| Error::Validation(format!("buffer map failed: {e}")))?;
         let data = staging.get_mapped_range(..).map_err(|e| Error::Validation(format!("mapped range: {e}")))?.to_vec();
         staging.unmap();
         Ok(data)

@@ -1,0 +1,147 @@
+//! Morton encoding of point buffers through the shared [`Compute`] trait.
+
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
+use rayon::prelude::*;
+
+use crate::{QuantizeError, Quantizer, encode_u32, encode_u64};
+
+/// Encodes points to Morton codes with a [`Quantizer`]: 30-bit codes in `u32`
+/// ([`Keys::U32`], up to 10 bits per axis) or 63-bit codes in `u64` ([`Keys::U64`]).
+///
+/// With `clamp: false` a point outside the box (or with a NaN coordinate) is an error;
+/// with `clamp: true` it is clamped into the grid.
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_morton::{MortonEncode, Quantizer};
+/// let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], 10).unwrap(), clamp: false };
+/// let keys = enc.run(&Backend::Cpu, &[[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]).unwrap();
+/// assert_eq!(keys, lumbre_morton::Keys::U32(vec![0, (1 << 30) - 1]));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MortonEncode {
+    /// Box and resolution.
+    pub quantizer: Quantizer,
+    /// Clamp points outside the box instead of failing.
+    pub clamp: bool,
+}
+
+/// Morton codes, 32- or 64-bit depending on the resolution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Keys {
+    /// 30-bit codes (bits per axis <= 10).
+    U32(Vec<u32>),
+    /// 63-bit codes.
+    U64(Vec<u64>),
+}
+
+impl lumbre_gpu::Agree for Keys {
+    fn disagreement(&self, gpu: &Self, tol: lumbre_gpu::Tolerance) -> Option<String> {
+        match (self, gpu) {
+            (Keys::U32(a), Keys::U32(b)) => a.disagreement(b, tol),
+            (Keys::U64(a), Keys::U64(b)) => a.disagreement(b, tol),
+            _ => Some("key widths differ".into()),
+        }
+    }
+}
+
+/// Points and codes on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuPoints {
+    /// `3n` floats, x y z per point.
+    pub xyz: Buffer<f32>,
+}
+
+/// Codes on the GPU: one u32 per point, or two (low, high) for 63-bit codes; plus the count
+/// of points that lay outside the box.
+#[derive(Clone, Debug)]
+pub struct GpuKeys {
+    /// The codes.
+    pub words: Buffer<u32>,
+    /// Whether each code is two words.
+    pub wide: bool,
+    /// Points outside the box (clamped), one atomic counter.
+    pub outside: Buffer<u32>,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    min: [f32; 3],
+    n: u32,
+    max: [f32; 3],
+    bits: u32,
+    scale: [f32; 3],
+    _pad: u32,
+}
+
+impl MortonEncode {
+    fn wide(&self) -> bool {
+        self.quantizer.bits > crate::BITS_32
+    }
+
+    fn cell(&self, p: [f32; 3], i: usize) -> std::result::Result<[u32; 3], QuantizeError> {
+        if self.clamp { Ok(self.quantizer.cell_clamped(p)) } else { self.quantizer.cell(p, i) }
+    }
+
+    /// Records the encoding of `points` already on the GPU.
+    pub fn record_keys(&self, rec: &mut Recorder, points: &GpuPoints) -> Result<GpuKeys> {
+        let gpu = rec.gpu().clone();
+        let n = points.xyz.len() / 3;
+        let wide = self.wide();
+        let words = gpu.zeroed::<u32>(if wide { 2 * n } else { n })?;
+        let outside = gpu.zeroed::<u32>(1)?;
+        let q = &self.quantizer;
+        let params =
+            gpu.uniform(&Params { min: q.min, n: n as u32, max: q.max, bits: q.bits, scale: q.scale, _pad: 0 })?;
+        let entry = if wide { "encode64" } else { "encode32" };
+        let kernel = gpu.kernel(&lumbre_shaders::morton::ENCODE, entry)?;
+        let bind = [params.as_entire_binding(), points.xyz.binding(), words.binding(), outside.binding()];
+        rec.dispatch("morton encode", &kernel, &bind, (n as u64).div_ceil(256))?;
+        Ok(GpuKeys { words, wide, outside })
+    }
+}
+
+impl Compute for MortonEncode {
+    type Input = [[f32; 3]];
+    type Output = Keys;
+    type GpuInput = GpuPoints;
+    type GpuOutput = GpuKeys;
+
+    fn name(&self) -> &'static str {
+        "morton encode"
+    }
+
+    fn cpu(&self, points: &[[f32; 3]]) -> Result<Keys> {
+        let err = |e: QuantizeError| Error::Input(e.to_string());
+        if self.wide() {
+            let keys = points.par_iter().enumerate().map(|(i, p)| self.cell(*p, i).map(encode_u64));
+            keys.collect::<std::result::Result<Vec<_>, _>>().map(Keys::U64).map_err(err)
+        } else {
+            let keys = points.par_iter().enumerate().map(|(i, p)| self.cell(*p, i).map(encode_u32));
+            keys.collect::<std::result::Result<Vec<_>, _>>().map(Keys::U32).map_err(err)
+        }
+    }
+
+    fn upload(&self, gpu: &Gpu, points: &[[f32; 3]]) -> Result<GpuPoints> {
+        u32::try_from(points.len()).map_err(|_| Error::Input("more than 2^32 points".into()))?;
+        Ok(GpuPoints { xyz: gpu.upload_fit(bytemuck::cast_slice(points), Fit::Binding)? })
+    }
+
+    fn record(&self, rec: &mut Recorder, points: &GpuPoints) -> Result<GpuKeys> {
+        self.record_keys(rec, points)
+    }
+
+    fn download(&self, gpu: &Gpu, keys: &GpuKeys) -> Result<Keys> {
+        let outside = gpu.download(&keys.outside)?[0];
+        if outside > 0 && !self.clamp {
+            return Err(Error::Input(format!("{outside} point(s) lie outside the quantisation box")));
+        }
+        let words = gpu.download(&keys.words)?;
+        Ok(if keys.wide {
+            Keys::U64(words.chunks_exact(2).map(|w| w[0] as u64 | (w[1] as u64) << 32).collect())
+        } else {
+            Keys::U32(words)
+        })
+    }
+}

@@ -1,0 +1,95 @@
+//! import shared/dispatch
+// Morton encoding of f32 points, bit-exact with lumbre_morton::Quantizer::cell_clamped and
+// encode_u32 / encode_u64: cell = min(floor((p - min) * scale), 2^bits - 1), NaN -> 0.
+// Points outside the box (or NaN) are counted in `outside` and clamped.
+
+struct Params {
+    min: vec3<f32>,
+    n: u32,
+    max: vec3<f32>,
+    bits: u32,
+    scale: vec3<f32>,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> points: array<f32>;
+@group(0) @binding(2) var<storage, read_write> keys: array<u32>;
+@group(0) @binding(3) var<storage, read_write> outside: atomic<u32>;
+
+const WG: u32 = 256u;
+
+fn is_nan(x: f32) -> bool {
+    // Bit test: comparisons with NaN are not guaranteed to survive every compiler.
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn spread10(v: u32) -> u32 {
+    var x = v & 0x3ffu;
+    x = (x | (x << 16u)) & 0x030000ffu;
+    x = (x | (x << 8u)) & 0x0300f00fu;
+    x = (x | (x << 4u)) & 0x030c30c3u;
+    x = (x | (x << 2u)) & 0x09249249u;
+    return x;
+}
+
+fn spread11(v: u32) -> u32 {
+    return spread10(v) | (((v >> 10u) & 1u) << 30u);
+}
+
+// Cell of point i; also counts it if it lies outside the box.
+fn cell_of(i: u32) -> vec3<u32> {
+    let p = vec3<f32>(points[3u * i], points[3u * i + 1u], points[3u * i + 2u]);
+    let last = f32((1u << params.bits) - 1u);
+    var c = vec3<u32>(0u);
+    var out = false;
+    for (var a = 0u; a < 3u; a++) {
+        if is_nan(p[a]) {
+            out = true;
+            continue;
+        }
+        if p[a] < params.min[a] || p[a] > params.max[a] {
+            out = true;
+        }
+        let q = clamp(floor((p[a] - params.min[a]) * params.scale[a]), 0.0, last);
+        c[a] = u32(q);
+    }
+    if out {
+        atomicAdd(&outside, 1u);
+    }
+    return c;
+}
+
+@compute @workgroup_size(256)
+fn encode32(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid, WG);
+    if i >= params.n {
+        return;
+    }
+    let c = cell_of(i);
+    keys[i] = spread10(c.x) | (spread10(c.y) << 1u) | (spread10(c.z) << 2u);
+}
+
+// 63-bit codes as (low word, high word) pairs: bit p of the code is bit 3i + axis.
+@compute @workgroup_size(256)
+fn encode64(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let i = flat_index(wid, nwg, lid, WG);
+    if i >= params.n {
+        return;
+    }
+    let c = cell_of(i);
+    // Low word: x bits 0..10, y bits 0..10, z bits 0..9.
+    let lo = spread11(c.x) | (spread11(c.y) << 1u) | (spread10(c.z) << 2u);
+    // High word: z bits 10..20 from bit 0, x bits 11..20 from bit 1, y bits 11..20 from bit 2.
+    let hi = spread11(c.z >> 10u) | (spread10(c.x >> 11u) << 1u) | (spread10(c.y >> 11u) << 2u);
+    keys[2u * i] = lo;
+    keys[2u * i + 1u] = hi;
+}
