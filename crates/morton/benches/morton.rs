@@ -1,4 +1,5 @@
 //! CPU Morton encoding throughput.
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use lumbre_gpu::{Backend, Compute};
