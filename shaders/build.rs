@@ -4,11 +4,12 @@
 #[allow(dead_code, missing_docs)]
 #[path = "src/compose.rs"]
 mod compose;
+
+// compose.rs names it as `super::Requirement`.
+use requirement::Requirement;
 #[allow(dead_code, missing_docs)]
 #[path = "src/requirement.rs"]
 mod requirement;
-
-use requirement::Requirement;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -24,24 +25,40 @@ fn main() {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     let mut all = Vec::new();
     for name in &names {
-        let shader = compose::compose(&wgsl, name).unwrap_or_else(|e| fail(&e));
-        let entries = compose::validate(&shader).unwrap_or_else(|e| fail(&e));
-        let (group, stem) = name.split_once('/').expect("discover yields group/stem");
-        let ident = stem.to_uppercase();
-        let requires: Vec<&str> = shader.requires.iter().map(|r| r.rust_name()).collect();
-        let mut item = String::new();
-        let _ = writeln!(item, "    /// `wgsl/{name}.wgsl`, composed with its imports.");
-        let _ = writeln!(
-            item,
-            "    pub const {ident}: crate::Shader = crate::Shader {{ name: {name:?}, source: {src:?}, entry_points: &{entries:?}, requires: &[{req}] }};",
-            src = shader.source,
-            req = requires.join(", "),
-        );
-        match groups.iter_mut().find(|(g, _)| g == group) {
-            Some((_, items)) => items.push(item),
-            None => groups.push((group.to_string(), vec![item])),
+        let variants = compose::variants(&wgsl, name).unwrap_or_else(|e| fail(&e));
+        let variants: Vec<Option<&str>> =
+            if variants.is_empty() { vec![None] } else { variants.iter().map(|v| Some(v.as_str())).collect() };
+        for variant in variants {
+            let shader = compose::compose(&wgsl, name, variant).unwrap_or_else(|e| fail(&e));
+            let entries = compose::validate(&shader).unwrap_or_else(|e| fail(&e));
+            let (group, stem) = name.split_once('/').expect("discover yields group/stem");
+            let ident = match variant {
+                Some(v) => format!("{stem}_{v}").to_uppercase(),
+                None => stem.to_uppercase(),
+            };
+            let requires: Vec<&str> = shader.requires.iter().map(|r| r.rust_name()).collect();
+            let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+            let bindings: Vec<String> = entries.iter().map(|e| format!("({:?}, &{:?})", e.name, e.bindings)).collect();
+            let mut item = String::new();
+            let _ = writeln!(
+                item,
+                "    /// `wgsl/{name}.wgsl`{}, composed with its imports.",
+                variant.map(|v| format!(" ({v} variant)")).unwrap_or_default()
+            );
+            let _ = writeln!(
+                item,
+                "    pub const {ident}: crate::Shader = crate::Shader {{ name: {sname:?}, source: {src:?}, entry_points: &{names:?}, bindings: &[{binds}], requires: &[{req}] }};",
+                sname = shader.name,
+                src = shader.source,
+                req = requires.join(", "),
+                binds = bindings.join(", "),
+            );
+            match groups.iter_mut().find(|(g, _)| g == group) {
+                Some((_, items)) => items.push(item),
+                None => groups.push((group.to_string(), vec![item])),
+            }
+            all.push(format!("{group}::{ident}"));
         }
-        all.push(format!("{group}::{ident}"));
     }
 
     let mut out = String::new();

@@ -5,6 +5,8 @@
 //! ```text
 //! //! import shared/dispatch        (splice wgsl/shared/dispatch.wgsl in, once)
 //! //! requires subgroups, int64     (GPU features this shader needs)
+//! //! variants plain, subgroups     (compose once per variant; `{variant}` in imports
+//!                                    is replaced by the variant's name)
 //! ```
 //!
 //! `enable ...;` lines are hoisted to the top of the composed source, as WGSL demands.
@@ -17,7 +19,8 @@ use super::Requirement;
 /// One composed shader: its text, where each line came from, and what it needs.
 #[derive(Clone, Debug)]
 pub struct Composed {
-    /// Name relative to `wgsl/` without extension, e.g. `runtime/copy`.
+    /// Name relative to `wgsl/` without extension, with `:variant` if it has variants,
+    /// e.g. `runtime/copy` or `compact/scan_u32:subgroups`.
     pub name: String,
     /// The composed WGSL source.
     pub source: String,
@@ -55,13 +58,30 @@ pub fn discover(wgsl: &Path) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// Composes `wgsl/<name>.wgsl` with its imports.
-pub fn compose(wgsl: &Path, name: &str) -> Result<Composed, String> {
-    let mut out = Composed { name: name.to_string(), source: String::new(), requires: Vec::new(), origin: Vec::new() };
+/// The variants a shader declares with `//! variants a, b` (empty if none).
+pub fn variants(wgsl: &Path, name: &str) -> Result<Vec<String>, String> {
+    let path = wgsl.join(format!("{name}.wgsl"));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("//!").map(str::trim))
+        .filter_map(|d| d.strip_prefix("variants "))
+        .flat_map(|list| list.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect::<Vec<_>>())
+        .collect())
+}
+
+/// Composes `wgsl/<name>.wgsl` with its imports, for `variant` if it has variants.
+pub fn compose(wgsl: &Path, name: &str, variant: Option<&str>) -> Result<Composed, String> {
+    let name_v = match variant {
+        Some(v) => format!("{name}:{v}"),
+        None => name.to_string(),
+    };
+    let mut out = Composed { name: name_v, source: String::new(), requires: Vec::new(), origin: Vec::new() };
     let mut enables: Vec<(String, (String, u32))> = Vec::new();
     let mut body: Vec<(String, (String, u32))> = Vec::new();
     let mut imported: Vec<String> = Vec::new();
-    splice(wgsl, name, &mut out.requires, &mut imported, &mut enables, &mut body)?;
+    let ctx = Ctx { wgsl, variant };
+    splice(&ctx, name, &mut out.requires, &mut imported, &mut enables, &mut body)?;
     for (line, origin) in enables.into_iter().chain(body) {
         out.source.push_str(&line);
         out.source.push('\n');
@@ -72,8 +92,13 @@ pub fn compose(wgsl: &Path, name: &str) -> Result<Composed, String> {
 
 type Lines = Vec<(String, (String, u32))>;
 
+struct Ctx<'a> {
+    wgsl: &'a Path,
+    variant: Option<&'a str>,
+}
+
 fn splice(
-    wgsl: &Path,
+    ctx: &Ctx<'_>,
     name: &str,
     requires: &mut Vec<Requirement>,
     imported: &mut Vec<String>,
@@ -81,7 +106,7 @@ fn splice(
     body: &mut Lines,
 ) -> Result<(), String> {
     let rel = format!("wgsl/{name}.wgsl");
-    let path = wgsl.join(format!("{name}.wgsl"));
+    let path = ctx.wgsl.join(format!("{name}.wgsl"));
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     for (i, line) in text.lines().enumerate() {
         let at = (rel.clone(), i as u32 + 1);
@@ -89,10 +114,16 @@ fn splice(
         if let Some(directive) = trimmed.strip_prefix("//!") {
             let directive = directive.trim();
             if let Some(module) = directive.strip_prefix("import ") {
-                let module = module.trim().to_string();
+                let mut module = module.trim().to_string();
+                if module.contains("{variant}") {
+                    let v = ctx
+                        .variant
+                        .ok_or_else(|| format!("{}:{}: `{{variant}}` in a shader without variants", at.0, at.1))?;
+                    module = module.replace("{variant}", v);
+                }
                 if !imported.contains(&module) {
                     imported.push(module.clone());
-                    splice(wgsl, &module, requires, imported, enables, body)
+                    splice(ctx, &module, requires, imported, enables, body)
                         .map_err(|e| format!("{}:{}: import {module}: {e}", at.0, at.1))?;
                 }
             } else if let Some(list) = directive.strip_prefix("requires ") {
@@ -129,25 +160,45 @@ pub fn capabilities(requires: &[Requirement]) -> naga::valid::Capabilities {
     caps
 }
 
+/// A compute entry point and the `@group(0)` bindings it uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Entry point name.
+    pub name: String,
+    /// Binding numbers in group 0 that this entry point statically uses, ascending.
+    pub bindings: Vec<u32>,
+}
+
 /// Parses and validates a composed shader; returns its compute entry points, or a
 /// diagnostic that names the original file and line.
-pub fn validate(shader: &Composed) -> Result<Vec<String>, String> {
+pub fn validate(shader: &Composed) -> Result<Vec<Entry>, String> {
     let module = naga::front::wgsl::parse_str(&shader.source).map_err(|e| {
         let loc = e.location(&shader.source).map(|l| l.line_number);
         diagnostic(shader, loc, &e.emit_to_string_with_path(&shader.source, &shader.name))
     })?;
     let flags = naga::valid::ValidationFlags::all();
     let mut validator = naga::valid::Validator::new(flags, capabilities(&shader.requires));
-    validator.validate(&module).map_err(|e| {
+    let info = validator.validate(&module).map_err(|e| {
         let loc = e.location(&shader.source).map(|l| l.line_number);
         diagnostic(shader, loc, &e.emit_to_string_with_path(&shader.source, &shader.name))
     })?;
-    let entries: Vec<String> = module
-        .entry_points
-        .iter()
-        .filter(|ep| ep.stage == naga::ShaderStage::Compute)
-        .map(|ep| ep.name.clone())
-        .collect();
+    let mut entries = Vec::new();
+    for (i, ep) in module.entry_points.iter().enumerate() {
+        if ep.stage != naga::ShaderStage::Compute {
+            continue;
+        }
+        let fi = info.get_entry_point(i);
+        let mut bindings: Vec<u32> = module
+            .global_variables
+            .iter()
+            .filter(|(h, _)| !fi[*h].is_empty())
+            .filter_map(|(_, g)| g.binding.as_ref())
+            .filter(|b| b.group == 0)
+            .map(|b| b.binding)
+            .collect();
+        bindings.sort_unstable();
+        entries.push(Entry { name: ep.name.clone(), bindings });
+    }
     if entries.is_empty() {
         return Err(format!("{}: no compute entry point", shader.name));
     }

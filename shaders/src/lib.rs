@@ -34,8 +34,21 @@ pub struct Shader {
     pub source: &'static str,
     /// Compute entry points.
     pub entry_points: &'static [&'static str],
+    /// For each entry point, the `@group(0)` binding numbers it uses (ascending).
+    pub bindings: &'static [(&'static str, &'static [u32])],
     /// Features the device must have to run it.
     pub requires: &'static [Requirement],
+}
+
+impl Shader {
+    /// The `@group(0)` bindings `entry` uses, or `None` if there is no such entry point.
+    ///
+    /// ```
+    /// assert_eq!(lumbre_shaders::runtime::COPY.bindings_of("main"), Some(&[0u32, 1][..]));
+    /// ```
+    pub fn bindings_of(&self, entry: &str) -> Option<&'static [u32]> {
+        self.bindings.iter().find(|(e, _)| *e == entry).map(|(_, b)| *b)
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/shaders.rs"));

@@ -37,20 +37,32 @@ fn validate_shaders() -> Result<(), String> {
     let wgsl = compose::wgsl_dir(&root().join("shaders"));
     let names = compose::discover(&wgsl)?;
     let mut failed = 0;
+    let mut count = 0;
     for name in &names {
-        match compose::compose(&wgsl, name).and_then(|c| compose::validate(&c).map(|e| (c, e))) {
-            Ok((c, entries)) => {
-                let req: Vec<String> = c.requires.iter().map(|r| format!("{r:?}")).collect();
-                let req = if req.is_empty() { String::new() } else { format!(" requires {}", req.join(", ")) };
-                println!("ok    {name:<32} entry points: {}{req}", entries.join(", "));
-            }
-            Err(e) => {
-                failed += 1;
-                println!("FAIL  {name}\n{e}");
+        let variants = compose::variants(&wgsl, name)?;
+        let variants: Vec<Option<&str>> =
+            if variants.is_empty() { vec![None] } else { variants.iter().map(|v| Some(v.as_str())).collect() };
+        for variant in variants {
+            count += 1;
+            let label = match variant {
+                Some(v) => format!("{name}:{v}"),
+                None => name.clone(),
+            };
+            match compose::compose(&wgsl, name, variant).and_then(|c| compose::validate(&c).map(|e| (c, e))) {
+                Ok((c, entries)) => {
+                    let req: Vec<String> = c.requires.iter().map(|r| format!("{r:?}")).collect();
+                    let req = if req.is_empty() { String::new() } else { format!(" requires {}", req.join(", ")) };
+                    let eps: Vec<String> = entries.iter().map(|e| format!("{} {:?}", e.name, e.bindings)).collect();
+                    println!("ok    {label:<36} entry points (bindings): {}{req}", eps.join(", "));
+                }
+                Err(e) => {
+                    failed += 1;
+                    println!("FAIL  {label}\n{e}");
+                }
             }
         }
     }
-    println!("{} shaders, {failed} invalid", names.len());
+    println!("{count} shaders, {failed} invalid");
     if failed > 0 { Err(format!("{failed} shader(s) failed validation")) } else { Ok(()) }
 }
 

@@ -24,6 +24,8 @@ pub struct Kernel {
     pub layout: wgpu::BindGroupLayout,
     /// `shader/entry`, for labels and errors.
     pub name: &'static str,
+    /// The `@group(0)` bindings the entry point uses (from naga's reflection at build time).
+    pub bindings: &'static [u32],
 }
 
 fn feature_of(r: Requirement) -> (wgpu::Features, &'static str) {
@@ -51,9 +53,9 @@ impl Gpu {
                 return Err(Error::MissingFeature { what: format!("shader {}", shader.name), feature: name.into() });
             }
         }
-        if !shader.entry_points.contains(&entry) {
+        let Some(bindings) = shader.bindings_of(entry) else {
             return Err(Error::Input(format!("shader {} has no entry point {entry}", shader.name)));
-        }
+        };
         let name: &'static str = Box::leak(format!("{}/{entry}", shader.name).into_boxed_str());
         let kernel = self.scoped(|| {
             let module = self.device().create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -69,7 +71,7 @@ impl Gpu {
                 cache: None,
             });
             let layout = pipeline.get_bind_group_layout(0);
-            Ok(Kernel { pipeline, layout, name })
+            Ok(Kernel { pipeline, layout, name, bindings })
         })?;
         self.0.compiles.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut m) = self.0.kernels.lock() {
@@ -78,11 +80,14 @@ impl Gpu {
         Ok(kernel)
     }
 
-    /// A bind group for `kernel` with `resources` at bindings 0, 1, 2, ... in order.
+    /// A bind group for `kernel`: `resources[i]` is binding `i` of the shader. Entry points
+    /// that use only some of a shader's bindings get only those, so every entry point of a
+    /// shader takes the same list (in the order of its CPU twin's arguments).
     pub fn bind(&self, kernel: &Kernel, resources: &[wgpu::BindingResource<'_>]) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry<'_>> = resources
             .iter()
             .enumerate()
+            .filter(|(i, _)| kernel.bindings.contains(&(*i as u32)))
             .map(|(i, r)| wgpu::BindGroupEntry { binding: i as u32, resource: r.clone() })
             .collect();
         self.device().create_bind_group(&wgpu::BindGroupDescriptor {

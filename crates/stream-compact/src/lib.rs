@@ -1,0 +1,23 @@
+//! Parallel primitives on the CPU (rayon) and the GPU (WGSL through wgpu), bit-exact with
+//! each other for integers:
+//!
+//! - [`Scan`]: exclusive and inclusive prefix scans of `u32` and `f32`, a single GPU pass
+//!   with decoupled look-back and fallback;
+//! - stream compaction and the histogram pyramid (arriving next);
+//! - LSD radix sort (arriving next).
+//!
+//! Every operation accepts any length up to the device's buffer limit: inputs longer than
+//! one storage binding are processed in binding-sized pieces.
+//!
+//! ```
+//! use lumbre_compact::{Scan, ScanKind};
+//! use lumbre_gpu::{Backend, Compute};
+//! let out = Scan::<u32>::new(ScanKind::Exclusive).run(&Backend::Cpu, &[3, 1, 4]).unwrap();
+//! assert_eq!(out, vec![0, 3, 4]);
+//! ```
+
+mod pieces;
+mod scan;
+
+pub use pieces::{piece_len, pieces};
+pub use scan::{Lookback, SCAN_TILE, Scan, ScanElem, ScanKind, ScanScratch, record_scan, record_scan_with, scan_cpu};

@@ -1,0 +1,103 @@
+//! Scans: CPU against GPU on every context, exact for u32, within tolerance for f32.
+
+mod common;
+
+use common::{describe, gpus};
+use lumbre_compact::{SCAN_TILE, Scan, ScanKind, scan_cpu};
+use lumbre_gpu::{Compute, Tolerance, conformance};
+use proptest::prelude::*;
+
+fn lengths() -> Vec<usize> {
+    let t = SCAN_TILE;
+    vec![0, 1, 2, 255, 256, 257, t - 1, t, t + 1, 3 * t + 17, 16 * t - 1, 16 * t + 1, 100_003]
+}
+
+#[test]
+fn cpu_scan_matches_a_serial_loop() {
+    for n in [0usize, 1, 5, (1 << 16) + 3, 300_000] {
+        let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let mut out = vec![0; n];
+        let total = scan_cpu(&input, &mut out, ScanKind::Exclusive);
+        let mut acc = 0u32;
+        for i in 0..n {
+            assert_eq!(out[i], acc);
+            acc = acc.wrapping_add(input[i]);
+        }
+        assert_eq!(total, acc);
+        scan_cpu(&input, &mut out, ScanKind::Inclusive);
+        assert_eq!(out.last().copied().unwrap_or(0), acc);
+    }
+}
+
+#[test]
+fn u32_scans_are_bit_exact_at_tile_boundaries() {
+    for gpu in gpus() {
+        for n in lengths() {
+            // Large values make the sums wrap.
+            let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9) | 1).collect();
+            for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
+                conformance(&Scan::<u32>::new(kind), &gpu, &input, Tolerance::EXACT)
+                    .unwrap_or_else(|e| panic!("{} n={n} {kind:?}: {e}", describe(&gpu)));
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_scans_agree_within_tolerance() {
+    // Positive inputs (energies, weights): the GPU sums in a different order, so results
+    // differ by rounding; 1e-4 relative bounds it for these lengths.
+    for gpu in gpus() {
+        for n in [0, 1, 4097, 100_000] {
+            let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 997.0 + 0.001).collect();
+            for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
+                conformance(&Scan::<f32>::new(kind), &gpu, &input, Tolerance::relative(1e-4))
+                    .unwrap_or_else(|e| panic!("{} n={n} {kind:?}: {e}", describe(&gpu)));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_lookback_fallback_path_is_correct() {
+    // spin_limit 0: a tile that finds its predecessor unpublished reduces its input at once.
+    let input: Vec<u32> = (0..200_000u32).map(|i| i % 7).collect();
+    for gpu in gpus() {
+        for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
+            let mut scan = Scan::<u32>::new(kind);
+            scan.lookback.spin_limit = 0;
+            conformance(&scan, &gpu, &input, Tolerance::EXACT).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
+        }
+    }
+}
+
+#[test]
+fn multi_piece_scan_carries_between_pieces() {
+    let Some(small) = gpus().into_iter().find(|g| g.limits().max_storage_buffer_binding_size == 64 << 10) else {
+        return;
+    };
+    // 64 KiB bindings hold 16384 u32: this input spans 7 pieces.
+    let n = 100_000;
+    let input = vec![1u32; n];
+    let out = Scan::<u32>::new(ScanKind::Exclusive).gpu(&small, &input).unwrap();
+    assert_eq!(out, (0..n as u32).collect::<Vec<_>>());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn generated_u32_scans_conform(
+        input in prop_oneof![
+            proptest::collection::vec(any::<u32>(), 0..20_000),
+            proptest::collection::vec(Just(u32::MAX), 0..9000),
+            proptest::collection::vec(0u32..2, 0..9000),
+        ],
+        inclusive in any::<bool>(),
+    ) {
+        let kind = if inclusive { ScanKind::Inclusive } else { ScanKind::Exclusive };
+        for gpu in gpus() {
+            conformance(&Scan::<u32>::new(kind), &gpu, &input, Tolerance::EXACT)
+                .map_err(|e| TestCaseError::fail(format!("{}: {e}", describe(&gpu))))?;
+        }
+    }
+}
