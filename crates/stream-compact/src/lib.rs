@@ -3,8 +3,10 @@
 //!
 //! - [`Scan`]: exclusive and inclusive prefix scans of `u32` and `f32`, a single GPU pass
 //!   with decoupled look-back and fallback;
-//! - stream compaction and the histogram pyramid (arriving next);
-//! - LSD radix sort (arriving next).
+//! - [`Compact`]: stable stream compaction by flag or predicate, to values or indices, in
+//!   one GPU pass; [`HistoPyramid`]: the same by the density paper's histogram pyramid;
+//! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
+//!   keys only or with `u32` values.
 //!
 //! Every operation accepts any length up to the device's buffer limit: inputs longer than
 //! one storage binding are processed in binding-sized pieces.
@@ -16,8 +18,14 @@
 //! assert_eq!(out, vec![0, 3, 4]);
 //! ```
 
+mod compact;
+mod hpyramid;
 mod pieces;
 mod scan;
+mod sort;
 
+pub use compact::{COMPACT_TILE, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu};
+pub use hpyramid::HistoPyramid;
 pub use pieces::{piece_len, pieces};
 pub use scan::{Lookback, SCAN_TILE, Scan, ScanElem, ScanKind, ScanScratch, record_scan, record_scan_with, scan_cpu};
+pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort};

@@ -1,0 +1,348 @@
+//! Stable stream compaction: keep the elements whose flag is set (or whose value satisfies a
+//! predicate), in order, as values or as indices. The "non-uniform stream reduction" of the
+//! density-estimation paper.
+
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Timings};
+use lumbre_shaders::Shader;
+use rayon::prelude::*;
+
+use crate::pieces::{piece_len, pieces};
+use crate::scan::Lookback;
+
+/// Elements per GPU compaction tile (256 threads x 8), `TILE` in `compact/compact.wgsl`.
+pub const COMPACT_TILE: usize = 2048;
+
+/// A test on a `u32` value, evaluated identically on the CPU and in WGSL.
+///
+/// ```
+/// use lumbre_compact::Predicate;
+/// assert!(Predicate::Lt(5).holds(4));
+/// assert!(Predicate::AnyBits(0b100).holds(0b110));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Predicate {
+    /// `v != 0`
+    NonZero,
+    /// `v == x`
+    Eq(u32),
+    /// `v != x`
+    Ne(u32),
+    /// `v < x`
+    Lt(u32),
+    /// `v <= x`
+    Le(u32),
+    /// `v > x`
+    Gt(u32),
+    /// `v >= x`
+    Ge(u32),
+    /// `v & x != 0`
+    AnyBits(u32),
+}
+
+impl Predicate {
+    /// Whether `v` satisfies the predicate.
+    pub fn holds(self, v: u32) -> bool {
+        match self {
+            Predicate::NonZero => v != 0,
+            Predicate::Eq(x) => v == x,
+            Predicate::Ne(x) => v != x,
+            Predicate::Lt(x) => v < x,
+            Predicate::Le(x) => v <= x,
+            Predicate::Gt(x) => v > x,
+            Predicate::Ge(x) => v >= x,
+            Predicate::AnyBits(x) => v & x != 0,
+        }
+    }
+
+    /// (op code, operand) as `compact/compact.wgsl` reads them.
+    fn code(self) -> (u32, u32) {
+        match self {
+            Predicate::NonZero => (0, 0),
+            Predicate::Eq(x) => (1, x),
+            Predicate::Ne(x) => (2, x),
+            Predicate::Lt(x) => (3, x),
+            Predicate::Le(x) => (4, x),
+            Predicate::Gt(x) => (5, x),
+            Predicate::Ge(x) => (6, x),
+            Predicate::AnyBits(x) => (7, x),
+        }
+    }
+}
+
+/// Which elements a compaction keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Select {
+    /// Those whose flag (a parallel `u32` array) is non-zero.
+    #[default]
+    Flags,
+    /// Those whose value satisfies the predicate (no flag array needed).
+    Where(Predicate),
+}
+
+/// What a compaction writes for each kept element.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Emit {
+    /// Its value.
+    #[default]
+    Values,
+    /// Its index in the input.
+    Indices,
+}
+
+/// The input of a compaction: values, and flags when selecting by flag (else empty).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stream {
+    /// The values (or, when emitting indices by flag, may be empty).
+    pub values: Vec<u32>,
+    /// Keep flags, one per element, when [`Select::Flags`].
+    pub flags: Vec<u32>,
+}
+
+impl Stream {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.values.len().max(self.flags.len())
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A stream on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuStream {
+    /// Values (at least one element so it can be bound).
+    pub values: Buffer<u32>,
+    /// Flags (at least one element).
+    pub flags: Buffer<u32>,
+    /// Number of elements.
+    pub len: usize,
+}
+
+/// Compacted output on the GPU: `out[..count]` is the result, `count` a one-element buffer.
+#[derive(Clone, Debug)]
+pub struct GpuCompacted {
+    /// Output, as long as the input (the worst case).
+    pub out: Buffer<u32>,
+    /// The number of kept elements (one `u32`, on the GPU, for later stages to read).
+    pub count: Buffer<u32>,
+}
+
+/// Stable stream compaction through the [`Compute`] trait.
+///
+/// ```
+/// use lumbre_compact::{Compact, Emit, Predicate, Select, Stream};
+/// use lumbre_gpu::{Backend, Compute};
+/// let c = Compact { select: Select::Where(Predicate::Gt(2)), emit: Emit::Indices, ..Default::default() };
+/// let input = Stream { values: vec![5, 1, 3, 2], flags: vec![] };
+/// assert_eq!(c.run(&Backend::Cpu, &input).unwrap(), vec![0, 2]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Compact {
+    /// What to keep.
+    pub select: Select,
+    /// What to write.
+    pub emit: Emit,
+    /// Look-back tuning of the GPU path.
+    pub lookback: Lookback,
+}
+
+/// CPU compaction (rayon; order preserved).
+///
+/// ```
+/// use lumbre_compact::{Emit, Select, compact_cpu};
+/// assert_eq!(compact_cpu(&[7, 8, 9], &[1, 0, 1], Select::Flags, Emit::Values), vec![7, 9]);
+/// ```
+pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) -> Vec<u32> {
+    let n = values.len().max(flags.len());
+    (0..n)
+        .into_par_iter()
+        .filter(|&i| match select {
+            Select::Flags => flags[i] != 0,
+            Select::Where(p) => p.holds(values[i]),
+        })
+        .map(|i| match emit {
+            Emit::Values => values[i],
+            Emit::Indices => i as u32,
+        })
+        .collect()
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    piece: u32,
+    num_tiles: u32,
+    spin_limit: u32,
+    mode: u32,
+    op: u32,
+    operand: u32,
+    index_base: u32,
+    out_base: u32,
+}
+
+impl Compact {
+    fn check(&self, values: usize, flags: usize) -> Result<usize> {
+        let n = values.max(flags);
+        let need_values = matches!(self.select, Select::Where(_)) || self.emit == Emit::Values;
+        if need_values && values != n {
+            return Err(Error::Input(format!("compaction needs {n} values, got {values}")));
+        }
+        if self.select == Select::Flags && flags != n {
+            return Err(Error::Input(format!("compaction by flag needs {n} flags, got {flags}")));
+        }
+        u32::try_from(n).map_err(|_| Error::Input("compaction of more than 2^32 elements".into()))?;
+        Ok(n)
+    }
+
+    fn shader(gpu: &Gpu) -> Shader {
+        use lumbre_shaders::compact::{COMPACT_PLAIN, COMPACT_SUBGROUPS};
+        if gpu.has_subgroups() { COMPACT_SUBGROUPS } else { COMPACT_PLAIN }
+    }
+
+    fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> Params {
+        let (op, operand) = match self.select {
+            Select::Where(p) => p.code(),
+            Select::Flags => (0, 0),
+        };
+        Params {
+            n: n as u32,
+            piece: piece as u32,
+            num_tiles: n.div_ceil(COMPACT_TILE) as u32,
+            spin_limit: self.lookback.spin_limit,
+            mode: matches!(self.select, Select::Where(_)) as u32 | (((self.emit == Emit::Indices) as u32) << 1),
+            op,
+            operand,
+            index_base: index_base as u32,
+            out_base: out_base as u32,
+        }
+    }
+
+    /// Records the compaction of a stream that fits one storage binding; everything stays
+    /// on the GPU, including the count. Longer streams need [`Compute::gpu`], which
+    /// compacts them piece by piece.
+    pub fn record_compact(&self, rec: &mut Recorder, input: &GpuStream) -> Result<GpuCompacted> {
+        let gpu = rec.gpu().clone();
+        let n = input.len;
+        if pieces(n, piece_len(&gpu, 4, COMPACT_TILE)).len() > 1 {
+            return Err(Error::LimitExceeded {
+                what: "GPU-resident compaction".into(),
+                limit: "max_storage_buffer_binding_size",
+                requested: 4 * n as u64,
+                max: gpu.limits().max_storage_buffer_binding_size,
+            });
+        }
+        let out = gpu.zeroed::<u32>(n)?;
+        let state = gpu.zeroed::<u32>(4 + 4 * n.div_ceil(COMPACT_TILE))?;
+        let carry = gpu.zeroed::<u32>(2)?;
+        let kernel = gpu.kernel(&Self::shader(&gpu), "compact")?;
+        let params = gpu.uniform(&self.params(n, 0, 0, 0))?;
+        let bind = [
+            params.as_entire_binding(),
+            input.values.binding(),
+            input.flags.binding(),
+            state.binding(),
+            carry.binding(),
+            out.binding(),
+        ];
+        rec.dispatch("compact", &kernel, &bind, n.div_ceil(COMPACT_TILE) as u64)?;
+        let count = gpu.zeroed::<u32>(1)?;
+        rec.copy_range(&carry, 1, &count, 0, 1)?;
+        Ok(GpuCompacted { out, count })
+    }
+
+    /// Piece-by-piece compaction of a stream longer than one binding: each piece reads the
+    /// running count back (one `u32`) to place its output window.
+    fn gpu_pieces(&self, gpu: &Gpu, input: &GpuStream) -> Result<(Vec<u32>, Timings)> {
+        let n = input.len;
+        let align = (gpu.limits().min_storage_buffer_offset_alignment as usize / 4).max(1);
+        // The output window starts up to `align` elements before the piece's first output.
+        let mut piece = piece_len(gpu, 4, COMPACT_TILE);
+        if (piece + align) * 4 > gpu.limits().max_storage_buffer_binding_size as usize {
+            piece -= COMPACT_TILE;
+        }
+        let out = gpu.zeroed_fit::<u32>(n, Fit::Pieces)?;
+        let parts = pieces(n, piece);
+        let state = gpu.zeroed::<u32>(4 + 4 * piece.div_ceil(COMPACT_TILE))?;
+        let carry = gpu.zeroed::<u32>(parts.len() + 1)?;
+        let kernel = gpu.kernel(&Self::shader(gpu), "compact")?;
+        let mut timings =
+            Timings { passes: Vec::new(), wall: Default::default(), source: lumbre_gpu::TimingSource::WallClock };
+        for (k, (start, len)) in parts.iter().copied().enumerate() {
+            let written = gpu.download_range(&carry, k..k + 1)?[0] as usize;
+            let out_base = written / align * align;
+            let window = out_base..written + len;
+            let params = gpu.uniform(&self.params(len, k, start, out_base))?;
+            let mut rec = gpu.recorder();
+            rec.clear(&state);
+            let bind = [
+                params.as_entire_binding(),
+                piece_of(&input.values, start..start + len),
+                piece_of(&input.flags, start..start + len),
+                state.binding(),
+                carry.binding(),
+                out.binding_range(window),
+            ];
+            rec.dispatch("compact", &kernel, &bind, len.div_ceil(COMPACT_TILE) as u64)?;
+            let t = rec.submit()?;
+            timings.passes.extend(t.passes);
+            timings.wall += t.wall;
+            timings.source = t.source;
+        }
+        let count = gpu.download_range(&carry, parts.len()..parts.len() + 1)?[0] as usize;
+        Ok((gpu.download_range(&out, 0..count)?, timings))
+    }
+}
+
+/// A binding of `range`, or of the whole buffer if it is the one-element stand-in for an
+/// array the compaction does not read.
+fn piece_of(buf: &Buffer<u32>, range: std::ops::Range<usize>) -> lumbre_gpu::wgpu::BindingResource<'_> {
+    if buf.len() >= range.end { buf.binding_range(range) } else { buf.binding() }
+}
+
+impl Compute for Compact {
+    type Input = Stream;
+    type Output = Vec<u32>;
+    type GpuInput = GpuStream;
+    type GpuOutput = GpuCompacted;
+
+    fn name(&self) -> &'static str {
+        "compact"
+    }
+
+    fn cpu(&self, input: &Stream) -> Result<Vec<u32>> {
+        self.check(input.values.len(), input.flags.len())?;
+        Ok(compact_cpu(&input.values, &input.flags, self.select, self.emit))
+    }
+
+    fn upload(&self, gpu: &Gpu, input: &Stream) -> Result<GpuStream> {
+        let n = self.check(input.values.len(), input.flags.len())?;
+        // Unused arrays are bound as a single zero so every binding exists.
+        let values = if input.values.is_empty() { gpu.zeroed(1)? } else { gpu.upload_fit(&input.values, Fit::Pieces)? };
+        let flags = if input.flags.is_empty() { gpu.zeroed(1)? } else { gpu.upload_fit(&input.flags, Fit::Pieces)? };
+        Ok(GpuStream { values, flags, len: n })
+    }
+
+    fn record(&self, rec: &mut Recorder, input: &GpuStream) -> Result<GpuCompacted> {
+        self.record_compact(rec, input)
+    }
+
+    fn download(&self, gpu: &Gpu, output: &GpuCompacted) -> Result<Vec<u32>> {
+        let count = gpu.download(&output.count)?[0] as usize;
+        gpu.download_range(&output.out, 0..count)
+    }
+
+    fn gpu_timed(&self, gpu: &Gpu, input: &Stream) -> Result<(Vec<u32>, Timings)> {
+        let on_gpu = self.upload(gpu, input)?;
+        if pieces(on_gpu.len, piece_len(gpu, 4, COMPACT_TILE)).len() > 1 {
+            return self.gpu_pieces(gpu, &on_gpu);
+        }
+        let mut rec = gpu.recorder();
+        let out = self.record(&mut rec, &on_gpu)?;
+        let timings = rec.submit()?;
+        Ok((self.download(gpu, &out)?, timings))
+    }
+}

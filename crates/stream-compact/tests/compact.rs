@@ -1,0 +1,141 @@
+//! Compaction and the histogram pyramid: CPU against GPU, exact, on every context.
+
+mod common;
+
+use common::{describe, gpus};
+use lumbre_compact::{COMPACT_TILE, Compact, Emit, HistoPyramid, Predicate, Select, Stream, compact_cpu};
+use lumbre_gpu::{Compute, Tolerance, conformance};
+use proptest::prelude::*;
+
+fn stream(n: usize, every: usize) -> Stream {
+    Stream {
+        values: (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect(),
+        flags: (0..n).map(|i| (i % every == 0) as u32).collect(),
+    }
+}
+
+#[test]
+fn cpu_compaction_is_stable() {
+    let s = stream(10, 3);
+    assert_eq!(compact_cpu(&s.values, &s.flags, Select::Flags, Emit::Indices), vec![0, 3, 6, 9]);
+    let odd = compact_cpu(&[5, 2, 7, 8, 1], &[], Select::Where(Predicate::AnyBits(1)), Emit::Values);
+    assert_eq!(odd, vec![5, 7, 1]);
+}
+
+#[test]
+fn every_mode_agrees_at_tile_boundaries() {
+    let t = COMPACT_TILE;
+    let lens = [0, 1, 2, 255, t - 1, t, t + 1, 5 * t + 3, 40_001];
+    let selects = [
+        Select::Flags,
+        Select::Where(Predicate::NonZero),
+        Select::Where(Predicate::Lt(1 << 31)),
+        Select::Where(Predicate::Ge(7)),
+        Select::Where(Predicate::Eq(0)),
+        Select::Where(Predicate::AnyBits(0b101)),
+    ];
+    for gpu in gpus() {
+        for n in lens {
+            for every in [1, 2, 3, usize::MAX] {
+                let s = if every == usize::MAX {
+                    Stream { flags: vec![0; n], ..stream(n, 1) } // nothing kept
+                } else {
+                    stream(n, every)
+                };
+                for select in selects {
+                    for emit in [Emit::Values, Emit::Indices] {
+                        let c = Compact { select, emit, ..Default::default() };
+                        conformance(&c, &gpu, &s, Tolerance::EXACT).unwrap_or_else(|e| {
+                            panic!("{} n={n} every={every} {select:?} {emit:?}: {e}", describe(&gpu))
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn all_kept_and_none_kept() {
+    for gpu in gpus() {
+        let n = 3 * COMPACT_TILE + 5;
+        let all = Stream { values: (0..n as u32).collect(), flags: vec![1; n] };
+        assert_eq!(Compact::default().gpu(&gpu, &all).unwrap(), all.values);
+        let none = Stream { flags: vec![0; n], ..all };
+        assert!(Compact::default().gpu(&gpu, &none).unwrap().is_empty());
+    }
+}
+
+#[test]
+fn the_fallback_path_is_correct() {
+    let s = stream(100_000, 2);
+    for gpu in gpus() {
+        let mut c = Compact::default();
+        c.lookback.spin_limit = 0;
+        conformance(&c, &gpu, &s, Tolerance::EXACT).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
+    }
+}
+
+#[test]
+fn streams_longer_than_a_binding_are_compacted_in_pieces() {
+    let Some(small) = gpus().into_iter().find(|g| g.limits().max_storage_buffer_binding_size == 64 << 10) else {
+        return;
+    };
+    // 64 KiB bindings: 70 000 elements span 5 pieces; sparse and dense selections.
+    for every in [1, 3, 1000] {
+        let s = stream(70_000, every);
+        for emit in [Emit::Values, Emit::Indices] {
+            let c = Compact { emit, ..Default::default() };
+            conformance(&c, &small, &s, Tolerance::EXACT).unwrap();
+        }
+    }
+    // The GPU-resident entry point refuses them with the limit error instead.
+    let c = Compact::default();
+    let on_gpu = c.upload(&small, &stream(70_000, 2)).unwrap();
+    let mut rec = small.recorder();
+    assert!(matches!(c.record(&mut rec, &on_gpu), Err(lumbre_gpu::Error::LimitExceeded { .. })));
+}
+
+#[test]
+fn mismatched_lengths_are_input_errors() {
+    let c = Compact::default();
+    let bad = Stream { values: vec![1, 2, 3], flags: vec![1] };
+    assert!(matches!(c.cpu(&bad), Err(lumbre_gpu::Error::Input(_))));
+}
+
+#[test]
+fn histogram_pyramid_agrees() {
+    for gpu in gpus().into_iter().take(1) {
+        for n in [0usize, 1, 3, 4, 5, 16, 17, 1000, 65_537] {
+            for every in [1, 2, 7] {
+                let s = stream(n, every);
+                for select in [Select::Flags, Select::Where(Predicate::NonZero)] {
+                    for emit in [Emit::Values, Emit::Indices] {
+                        let hp = HistoPyramid { select, emit };
+                        conformance(&hp, &gpu, &s, Tolerance::EXACT)
+                            .unwrap_or_else(|e| panic!("n={n} every={every} {select:?} {emit:?}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+    let hp = HistoPyramid { select: Select::Where(Predicate::Lt(3)), emit: Emit::Values };
+    assert!(hp.cpu(&stream(4, 1)).is_err(), "only flags and NonZero are supported");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    #[test]
+    fn generated_compactions_conform(
+        flags in proptest::collection::vec(prop_oneof![Just(0u32), Just(1u32), any::<u32>()], 0..12_000),
+        indices in any::<bool>(),
+    ) {
+        let values: Vec<u32> = (0..flags.len() as u32).map(|i| i ^ 0x5555_5555).collect();
+        let s = Stream { values, flags };
+        let emit = if indices { Emit::Indices } else { Emit::Values };
+        for gpu in gpus() {
+            conformance(&Compact { emit, ..Default::default() }, &gpu, &s, Tolerance::EXACT)
+                .map_err(|e| TestCaseError::fail(format!("{}: {e}", describe(&gpu))))?;
+        }
+    }
+}

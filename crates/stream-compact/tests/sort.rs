@@ -1,0 +1,104 @@
+//! Radix sort: CPU against GPU, bit-exact and stable, for u32 and u64 keys.
+
+mod common;
+
+use common::{describe, gpus};
+use lumbre_compact::{RadixSort, RadixSortPairs, SORT_TILE, radix_sort_cpu};
+use lumbre_gpu::{Compute, Tolerance, conformance};
+use proptest::prelude::*;
+
+fn keys32(n: usize, mask: u32) -> Vec<u32> {
+    (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9).rotate_left(7) & mask).collect()
+}
+
+#[test]
+fn cpu_sort_is_stable_and_sorted() {
+    for n in [0usize, 1, 2, 1000, (1 << 16) + 7, 300_000] {
+        let keys = keys32(n, 0xff00_00ff);
+        let mut k = keys.clone();
+        let mut v: Vec<u32> = (0..n as u32).collect();
+        radix_sort_cpu(&mut k, Some(&mut v));
+        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        want.sort_by_key(|p| p.0); // std's sort_by_key is stable
+        assert_eq!(k, want.iter().map(|p| p.0).collect::<Vec<_>>());
+        assert_eq!(v, want.iter().map(|p| p.1).collect::<Vec<_>>());
+        let mut k64: Vec<u64> = keys.iter().map(|&x| (x as u64) << 29 ^ x as u64).collect();
+        let mut want64 = k64.clone();
+        want64.sort();
+        radix_sort_cpu(&mut k64, None);
+        assert_eq!(k64, want64);
+    }
+}
+
+#[test]
+fn u32_sorts_agree_at_tile_boundaries() {
+    let t = SORT_TILE;
+    for gpu in gpus() {
+        for n in [0usize, 1, 2, 255, t - 1, t, t + 1, 7 * t + 5, 50_001] {
+            for mask in [u32::MAX, 0xf, 0, 0xff00_0000] {
+                let keys = keys32(n, mask);
+                conformance(&RadixSort::<u32>::new(), &gpu, &keys, Tolerance::EXACT)
+                    .unwrap_or_else(|e| panic!("{} n={n} mask={mask:x}: {e}", describe(&gpu)));
+                let pairs = (keys.clone(), (0..n as u32).collect::<Vec<_>>());
+                conformance(&RadixSortPairs::<u32>::new(), &gpu, &pairs, Tolerance::EXACT)
+                    .unwrap_or_else(|e| panic!("{} pairs n={n} mask={mask:x}: {e}", describe(&gpu)));
+            }
+        }
+    }
+}
+
+#[test]
+fn u64_sorts_agree() {
+    for gpu in gpus() {
+        for n in [0usize, 1, 3, SORT_TILE + 1, 30_000] {
+            let keys: Vec<u64> = keys32(n, u32::MAX)
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (k as u64) << 32 | (i as u64 * 7919) & 0xffff)
+                .collect();
+            conformance(&RadixSort::<u64>::new(), &gpu, &keys, Tolerance::EXACT)
+                .unwrap_or_else(|e| panic!("{} n={n}: {e}", describe(&gpu)));
+            let extreme = vec![u64::MAX, 0, u64::MAX - 1, 1 << 63, 1, u64::MAX, 0];
+            conformance(&RadixSort::<u64>::new(), &gpu, &extreme, Tolerance::EXACT).unwrap();
+            let pairs = (keys, (0..n as u32).rev().collect::<Vec<_>>());
+            conformance(&RadixSortPairs::<u64>::new(), &gpu, &pairs, Tolerance::EXACT)
+                .unwrap_or_else(|e| panic!("{} pairs n={n}: {e}", describe(&gpu)));
+        }
+    }
+}
+
+#[test]
+fn keys_longer_than_a_binding_are_sorted_in_pieces() {
+    let Some(small) = gpus().into_iter().find(|g| g.limits().max_storage_buffer_binding_size == 64 << 10) else {
+        return;
+    };
+    // 64 KiB bindings: 50 000 u32 keys span 4 pieces (and 8 for u64); the GPU result must
+    // still equal the CPU's, including stability.
+    let keys = keys32(50_000, u32::MAX);
+    conformance(&RadixSort::<u32>::new(), &small, &keys, Tolerance::EXACT).unwrap();
+    let pairs = (keys32(40_000, 0xff), (0..40_000).collect::<Vec<u32>>());
+    conformance(&RadixSortPairs::<u32>::new(), &small, &pairs, Tolerance::EXACT).unwrap();
+    let keys64: Vec<u64> = keys.iter().map(|&k| (k as u64) << 17 ^ k as u64).collect();
+    conformance(&RadixSort::<u64>::new(), &small, &keys64, Tolerance::EXACT).unwrap();
+    // More than 8 bindings of keys: the histograms no longer fit, a limit error.
+    let err = RadixSort::<u32>::new().gpu(&small, &keys32(1 << 20, u32::MAX)).unwrap_err();
+    assert!(matches!(err, lumbre_gpu::Error::LimitExceeded { .. }), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    #[test]
+    fn generated_sorts_are_stable_and_exact(
+        keys in prop_oneof![
+            proptest::collection::vec(any::<u32>(), 0..9000),
+            proptest::collection::vec(0u32..4, 0..9000),
+            proptest::collection::vec(prop_oneof![Just(0u32), Just(u32::MAX)], 0..5000),
+        ],
+    ) {
+        let vals: Vec<u32> = (0..keys.len() as u32).collect();
+        for gpu in gpus() {
+            conformance(&RadixSortPairs::<u32>::new(), &gpu, &(keys.clone(), vals.clone()), Tolerance::EXACT)
+                .map_err(|e| TestCaseError::fail(format!("{}: {e}", describe(&gpu))))?;
+        }
+    }
+}
