@@ -45,6 +45,8 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     let effort = Effort { warmup: 1, repeats: 3 };
     eprintln!("roofline ...");
     tables.push(roofline(gpu.as_ref(), 16, 24, effort)?);
+    eprintln!("primitives ...");
+    tables.extend(crate::primitives::primitives(gpu.as_ref(), 20, effort)?);
 
     for t in &tables {
         report += &t.markdown();

@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod info;
+mod primitives;
 mod table;
 
 use std::path::PathBuf;
@@ -53,6 +54,24 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Scan, compaction, radix sort, Morton encoding and the histogram pyramid, GPU vs copy
+    /// kernel vs CPU.
+    Primitives {
+        /// Cap every size at 2^this elements (the defaults are the issue's: scan and
+        /// compaction 2^28, sort and Morton 2^26).
+        #[arg(long, default_value_t = 28)]
+        max_log2: u32,
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        #[arg(long, default_value_t = 10)]
+        repeats: usize,
+        /// Print JSON instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// `cpu` skips the GPU columns.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
     Roofline {
         /// Smallest size, as log2 of bytes.
@@ -74,6 +93,17 @@ enum BenchCommand {
     },
 }
 
+fn print_tables(tables: &[table::Table], json: bool) {
+    if json {
+        let all: Vec<String> = tables.iter().map(|t| t.json()).collect();
+        println!("[{}]", all.join(", "));
+    } else {
+        for t in tables {
+            println!("{}", t.text());
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut opts = GpuOptions::from_env();
@@ -84,6 +114,17 @@ fn main() -> ExitCode {
         Command::Info { json } => info::run(&opts, json),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
+            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend } => {
+                let gpu = match backend {
+                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
+                    BackendChoice::Cpu => None,
+                };
+                gpu.transpose().and_then(|gpu| {
+                    let tables = primitives::primitives(gpu.as_ref(), max_log2, bench::Effort { warmup, repeats })?;
+                    print_tables(&tables, json);
+                    Ok(())
+                })
+            }
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend } => {
                 let gpu = match backend {
                     BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),

@@ -84,6 +84,18 @@ impl MortonEncode {
         if self.clamp { Ok(self.quantizer.cell_clamped(p)) } else { self.quantizer.cell(p, i) }
     }
 
+    /// CPU twin of `morton/encode.wgsl`: encodes `points` into `keys` in parallel chunks.
+    fn encode_cpu<K: Send>(&self, points: &[[f32; 3]], keys: &mut [K], encode: fn([u32; 3]) -> K) -> Result<()> {
+        const CHUNK: usize = 1 << 14;
+        keys.par_chunks_mut(CHUNK).zip(points.par_chunks(CHUNK)).enumerate().try_for_each(|(c, (out, pts))| {
+            for (i, (o, p)) in out.iter_mut().zip(pts).enumerate() {
+                let cell = self.cell(*p, c * CHUNK + i).map_err(|e| Error::Input(e.to_string()))?;
+                *o = encode(cell);
+            }
+            Ok(())
+        })
+    }
+
     /// Records the encoding of `points` already on the GPU.
     pub fn record_keys(&self, rec: &mut Recorder, points: &GpuPoints) -> Result<GpuKeys> {
         let gpu = rec.gpu().clone();
@@ -113,13 +125,14 @@ impl Compute for MortonEncode {
     }
 
     fn cpu(&self, points: &[[f32; 3]]) -> Result<Keys> {
-        let err = |e: QuantizeError| Error::Input(e.to_string());
         if self.wide() {
-            let keys = points.par_iter().enumerate().map(|(i, p)| self.cell(*p, i).map(encode_u64));
-            keys.collect::<std::result::Result<Vec<_>, _>>().map(Keys::U64).map_err(err)
+            let mut keys = vec![0u64; points.len()];
+            self.encode_cpu(points, &mut keys, encode_u64)?;
+            Ok(Keys::U64(keys))
         } else {
-            let keys = points.par_iter().enumerate().map(|(i, p)| self.cell(*p, i).map(encode_u32));
-            keys.collect::<std::result::Result<Vec<_>, _>>().map(Keys::U32).map_err(err)
+            let mut keys = vec![0u32; points.len()];
+            self.encode_cpu(points, &mut keys, encode_u32)?;
+            Ok(Keys::U32(keys))
         }
     }
 

@@ -2,6 +2,7 @@
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
 //! import shared/lookback
+//! import shared/lookback_walk_{variant}
 // Stable stream compaction in one pass: each tile counts its kept elements, finds how many
 // earlier tiles kept by decoupled look-back, and writes its kept values (or their indices)
 // there, coalesced through shared memory. An element is kept if its flag is non-zero, or if

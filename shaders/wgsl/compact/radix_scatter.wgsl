@@ -5,7 +5,7 @@
 // memory (four stable 2-bit splits, counters for the four values packed as 16-bit fields
 // of a vec2 and block-scanned together), then writes each key to its digit's output
 // position: the scanned histogram for (digit, tile) plus its rank within the tile's digit.
-// The other word of 64-bit keys and the values are gathered by the key's original index.
+// Keys and values are gathered by their original position in the tile.
 // Keys longer than one binding: `keys_in`/`vals_in` hold one piece, and only destinations
 // inside the bound output window [out_base, out_base + out_len) are written; the host
 // dispatches every (piece, window) pair.
@@ -34,10 +34,12 @@ struct SortParams {
 const ITEMS: u32 = 8u;
 const SORT_TILE: u32 = WG * ITEMS;
 
-var<workgroup> sm_key: array<u32, SORT_TILE + SORT_TILE / 32u>;
-var<workgroup> sm_idx: array<u32, SORT_TILE + SORT_TILE / 32u>;
-var<workgroup> digit_start: array<u32, 256>;
+// Shared entries are (digit << 16) | position in the tile: the sort inside a tile needs only
+// the pass's digit, and the key (and value) are fetched by position at the end.
+var<workgroup> sm: array<u32, SORT_TILE + SORT_TILE / 32u>;
 var<workgroup> digit_count: array<atomic<u32>, 256>;
+// Output position of the first key of each digit, minus where that digit starts in the tile.
+var<workgroup> digit_base: array<u32, 256>;
 
 fn pad(i: u32) -> u32 {
     return i + (i >> 5u);
@@ -63,56 +65,54 @@ fn scatter(ids: LaneIds) {
     for (var k = 0u; k < ITEMS; k++) {
         let i = k * WG + l.lid;
         let g = base + i;
-        // Past the end: all ones, so they sort after every real key of digit 255.
-        var key = 0xffffffffu;
+        // Past the end: digit 255 and the largest positions, so they sort after every real key.
+        var d = 0xffu;
         if g < params.n {
-            key = keys_in[g * params.key_words + params.word];
-            atomicAdd(&digit_count[(key >> params.shift) & 0xffu], 1u);
+            d = (keys_in[g * params.key_words + params.word] >> params.shift) & 0xffu;
+            atomicAdd(&digit_count[d], 1u);
         }
-        sm_key[pad(i)] = key;
-        sm_idx[pad(i)] = i;
+        sm[pad(i)] = (d << 16u) | i;
     }
     workgroupBarrier();
+    // Four stable 2-bit splits sort the tile by digit.
     for (var round = 0u; round < 4u; round++) {
-        let bit = params.shift + 2u * round;
-        var k_reg: array<u32, ITEMS>;
-        var i_reg: array<u32, ITEMS>;
+        let bit = 16u + 2u * round;
+        var e: array<u32, ITEMS>;
         var c = vec2<u32>(0u);
         for (var k = 0u; k < ITEMS; k++) {
-            let at = pad(l.rank * ITEMS + k);
-            k_reg[k] = sm_key[at];
-            i_reg[k] = sm_idx[at];
-            c += bump((k_reg[k] >> bit) & 3u);
+            e[k] = sm[pad(l.rank * ITEMS + k)];
+            c += bump((e[k] >> bit) & 3u);
         }
         // block_scan ends with a barrier, so every chunk has been read before the writes.
         let bs = block_scan(c, l);
         let t = unpack(bs.total);
-        let start = vec4<u32>(0u, t.x, t.x + t.y, t.x + t.y + t.z);
-        var pos = start + unpack(bs.excl);
+        var pos = vec4<u32>(0u, t.x, t.x + t.y, t.x + t.y + t.z) + unpack(bs.excl);
         for (var k = 0u; k < ITEMS; k++) {
-            let d = (k_reg[k] >> bit) & 3u;
-            sm_key[pad(pos[d])] = k_reg[k];
-            sm_idx[pad(pos[d])] = i_reg[k];
+            let d = (e[k] >> bit) & 3u;
+            sm[pad(pos[d])] = e[k];
             pos[d] += 1u;
         }
         workgroupBarrier();
     }
-    // Where each digit starts inside the sorted tile.
-    let bs = block_scan(vec2<u32>(atomicLoad(&digit_count[l.rank]), 0u), l);
-    digit_start[l.rank] = bs.excl.x;
+    // Where each digit starts inside the sorted tile, and where it goes in the output.
+    let count = atomicLoad(&digit_count[l.rank]);
+    let bs = block_scan(vec2<u32>(count, 0u), l);
+    if count > 0u {
+        digit_base[l.rank] = offsets[l.rank * params.num_tiles + params.tile_base + tile] - bs.excl.x;
+    }
     workgroupBarrier();
     let valid = min(SORT_TILE, params.n - min(params.n, base));
     for (var k = 0u; k < ITEMS; k++) {
         let p = k * WG + l.lid;
         if p < valid {
-            let key = sm_key[pad(p)];
-            let src = base + sm_idx[pad(p)];
-            let d = (key >> params.shift) & 0xffu;
-            let global = offsets[d * params.num_tiles + params.tile_base + tile] + p - digit_start[d];
+            let e = sm[pad(p)];
+            let src = base + (e & 0xffffu);
+            let global = digit_base[e >> 16u] + p;
             if global >= params.out_base && global - params.out_base < params.out_len {
                 let dst = global - params.out_base;
-                keys_out[dst * params.key_words + params.word] = key;
-                if params.key_words == 2u {
+                let kw = params.key_words;
+                keys_out[dst * kw + params.word] = keys_in[src * kw + params.word];
+                if kw == 2u {
                     let other = 1u - params.word;
                     keys_out[dst * 2u + other] = keys_in[src * 2u + other];
                 }

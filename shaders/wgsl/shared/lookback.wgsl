@@ -9,7 +9,9 @@
 // atomic word, which is all WGSL's relaxed atomics can make consistent.
 //
 // The includer defines `alias Elem` (32-bit), the `state` binding and
-// `fn fallback_reduce(tile: u32, l: Lanes) -> Elem` (called by the whole workgroup).
+// `fn fallback_reduce(tile: u32, l: Lanes) -> Elem` (called by the whole workgroup), and
+// imports a `lookback_walk_*` module: how the walkers (one thread, or one subgroup
+// examining a window of predecessors at once) step backwards.
 
 const READY: u32 = 0x10000u;
 const ACT_DONE: u32 = 0u;
@@ -50,6 +52,12 @@ fn lb_read(tile: u32, k: u32) -> vec2<u32> {
 // Exclusive prefix of `tile` (the same in every thread). `agg` is the tile's own total;
 // `carry_in` is what precedes tile 0 (earlier pieces of a split buffer); `spin_limit` is how
 // many times to poll an unpublished predecessor before reducing its input instead.
+struct Walk {
+    j: u32,
+    prefix: Elem,
+    action: u32,
+}
+
 fn lookback(tile: u32, agg: Elem, carry_in: Elem, spin_limit: u32, l: Lanes) -> Elem {
     if l.lid == 0u {
         if tile == 0u {
@@ -83,34 +91,13 @@ fn lookback(tile: u32, agg: Elem, carry_in: Elem, spin_limit: u32, l: Lanes) -> 
             }
             continue;
         }
-        if l.lid == 0u {
-            var j = lb_j;
-            var p = lb_prefix;
-            var spins = 0u;
-            var act = ACT_WALK;
-            loop {
-                let inc = lb_read(j, 2u);
-                if inc.x == 1u {
-                    p = bitcast<Elem>(inc.y) + p;
-                    act = ACT_DONE;
-                    break;
-                }
-                let agg_j = lb_read(j, 0u);
-                if agg_j.x == 1u && j > 0u {
-                    p = bitcast<Elem>(agg_j.y) + p;
-                    j -= 1u;
-                    spins = 0u;
-                    continue;
-                }
-                spins += 1u;
-                if spins >= spin_limit {
-                    act = ACT_FALLBACK;
-                    break;
-                }
+        if is_walker(l) {
+            let w = lb_walk(lb_j, lb_prefix, spin_limit, l);
+            if is_lead(l) {
+                lb_j = w.j;
+                lb_prefix = w.prefix;
+                lb_action = w.action;
             }
-            lb_j = j;
-            lb_prefix = p;
-            lb_action = act;
         }
     }
     let prefix = workgroupUniformLoad(&lb_prefix);

@@ -1,0 +1,338 @@
+//! `lumbre bench primitives`: Morton encoding, scan, compaction, radix sort and the histogram
+//! pyramid, on the GPU against the copy kernel moving the same bytes, and on the CPU.
+
+use std::time::{Duration, Instant};
+
+use lumbre_compact::{
+    Compact, Emit, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu, radix_sort_cpu,
+    record_scan_with, record_sort, scan_cpu,
+};
+use lumbre_gpu::{Compute, Fit, Gpu, copy_time, median_time};
+use lumbre_morton::{MortonEncode, Quantizer};
+
+use crate::bench::{Effort, progress};
+use crate::table::Table;
+
+type Res<T> = Result<T, String>;
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+fn ms(t: Duration) -> String {
+    format!("{:.4}", t.as_secs_f64() * 1e3)
+}
+
+fn wall(effort: Effort, mut f: impl FnMut()) -> Duration {
+    median_time(effort.warmup.min(1), effort.repeats.min(5), || {
+        let t = Instant::now();
+        f();
+        Ok(t.elapsed())
+    })
+    .unwrap_or_default()
+}
+
+/// Deterministic pseudo-random u32s.
+pub fn random_u32(n: usize, seed: u32) -> Vec<u32> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            s
+        })
+        .collect()
+}
+
+fn random_points(n: usize) -> Vec<[f32; 3]> {
+    let r = random_u32(3 * n, 0xC0FFEE);
+    r.chunks_exact(3).map(|c| std::array::from_fn(|a| (c[a] >> 8) as f32 / (1 << 24) as f32)).collect()
+}
+
+struct Row {
+    op: String,
+    n: usize,
+    gpu: Option<Duration>,
+    copy: Option<Duration>,
+    cpu: Duration,
+    rate_unit: &'static str,
+    rate_per: f64,
+}
+
+fn push(t: &mut Table, r: Row) {
+    let rate = |d: Duration| format!("{:.3}", r.rate_per / d.as_secs_f64() / 1e9);
+    let (g, c, ratio, gr) = match (r.gpu, r.copy) {
+        (Some(g), Some(c)) => (ms(g), ms(c), format!("{:.2}", g.as_secs_f64() / c.as_secs_f64()), rate(g)),
+        _ => ("-".into(), "-".into(), "-".into(), "-".into()),
+    };
+    t.row(vec![
+        r.op,
+        format!("2^{}", r.n.trailing_zeros()),
+        g,
+        c,
+        ratio,
+        gr,
+        ms(r.cpu),
+        rate(r.cpu),
+        r.rate_unit.into(),
+    ]);
+}
+
+/// Median GPU time of what `record` records, with the per-stage times of that median run.
+fn gpu_time_stages(
+    gpu: &Gpu,
+    effort: Effort,
+    mut record: impl FnMut(&mut lumbre_gpu::Recorder) -> lumbre_gpu::Result<()>,
+) -> Res<(Duration, Vec<(String, Duration)>)> {
+    for _ in 0..effort.warmup {
+        let mut rec = gpu.recorder();
+        record(&mut rec).map_err(err)?;
+        rec.submit().map_err(err)?;
+    }
+    let mut runs = Vec::new();
+    for _ in 0..effort.repeats.max(1) {
+        let mut rec = gpu.recorder();
+        record(&mut rec).map_err(err)?;
+        runs.push(rec.submit().map_err(err)?);
+    }
+    runs.sort_by_key(|t| t.gpu());
+    let median = &runs[runs.len() / 2];
+    Ok((median.gpu(), median.by_label()))
+}
+
+/// Median GPU time of what `record` records.
+fn gpu_time(
+    gpu: &Gpu,
+    effort: Effort,
+    record: impl FnMut(&mut lumbre_gpu::Recorder) -> lumbre_gpu::Result<()>,
+) -> Res<Duration> {
+    gpu_time_stages(gpu, effort, record).map(|(t, _)| t)
+}
+
+fn stages_note(name: &str, stages: &[(String, Duration)]) -> String {
+    let parts: Vec<String> = stages.iter().map(|(l, d)| format!("{l} {}", ms(*d))).collect();
+    format!("{name} stages (ms): {}", parts.join(", "))
+}
+
+pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort) -> Res<Vec<Table>> {
+    let mut t = Table::new(
+        "Primitives: GPU time vs the copy kernel moving the same bytes, and the CPU path",
+        &["operation", "n", "GPU ms", "copy ms", "GPU/copy", "GPU rate", "CPU ms", "CPU rate", "rate unit"],
+    );
+    let scan_n = 1usize << 28.min(max_log2);
+    let sort_n = 1usize << 26.min(max_log2);
+    let morton_n = 1usize << 26.min(max_log2);
+    let bar = progress(9, "primitives");
+
+    // Scan of u32 (4 bytes read, 4 written per element).
+    let input = random_u32(scan_n, 1);
+    let mut out = vec![0u32; scan_n];
+    let cpu = wall(effort, || {
+        scan_cpu(&input, &mut out, ScanKind::Exclusive);
+    });
+    let (g, c) = match gpu {
+        Some(gpu) => {
+            let src = gpu.upload_fit(&input, Fit::Pieces).map_err(err)?;
+            let dst = gpu.zeroed_fit::<u32>(scan_n, Fit::Pieces).map_err(err)?;
+            let g = gpu_time(gpu, effort, |rec| {
+                record_scan_with(rec, &src, &dst, ScanKind::Exclusive, Lookback::default()).map(|_| ())
+            })?;
+            (Some(g), Some(copy_time(gpu, 4 * scan_n as u64, effort.warmup, effort.repeats).map_err(err)?))
+        }
+        None => (None, None),
+    };
+    push(
+        &mut t,
+        Row {
+            op: "scan u32 exclusive".into(),
+            n: scan_n,
+            gpu: g,
+            copy: c,
+            cpu,
+            rate_unit: "G elem/s",
+            rate_per: scan_n as f64,
+        },
+    );
+    bar.inc(1);
+    drop(out);
+
+    // Scan of f32.
+    let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
+    let mut outf = vec![0f32; scan_n];
+    let cpu = wall(effort, || {
+        scan_cpu(&inputf, &mut outf, ScanKind::Inclusive);
+    });
+    let (g, c) = match gpu {
+        Some(gpu) => {
+            let src = gpu.upload_fit(&inputf, Fit::Pieces).map_err(err)?;
+            let dst = gpu.zeroed_fit::<f32>(scan_n, Fit::Pieces).map_err(err)?;
+            let g = gpu_time(gpu, effort, |rec| {
+                record_scan_with(rec, &src, &dst, ScanKind::Inclusive, Lookback::default()).map(|_| ())
+            })?;
+            (Some(g), Some(copy_time(gpu, 4 * scan_n as u64, effort.warmup, effort.repeats).map_err(err)?))
+        }
+        None => (None, None),
+    };
+    push(
+        &mut t,
+        Row {
+            op: "scan f32 inclusive".into(),
+            n: scan_n,
+            gpu: g,
+            copy: c,
+            cpu,
+            rate_unit: "G elem/s",
+            rate_per: scan_n as f64,
+        },
+    );
+    bar.inc(1);
+    drop((inputf, outf));
+
+    // Compaction, half the flags set: reads values and flags (8 B), writes half (2 B).
+    let flags: Vec<u32> = input.iter().map(|&x| x & 1).collect();
+    let stream = Stream { values: input.clone(), flags };
+    let compaction_rows = [
+        ("compact by flag, half kept", Select::Flags, 10u64),
+        ("compact by predicate, half kept", Select::Where(Predicate::AnyBits(1)), 6u64),
+    ];
+    for (name, select, bytes_per) in compaction_rows {
+        let c = Compact { select, emit: Emit::Values, ..Default::default() };
+        let cpu = wall(effort, || {
+            compact_cpu(&stream.values, &stream.flags, select, Emit::Values);
+        });
+        let (g, cp) = match gpu {
+            Some(gpu) if scan_n * 4 <= gpu.limits().max_storage_buffer_binding_size as usize => {
+                let on_gpu = c.upload(gpu, &stream).map_err(err)?;
+                let g = gpu_time(gpu, effort, |rec| c.record_compact(rec, &on_gpu).map(|_| ()))?;
+                let copy = copy_time(gpu, bytes_per * scan_n as u64 / 2, effort.warmup, effort.repeats).map_err(err)?;
+                (Some(g), Some(copy))
+            }
+            _ => (None, None),
+        };
+        push(
+            &mut t,
+            Row { op: name.into(), n: scan_n, gpu: g, copy: cp, cpu, rate_unit: "G elem/s", rate_per: scan_n as f64 },
+        );
+        bar.inc(1);
+    }
+
+    // Radix sorts (copy column: the bytes of one read and one write of the keys).
+    let mut sort_notes = Vec::new();
+    let keys = random_u32(sort_n, 7);
+    let keys64: Vec<u64> =
+        random_u32(2 * sort_n, 9).chunks_exact(2).map(|c| (c[0] as u64) << 32 | c[1] as u64).collect();
+    let vals: Vec<u32> = (0..sort_n as u32).collect();
+    for (name, words, with_values) in
+        [("sort u32 keys", 1, false), ("sort u32 keys + u32 values", 1, true), ("sort u64 keys", 2, false)]
+    {
+        let cpu = wall(effort, || {
+            if words == 2 {
+                let mut k = keys64.clone();
+                radix_sort_cpu(&mut k, None);
+            } else {
+                let mut k = keys.clone();
+                let mut v = vals.clone();
+                radix_sort_cpu(&mut k, with_values.then_some(&mut v[..]));
+            }
+        });
+        let (g, cp) = match gpu {
+            Some(gpu) => {
+                let (g, stages) = if words == 2 {
+                    let pristine = gpu.upload_fit(&keys64, Fit::Pieces).map_err(err)?;
+                    let work = gpu.zeroed_fit::<u64>(sort_n, Fit::Pieces).map_err(err)?;
+                    gpu_time_stages(gpu, effort, |rec| {
+                        rec.copy(&pristine, &work)?;
+                        record_sort(rec, &work, None)
+                    })?
+                } else {
+                    let pristine = gpu.upload_fit(&keys, Fit::Pieces).map_err(err)?;
+                    let work = gpu.zeroed_fit::<u32>(sort_n, Fit::Pieces).map_err(err)?;
+                    let v = gpu.upload_fit(&vals, Fit::Pieces).map_err(err)?;
+                    gpu_time_stages(gpu, effort, |rec| {
+                        rec.copy(&pristine, &work)?;
+                        record_sort(rec, &work, with_values.then_some(&v))
+                    })?
+                };
+                sort_notes.push(stages_note(name, &stages));
+                let bytes = (4 * words + 4 * with_values as usize) * sort_n;
+                (Some(g), Some(copy_time(gpu, bytes as u64, effort.warmup, effort.repeats).map_err(err)?))
+            }
+            None => (None, None),
+        };
+        push(
+            &mut t,
+            Row { op: name.into(), n: sort_n, gpu: g, copy: cp, cpu, rate_unit: "G keys/s", rate_per: sort_n as f64 },
+        );
+        bar.inc(1);
+    }
+
+    // Morton encoding: 12 B read, 4 (or 8) B written per point.
+    let points = random_points(morton_n);
+    for bits in [10u32, 21] {
+        let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).map_err(err)?, clamp: false };
+        let cpu = wall(effort, || {
+            let _ = enc.cpu(&points);
+        });
+        let (g, cp) = match gpu {
+            Some(gpu) => {
+                let on_gpu = enc.upload(gpu, &points).map_err(err)?;
+                let g = gpu_time(gpu, effort, |rec| enc.record_keys(rec, &on_gpu).map(|_| ()))?;
+                let out_bytes = if bits > 10 { 8 } else { 4 };
+                let copy = copy_time(gpu, (12 + out_bytes) * morton_n as u64 / 2, effort.warmup, effort.repeats)
+                    .map_err(err)?;
+                (Some(g), Some(copy))
+            }
+            None => (None, None),
+        };
+        let name = format!("Morton encode, {} -bit keys", if bits > 10 { 63 } else { 30 }).replace(" -", " ");
+        push(
+            &mut t,
+            Row { op: name, n: morton_n, gpu: g, copy: cp, cpu, rate_unit: "G keys/s", rate_per: morton_n as f64 },
+        );
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let who = gpu.map_or("no GPU".to_string(), |g| g.adapter_name().to_string());
+    t.note(format!(
+        "adapter: {who}; GPU times from {}; median of {} runs after {} warm-up (CPU: median of up to 5); CPU: {} rayon threads",
+        gpu.map_or("-", |g| if g.has(lumbre_gpu::wgpu::Features::TIMESTAMP_QUERY) { "timestamp queries" } else { "wall clock" }),
+        effort.repeats,
+        effort.warmup,
+        rayon::current_num_threads()
+    ));
+    t.note("copy ms: the copy kernel reading and writing (bytes read + bytes written) / 2 each way");
+    for n in sort_notes {
+        t.note(n);
+    }
+    let mut tables = vec![t];
+    if let Some(gpu) = gpu {
+        tables.push(pyramid_vs_compaction(gpu, max_log2.min(28), effort)?);
+    }
+    Ok(tables)
+}
+
+/// The density paper's Figure 10 as a table: histogram pyramid against one-pass compaction.
+fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table> {
+    let mut t = Table::new(
+        "Histogram pyramid vs one-pass compaction (flags, half kept, values out)",
+        &["n", "pyramid ms", "one-pass ms", "pyramid/one-pass"],
+    );
+    let bar = progress(((max_log2.max(16) - 16) / 2 + 1) as u64, "pyramid vs compaction");
+    for log2 in (16..=max_log2.max(16)).step_by(2) {
+        let n = 1usize << log2;
+        let values = random_u32(n, log2);
+        let flags = values.iter().map(|v| v >> 31).collect();
+        let stream = Stream { values, flags };
+        let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values };
+        let one = Compact::default();
+        let on_gpu = one.upload(gpu, &stream).map_err(err)?;
+        let a = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;
+        let b = gpu_time(gpu, effort, |rec| one.record_compact(rec, &on_gpu).map(|_| ()))?;
+        t.row(vec![format!("2^{log2}"), ms(a), ms(b), format!("{:.2}", a.as_secs_f64() / b.as_secs_f64())]);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    t.note(format!("adapter: {}", gpu.adapter_name()));
+    Ok(t)
+}
