@@ -50,8 +50,8 @@ fn cpu_copy(bytes: usize, effort: Effort, parallel: bool) -> Duration {
 /// plus write, beside CPU memcpy (one thread) and a parallel CPU copy.
 pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort) -> Result<Table, String> {
     let mut t = Table::new(
-        "Roofline: copy kernel (vec4<u32>) vs CPU copy, GB/s counting read + write",
-        &["bytes", "GPU ms", "GPU GB/s", "CPU memcpy GB/s", "CPU parallel GB/s"],
+        "Roofline: copy kernel (vec4<u32>, and one u32 per thread) vs CPU copy, GB/s counting read + write",
+        &["bytes", "GPU ms", "GPU GB/s", "GPU u32/thread GB/s", "CPU memcpy GB/s", "CPU parallel GB/s"],
     );
     let sizes: Vec<u32> = (min_log2..=max_log2).step_by(2).collect();
     let bar = progress(sizes.len() as u64, "roofline");
@@ -60,9 +60,15 @@ pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort)
         let gpu_cells = match gpu {
             Some(gpu) => {
                 let t = copy_time(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
-                vec![format!("{:.4}", t.as_secs_f64() * 1e3), format!("{:.1}", gbps(2 * bytes, t))]
+                let s =
+                    lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+                vec![
+                    format!("{:.4}", t.as_secs_f64() * 1e3),
+                    format!("{:.1}", gbps(2 * bytes, t)),
+                    format!("{:.1}", gbps(2 * bytes, s)),
+                ]
             }
-            None => vec!["-".into(), "-".into()],
+            None => vec!["-".into(), "-".into(), "-".into()],
         };
         let mem = cpu_copy(bytes as usize, effort, false);
         let par = cpu_copy(bytes as usize, effort, true);

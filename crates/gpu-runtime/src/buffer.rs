@@ -9,9 +9,10 @@ use crate::{Error, Gpu, Result};
 
 /// A storage buffer of `len` values of `T` on the GPU.
 ///
-/// Buffers are padded to at least 4 bytes (wgpu cannot bind or copy less), but bindings
-/// and downloads cover exactly `len` values, so `arrayLength` in WGSL is the true length
-/// for non-empty buffers.
+/// Buffers are padded to a multiple of 16 bytes (at least 16), and bindings round their
+/// size up to 16 bytes, so any buffer can be read as `array<vec4<u32>>`: wide loads are
+/// what reaches full bandwidth. Kernels take their true lengths from parameters;
+/// downloads cover exactly `len` values.
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;
@@ -41,8 +42,11 @@ impl<T> std::fmt::Debug for Buffer<T> {
 const USAGE: wgpu::BufferUsages =
     wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
 
+/// Allocation and binding granularity: one vec4.
+const PAD: u64 = 16;
+
 fn padded_bytes(bytes: u64) -> u64 {
-    bytes.max(4).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
+    bytes.max(PAD).next_multiple_of(PAD)
 }
 
 impl<T: Pod> Buffer<T> {
@@ -66,23 +70,22 @@ impl<T: Pod> Buffer<T> {
         &self.raw
     }
 
-    /// A binding of the whole buffer (at least 4 bytes, so empty buffers can be bound).
+    /// A binding of the whole buffer, its size rounded up to 16 bytes (so empty buffers can
+    /// be bound, and any buffer read as vec4s).
     pub fn binding(&self) -> wgpu::BindingResource<'_> {
-        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer: &self.raw,
-            offset: 0,
-            size: wgpu::BufferSize::new(padded_bytes(self.size_bytes()).min(self.raw.size())),
-        })
+        self.binding_range(0..self.len)
     }
 
-    /// A binding of values `range` (for buffers larger than one binding). The start must be
-    /// aligned to the device's `min_storage_buffer_offset_alignment` in bytes.
+    /// A binding of values `range` (for buffers larger than one binding), its size rounded
+    /// up to 16 bytes within the buffer. The start must be aligned to the device's
+    /// `min_storage_buffer_offset_alignment` in bytes.
     pub fn binding_range(&self, range: Range<usize>) -> wgpu::BindingResource<'_> {
         let t = size_of::<T>() as u64;
-        let bytes = ((range.end - range.start) as u64 * t).max(4);
+        let offset = range.start as u64 * t;
+        let bytes = padded_bytes((range.end - range.start) as u64 * t).min(self.raw.size().saturating_sub(offset));
         wgpu::BindingResource::Buffer(wgpu::BufferBinding {
             buffer: &self.raw,
-            offset: range.start as u64 * t,
+            offset,
             size: wgpu::BufferSize::new(bytes),
         })
     }

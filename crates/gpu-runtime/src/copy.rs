@@ -102,6 +102,27 @@ pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result
     })
 }
 
+/// Median GPU time of copying `bytes` with the scalar kernel `runtime/copy_u32.wgsl` (one
+/// `u32` per thread), for comparison with [`copy_time`] (16 bytes per thread).
+pub fn copy_time_u32(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result<Duration> {
+    let n = bytes.div_ceil(4) as usize;
+    let src = gpu.zeroed_fit::<u32>(n, Fit::Pieces)?;
+    let dst = gpu.zeroed_fit::<u32>(n, Fit::Pieces)?;
+    let kernel = gpu.kernel(&lumbre_shaders::runtime::COPY_U32, "main")?;
+    let piece = (gpu.limits().max_storage_buffer_binding_size / 4) as usize / 256 * 256;
+    median_time(warmup, repeats, || {
+        let mut rec = gpu.recorder();
+        let mut at = 0;
+        while at < n {
+            let len = piece.min(n - at);
+            let bind = [src.binding_range(at..at + len), dst.binding_range(at..at + len)];
+            rec.dispatch("copy u32", &kernel, &bind, (len as u64).div_ceil(256))?;
+            at += len;
+        }
+        Ok(rec.submit()?.gpu())
+    })
+}
+
 /// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the
 /// durations it reports.
 ///

@@ -27,8 +27,8 @@ struct CompactParams {
 }
 
 @group(0) @binding(0) var<uniform> params: CompactParams;
-@group(0) @binding(1) var<storage, read> values: array<u32>;
-@group(0) @binding(2) var<storage, read> flags: array<u32>;
+@group(0) @binding(1) var<storage, read> values: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> flags: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> state: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> carry: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
@@ -57,59 +57,77 @@ fn holds(v: u32) -> bool {
     }
 }
 
-fn keep(g: u32) -> u32 {
-    if (params.mode & 1u) != 0u {
-        return select(0u, 1u, holds(values[g]));
+fn holds4(v: vec4<u32>) -> vec4<bool> {
+    return vec4<bool>(holds(v.x), holds(v.y), holds(v.z), holds(v.w));
+}
+
+// Keep flags (0/1) of input vec4 `v` (lanes past `n` are 0) and what to write for each.
+struct Quad {
+    keep: vec4<u32>,
+    out: vec4<u32>,
+}
+
+fn load_quad(v: u32) -> Quad {
+    let e = vec4<u32>(4u * v) + vec4<u32>(0u, 1u, 2u, 3u);
+    let inside = e < vec4<u32>(params.n);
+    var q = Quad(vec4<u32>(0u), vec4<u32>(0u));
+    if 4u * v >= params.n {
+        return q;
     }
-    return select(0u, 1u, flags[g] != 0u);
+    let by_value = (params.mode & 1u) != 0u;
+    let out_index = (params.mode & 2u) != 0u;
+    var vals = vec4<u32>(0u);
+    if by_value || !out_index {
+        vals = values[v];
+    }
+    var keep = vec4<bool>(false);
+    if by_value {
+        keep = holds4(vals);
+    } else {
+        keep = flags[v] != vec4<u32>(0u);
+    }
+    q.keep = vec4<u32>(keep & inside);
+    q.out = select(vals, vec4<u32>(params.index_base) + e, out_index);
+    return q;
 }
 
 fn fallback_reduce(j: u32, l: Lanes) -> Elem {
-    var c = 0u;
-    for (var k = 0u; k < ITEMS; k++) {
-        let g = j * TILE + k * WG + l.lid;
-        if g < params.n {
-            c += keep(g);
-        }
-    }
-    return block_scan(c, l).total;
+    let vb = j * (TILE / 4u);
+    let a = load_quad(vb + l.lid).keep;
+    let b = load_quad(vb + WG + l.lid).keep;
+    let s = a + b;
+    return block_scan(s.x + s.y + s.z + s.w, l).total;
 }
 
 @compute @workgroup_size(256)
 fn compact(ids: LaneIds) {
     let l = lanes(ids);
     let tile = acquire_tile(l);
-    let base = tile * TILE;
-    let out_index = (params.mode & 2u) != 0u;
-    for (var k = 0u; k < ITEMS; k++) {
-        let i = k * WG + l.lid;
-        let g = base + i;
-        var kp = 0u;
-        var v = 0u;
-        if g < params.n {
-            kp = keep(g);
-            v = select(values[g], params.index_base + g, out_index);
-        }
-        cm_val[pad(i)] = v;
-        cm_keep[pad(i)] = kp;
+    let vb = tile * (TILE / 4u);
+    // Both vec4 loads issued before either is used.
+    let q0 = load_quad(vb + l.lid);
+    let q1 = load_quad(vb + WG + l.lid);
+    for (var c = 0u; c < 4u; c++) {
+        cm_val[pad(4u * l.lid + c)] = q0.out[c];
+        cm_keep[pad(4u * l.lid + c)] = q0.keep[c];
+        cm_val[pad(4u * (WG + l.lid) + c)] = q1.out[c];
+        cm_keep[pad(4u * (WG + l.lid) + c)] = q1.keep[c];
     }
     workgroupBarrier();
-    var vals: array<u32, ITEMS>;
-    var kept: array<u32, ITEMS>;
-    var count = 0u;
+    // No per-thread arrays (they can end up in local memory): the chunk's flags become a
+    // bitmask, and its values are read again from shared memory when writing.
+    var mask = 0u;
     for (var k = 0u; k < ITEMS; k++) {
-        let i = pad(l.rank * ITEMS + k);
-        vals[k] = cm_val[i];
-        kept[k] = cm_keep[i];
-        count += kept[k];
+        mask |= cm_keep[pad(l.rank * ITEMS + k)] << k;
     }
-    let bs = block_scan(count, l);
+    let bs = block_scan(countOneBits(mask), l);
     let prefix = lookback(tile, bs.total, carry[params.piece], params.spin_limit, l);
-    // Everyone has read its chunk (block_scan ends with a barrier): reuse cm_val for output.
+    // Every thread has read its flags (block_scan ends with a barrier): cm_keep now stages
+    // the tile's output.
     var at = bs.excl;
     for (var k = 0u; k < ITEMS; k++) {
-        if kept[k] != 0u {
-            cm_val[pad(at)] = vals[k];
+        if (mask & (1u << k)) != 0u {
+            cm_keep[pad(at)] = cm_val[pad(l.rank * ITEMS + k)];
             at += 1u;
         }
     }
@@ -117,7 +135,7 @@ fn compact(ids: LaneIds) {
     for (var k = 0u; k < ITEMS; k++) {
         let i = k * WG + l.lid;
         if i < bs.total {
-            out[prefix + i - params.out_base] = cm_val[pad(i)];
+            out[prefix + i - params.out_base] = cm_keep[pad(i)];
         }
     }
     if tile == params.num_tiles - 1u && l.lid == 0u {

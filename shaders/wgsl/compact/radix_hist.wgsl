@@ -19,7 +19,7 @@ struct SortParams {
 }
 
 @group(0) @binding(0) var<uniform> params: SortParams;
-@group(0) @binding(1) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read> keys: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> hist: array<u32>;
 
 const WG: u32 = 256u;
@@ -27,6 +27,27 @@ const ITEMS: u32 = 8u;
 const SORT_TILE: u32 = WG * ITEMS;
 
 var<workgroup> counts: array<atomic<u32>, 256>;
+
+fn count(g: u32, word: u32) {
+    if g < params.n {
+        atomicAdd(&counts[(word >> params.shift) & 0xffu], 1u);
+    }
+}
+
+// Four u32 keys starting at key g.
+fn count4(g: u32, k: vec4<u32>) {
+    count(g, k.x);
+    count(g + 1u, k.y);
+    count(g + 2u, k.z);
+    count(g + 3u, k.w);
+}
+
+// Two u64 keys (low, high words) starting at key g.
+fn count2(g: u32, k: vec4<u32>) {
+    let w = select(vec2<u32>(k.x, k.z), vec2<u32>(k.y, k.w), params.word == 1u);
+    count(g, w.x);
+    count(g + 1u, w.y);
+}
 
 @compute @workgroup_size(256)
 fn hist_tiles(
@@ -37,12 +58,23 @@ fn hist_tiles(
     let tile = flat_workgroup(wid, nwg);
     atomicStore(&counts[lid], 0u);
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let g = tile * SORT_TILE + k * WG + lid;
-        if g < params.n {
-            let d = (keys[g * params.key_words + params.word] >> params.shift) & 0xffu;
-            atomicAdd(&counts[d], 1u);
-        }
+    // Keys arrive as vec4s (four u32 keys, or two u64 keys), all loads issued up front.
+    if params.key_words == 1u {
+        let vb = tile * (SORT_TILE / 4u);
+        let a = keys[vb + lid];
+        let b = keys[vb + WG + lid];
+        count4(4u * (vb + lid), a);
+        count4(4u * (vb + WG + lid), b);
+    } else {
+        let vb = tile * (SORT_TILE / 2u);
+        let a = keys[vb + lid];
+        let b = keys[vb + WG + lid];
+        let c = keys[vb + 2u * WG + lid];
+        let d = keys[vb + 3u * WG + lid];
+        count2(2u * (vb + lid), a);
+        count2(2u * (vb + WG + lid), b);
+        count2(2u * (vb + 2u * WG + lid), c);
+        count2(2u * (vb + 3u * WG + lid), d);
     }
     workgroupBarrier();
     if params.tile_base + tile < params.num_tiles {

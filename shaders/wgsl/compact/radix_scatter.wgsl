@@ -25,7 +25,7 @@ struct SortParams {
 }
 
 @group(0) @binding(0) var<uniform> params: SortParams;
-@group(0) @binding(1) var<storage, read> keys_in: array<u32>;
+@group(0) @binding(1) var<storage, read> keys_in: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> vals_in: array<u32>;
 @group(0) @binding(3) var<storage, read> offsets: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys_out: array<u32>;
@@ -36,7 +36,9 @@ const SORT_TILE: u32 = WG * ITEMS;
 
 // Shared entries are (digit << 16) | position in the tile: the sort inside a tile needs only
 // the pass's digit, and the key (and value) are fetched by position at the end.
-var<workgroup> sm: array<u32, SORT_TILE + SORT_TILE / 32u>;
+// Two arrays, so each split round reads one and writes the other (no per-thread copies).
+var<workgroup> sm_a: array<u32, SORT_TILE + SORT_TILE / 32u>;
+var<workgroup> sm_b: array<u32, SORT_TILE + SORT_TILE / 32u>;
 var<workgroup> digit_count: array<atomic<u32>, 256>;
 // Output position of the first key of each digit, minus where that digit starts in the tile.
 var<workgroup> digit_base: array<u32, 256>;
@@ -55,6 +57,57 @@ fn unpack(c: vec2<u32>) -> vec4<u32> {
     return vec4<u32>(c.x & 0xffffu, c.x >> 16u, c.y & 0xffffu, c.y >> 16u);
 }
 
+// Component d of v, by selects (dynamic vector indexing can spill to local memory).
+fn pick(v: vec4<u32>, d: u32) -> u32 {
+    return select(select(v.w, v.z, d == 2u), select(v.y, v.x, d == 0u), d < 2u);
+}
+
+fn unit(d: u32) -> vec4<u32> {
+    return vec4<u32>(vec4<bool>(d == 0u, d == 1u, d == 2u, d == 3u));
+}
+
+fn sm_get(from_a: bool, i: u32) -> u32 {
+    if from_a {
+        return sm_a[i];
+    }
+    return sm_b[i];
+}
+
+fn sm_set(to_a: bool, i: u32, v: u32) {
+    if to_a {
+        sm_a[i] = v;
+    } else {
+        sm_b[i] = v;
+    }
+}
+
+fn stage(base: u32, i: u32, word: u32) {
+    var d = 0xffu;
+    if base + i < params.n {
+        d = (word >> params.shift) & 0xffu;
+        atomicAdd(&digit_count[d], 1u);
+    }
+    sm_a[pad(i)] = (d << 16u) | i;
+}
+
+fn stage4(base: u32, i: u32, k: vec4<u32>) {
+    stage(base, i, k.x);
+    stage(base, i + 1u, k.y);
+    stage(base, i + 2u, k.z);
+    stage(base, i + 3u, k.w);
+}
+
+fn stage2(base: u32, i: u32, k: vec4<u32>) {
+    let w = select(vec2<u32>(k.x, k.z), vec2<u32>(k.y, k.w), params.word == 1u);
+    stage(base, i, w.x);
+    stage(base, i + 1u, w.y);
+}
+
+// Word `w` of the piece's keys (keys_in is bound as vec4s).
+fn key_word(w: u32) -> u32 {
+    return keys_in[w / 4u][w % 4u];
+}
+
 @compute @workgroup_size(256)
 fn scatter(ids: LaneIds) {
     let l = lanes(ids);
@@ -62,38 +115,46 @@ fn scatter(ids: LaneIds) {
     let base = tile * SORT_TILE;
     atomicStore(&digit_count[l.lid], 0u);
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let i = k * WG + l.lid;
-        let g = base + i;
-        // Past the end: digit 255 and the largest positions, so they sort after every real key.
-        var d = 0xffu;
-        if g < params.n {
-            d = (keys_in[g * params.key_words + params.word] >> params.shift) & 0xffu;
-            atomicAdd(&digit_count[d], 1u);
-        }
-        sm[pad(i)] = (d << 16u) | i;
+    // Digits of the tile's keys from vec4 loads (all issued up front), staged as
+    // (digit << 16) | position; positions past the end get digit 255 and sort last.
+    if params.key_words == 1u {
+        let vb = tile * (SORT_TILE / 4u);
+        let a = keys_in[vb + l.lid];
+        let b = keys_in[vb + WG + l.lid];
+        stage4(base, 4u * l.lid, a);
+        stage4(base, 4u * (WG + l.lid), b);
+    } else {
+        let vb = tile * (SORT_TILE / 2u);
+        let a = keys_in[vb + l.lid];
+        let b = keys_in[vb + WG + l.lid];
+        let c = keys_in[vb + 2u * WG + l.lid];
+        let d = keys_in[vb + 3u * WG + l.lid];
+        stage2(base, 2u * l.lid, a);
+        stage2(base, 2u * (WG + l.lid), b);
+        stage2(base, 2u * (2u * WG + l.lid), c);
+        stage2(base, 2u * (3u * WG + l.lid), d);
     }
     workgroupBarrier();
     // Four stable 2-bit splits sort the tile by digit.
     for (var round = 0u; round < 4u; round++) {
         let bit = 16u + 2u * round;
-        var e: array<u32, ITEMS>;
+        let from_a = (round & 1u) == 0u;
         var c = vec2<u32>(0u);
         for (var k = 0u; k < ITEMS; k++) {
-            e[k] = sm[pad(l.rank * ITEMS + k)];
-            c += bump((e[k] >> bit) & 3u);
+            c += bump((sm_get(from_a, pad(l.rank * ITEMS + k)) >> bit) & 3u);
         }
-        // block_scan ends with a barrier, so every chunk has been read before the writes.
         let bs = block_scan(c, l);
         let t = unpack(bs.total);
         var pos = vec4<u32>(0u, t.x, t.x + t.y, t.x + t.y + t.z) + unpack(bs.excl);
         for (var k = 0u; k < ITEMS; k++) {
-            let d = (e[k] >> bit) & 3u;
-            sm[pad(pos[d])] = e[k];
-            pos[d] += 1u;
+            let e = sm_get(from_a, pad(l.rank * ITEMS + k));
+            let d = (e >> bit) & 3u;
+            sm_set(!from_a, pad(pick(pos, d)), e);
+            pos += unit(d);
         }
         workgroupBarrier();
     }
+    // After four rounds the sorted tile is back in sm_a.
     // Where each digit starts inside the sorted tile, and where it goes in the output.
     let count = atomicLoad(&digit_count[l.rank]);
     let bs = block_scan(vec2<u32>(count, 0u), l);
@@ -105,16 +166,16 @@ fn scatter(ids: LaneIds) {
     for (var k = 0u; k < ITEMS; k++) {
         let p = k * WG + l.lid;
         if p < valid {
-            let e = sm[pad(p)];
+            let e = sm_a[pad(p)];
             let src = base + (e & 0xffffu);
             let global = digit_base[e >> 16u] + p;
             if global >= params.out_base && global - params.out_base < params.out_len {
                 let dst = global - params.out_base;
                 let kw = params.key_words;
-                keys_out[dst * kw + params.word] = keys_in[src * kw + params.word];
+                keys_out[dst * kw + params.word] = key_word(src * kw + params.word);
                 if kw == 2u {
                     let other = 1u - params.word;
-                    keys_out[dst * 2u + other] = keys_in[src * 2u + other];
+                    keys_out[dst * 2u + other] = key_word(src * 2u + other);
                 }
                 if params.has_values != 0u {
                     vals_out[dst] = vals_in[src];

@@ -13,16 +13,11 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> points: array<f32>;
+@group(0) @binding(1) var<storage, read> points: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(3) var<storage, read_write> outside: atomic<u32>;
 
 const WG: u32 = 256u;
-
-fn is_nan(x: f32) -> bool {
-    // Bit test: comparisons with NaN are not guaranteed to survive every compiler.
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
-}
 
 fn spread10(v: u32) -> u32 {
     var x = v & 0x3ffu;
@@ -42,33 +37,27 @@ fn spread11(v: u32) -> u32 {
 var<workgroup> xyz: array<f32, 768>;
 
 fn load_points(wg: u32, lid: u32) {
-    for (var k = 0u; k < 3u; k++) {
-        let w = 3u * WG * wg + k * WG + lid;
-        if w < 3u * params.n {
-            xyz[k * WG + lid] = points[w];
-        }
+    // 768 floats are 192 vec4 loads.
+    let v = 192u * wg + lid;
+    if lid < 192u && 4u * v < 3u * params.n {
+        let x = points[v];
+        xyz[4u * lid] = x.x;
+        xyz[4u * lid + 1u] = x.y;
+        xyz[4u * lid + 2u] = x.z;
+        xyz[4u * lid + 3u] = x.w;
     }
     workgroupBarrier();
 }
 
-// Cell of the workgroup's point `lid`; also counts it if it lies outside the box.
+// Cell of the workgroup's point `lid`; also counts it if it lies outside the box. Whole
+// vec3 operations, no per-axis loop (dynamically indexed vectors can spill).
 fn cell_of(lid: u32) -> vec3<u32> {
     let p = vec3<f32>(xyz[3u * lid], xyz[3u * lid + 1u], xyz[3u * lid + 2u]);
     let last = f32((1u << params.bits) - 1u);
-    var c = vec3<u32>(0u);
-    var out = false;
-    for (var a = 0u; a < 3u; a++) {
-        if is_nan(p[a]) {
-            out = true;
-            continue;
-        }
-        if p[a] < params.min[a] || p[a] > params.max[a] {
-            out = true;
-        }
-        let q = clamp(floor((p[a] - params.min[a]) * params.scale[a]), 0.0, last);
-        c[a] = u32(q);
-    }
-    if out {
+    let nan = (bitcast<vec3<u32>>(p) & vec3<u32>(0x7fffffffu)) > vec3<u32>(0x7f800000u);
+    let q = clamp(floor((p - params.min) * params.scale), vec3<f32>(0.0), vec3<f32>(last));
+    let c = select(vec3<u32>(q), vec3<u32>(0u), nan);
+    if any(nan) || any(p < params.min) || any(p > params.max) {
         atomicAdd(&outside, 1u);
     }
     return c;
