@@ -99,6 +99,17 @@ fn fallback_reduce(j: u32, l: Lanes) -> Elem {
     return block_scan(s.x + s.y + s.z + s.w, l).total;
 }
 
+fn stage(i: u32, q: Quad) {
+    cm_val[pad(i)] = q.out.x;
+    cm_val[pad(i + 1u)] = q.out.y;
+    cm_val[pad(i + 2u)] = q.out.z;
+    cm_val[pad(i + 3u)] = q.out.w;
+    cm_keep[pad(i)] = q.keep.x;
+    cm_keep[pad(i + 1u)] = q.keep.y;
+    cm_keep[pad(i + 2u)] = q.keep.z;
+    cm_keep[pad(i + 3u)] = q.keep.w;
+}
+
 @compute @workgroup_size(256)
 fn compact(ids: LaneIds) {
     let l = lanes(ids);
@@ -107,12 +118,8 @@ fn compact(ids: LaneIds) {
     // Both vec4 loads issued before either is used.
     let q0 = load_quad(vb + l.lid);
     let q1 = load_quad(vb + WG + l.lid);
-    for (var c = 0u; c < 4u; c++) {
-        cm_val[pad(4u * l.lid + c)] = q0.out[c];
-        cm_keep[pad(4u * l.lid + c)] = q0.keep[c];
-        cm_val[pad(4u * (WG + l.lid) + c)] = q1.out[c];
-        cm_keep[pad(4u * (WG + l.lid) + c)] = q1.keep[c];
-    }
+    stage(4u * l.lid, q0);
+    stage(4u * (WG + l.lid), q1);
     workgroupBarrier();
     // No per-thread arrays (they can end up in local memory): the chunk's flags become a
     // bitmask, and its values are read again from shared memory when writing.

@@ -10,8 +10,8 @@
 //
 // The includer defines `alias Elem` (32-bit), the `state` binding and
 // `fn fallback_reduce(tile: u32, l: Lanes) -> Elem` (called by the whole workgroup), and
-// imports a `lookback_walk_*` module: how the walkers (one thread, or one subgroup
-// examining a window of predecessors at once) step backwards.
+// imports a `lookback_walk_*` module: how the workgroup steps backwards (one thread
+// walking serially, or every thread examining one predecessor of a window at once).
 
 const READY: u32 = 0x10000u;
 const ACT_DONE: u32 = 0u;
@@ -22,6 +22,7 @@ var<workgroup> lb_tile: u32;
 var<workgroup> lb_action: u32;
 var<workgroup> lb_j: u32;
 var<workgroup> lb_prefix: Elem;
+var<workgroup> lb_spins: u32;
 
 // Tiles are numbered in the order workgroups start, which is what makes look-back cheap.
 fn acquire_tile(l: Lanes) -> u32 {
@@ -68,6 +69,7 @@ fn lookback(tile: u32, agg: Elem, carry_in: Elem, spin_limit: u32, l: Lanes) -> 
             lb_publish(tile, 0u, agg);
             lb_prefix = Elem();
             lb_j = tile - 1u;
+            lb_spins = 0u;
             lb_action = ACT_WALK;
         }
     }
@@ -86,18 +88,19 @@ fn lookback(tile: u32, agg: Elem, carry_in: Elem, spin_limit: u32, l: Lanes) -> 
                     lb_action = ACT_DONE;
                 } else {
                     lb_j = j - 1u;
+                    lb_spins = 0u;
                     lb_action = ACT_WALK;
                 }
             }
             continue;
         }
-        if is_walker(l) {
-            let w = lb_walk(lb_j, lb_prefix, spin_limit, l);
-            if is_lead(l) {
-                lb_j = w.j;
-                lb_prefix = w.prefix;
-                lb_action = w.action;
-            }
+        // Every thread calls the step (the subgroup variant uses them all); the lead's
+        // result decides what the workgroup does next.
+        let w = lb_step(spin_limit, l);
+        if is_lead(l) {
+            lb_j = w.j;
+            lb_prefix = w.prefix;
+            lb_action = w.action;
         }
     }
     let prefix = workgroupUniformLoad(&lb_prefix);

@@ -1,9 +1,5 @@
 // Look-back walk by a single thread: one predecessor at a time.
 
-fn is_walker(l: Lanes) -> bool {
-    return l.lid == 0u;
-}
-
 fn is_lead(l: Lanes) -> bool {
     return l.lid == 0u;
 }
@@ -33,4 +29,11 @@ fn lb_walk(j0: u32, prefix0: Elem, spin_limit: u32, l: Lanes) -> Walk {
         }
     }
     return Walk(j, p, ACT_FALLBACK);
+}
+
+fn lb_step(spin_limit: u32, l: Lanes) -> Walk {
+    if l.lid == 0u {
+        return lb_walk(lb_j, lb_prefix, spin_limit, l);
+    }
+    return Walk(0u, Elem(), ACT_WALK);
 }
