@@ -2,15 +2,15 @@
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
 // Radix sort, pass part 2: each tile sorts its keys by the pass's 8-bit digit in shared
-// memory (two stable 4-bit splits: counters for the 16 values packed as 16-bit fields of
-// two vec4s and block-scanned together), then writes each key to its digit's output
+// memory (four stable 2-bit splits, counters for the four values packed as 16-bit fields
+// of a vec2 and block-scanned together), then writes each key to its digit's output
 // position: the scanned histogram for (digit, tile) plus its rank within the tile's digit.
 // Keys and values are gathered by their original position in the tile.
 // Keys longer than one binding: `keys_in`/`vals_in` hold one piece, and only destinations
 // inside the bound output window [out_base, out_base + out_len) are written; the host
 // dispatches every (piece, window) pair.
 
-alias Elem = vec4<u32>;
+alias Elem = vec2<u32>;
 
 struct SortParams {
     n: u32,
@@ -47,43 +47,23 @@ fn pad(i: u32) -> u32 {
     return i + (i >> 5u);
 }
 
-// Counters for 4-bit values: field d (16 bits) of the packed pair (lo: d < 8, hi: d >= 8),
-// word d / 2 % 4, bits 16 * (d % 2).
-struct Packed {
-    lo: vec4<u32>,
-    hi: vec4<u32>,
+// One 16-bit counter increment for 2-bit value d in the packed (x: d0 | d1, y: d2 | d3) pair.
+fn bump(d: u32) -> vec2<u32> {
+    let one = 1u << (16u * (d & 1u));
+    return select(vec2<u32>(0u, one), vec2<u32>(one, 0u), d < 2u);
 }
 
-fn bump(c: Packed, d: u32) -> Packed {
-    let one = vec4<u32>(1u << (16u * (d & 1u)));
-    let word = vec4<u32>((d >> 1u) & 3u) == vec4<u32>(0u, 1u, 2u, 3u);
-    let zero = vec4<u32>(0u);
-    return Packed(c.lo + select(zero, one, word & vec4<bool>(d < 8u)), c.hi + select(zero, one, word & vec4<bool>(d >= 8u)));
+fn unpack(c: vec2<u32>) -> vec4<u32> {
+    return vec4<u32>(c.x & 0xffffu, c.x >> 16u, c.y & 0xffffu, c.y >> 16u);
 }
 
-fn field(c: Packed, d: u32) -> u32 {
-    let v = select(c.lo, c.hi, d >= 8u);
-    let w = (d >> 1u) & 3u;
-    let word = select(select(v.w, v.z, w == 2u), select(v.y, v.x, w == 0u), w < 2u);
-    return (word >> (16u * (d & 1u))) & 0xffffu;
+// Component d of v, by selects (dynamic vector indexing can spill to local memory).
+fn pick(v: vec4<u32>, d: u32) -> u32 {
+    return select(select(v.w, v.z, d == 2u), select(v.y, v.x, d == 0u), d < 2u);
 }
 
-// Packed exclusive prefix over the 16 fields of `t` (each total <= SORT_TILE < 2^16).
-fn starts(t: Packed) -> Packed {
-    var out = Packed(vec4<u32>(0u), vec4<u32>(0u));
-    var run = 0u;
-    for (var d = 0u; d < 16u; d++) {
-        out = add_field(out, d, run);
-        run += field(t, d);
-    }
-    return out;
-}
-
-fn add_field(c: Packed, d: u32, x: u32) -> Packed {
-    let add = vec4<u32>(x << (16u * (d & 1u)));
-    let word = vec4<u32>((d >> 1u) & 3u) == vec4<u32>(0u, 1u, 2u, 3u);
-    let zero = vec4<u32>(0u);
-    return Packed(c.lo + select(zero, add, word & vec4<bool>(d < 8u)), c.hi + select(zero, add, word & vec4<bool>(d >= 8u)));
+fn unit(d: u32) -> vec4<u32> {
+    return vec4<u32>(vec4<bool>(d == 0u, d == 1u, d == 2u, d == 3u));
 }
 
 fn sm_get(from_a: bool, i: u32) -> u32 {
@@ -155,30 +135,29 @@ fn scatter(ids: LaneIds) {
         stage2(base, 2u * (3u * WG + l.lid), d);
     }
     workgroupBarrier();
-    // Two stable 4-bit splits sort the tile by digit.
-    for (var round = 0u; round < 2u; round++) {
-        let bit = 16u + 4u * round;
-        let from_a = round == 0u;
-        var c = Packed(vec4<u32>(0u), vec4<u32>(0u));
+    // Four stable 2-bit splits sort the tile by digit.
+    for (var round = 0u; round < 4u; round++) {
+        let bit = 16u + 2u * round;
+        let from_a = (round & 1u) == 0u;
+        var c = vec2<u32>(0u);
         for (var k = 0u; k < ITEMS; k++) {
-            c = bump(c, (sm_get(from_a, pad(l.rank * ITEMS + k)) >> bit) & 15u);
+            c += bump((sm_get(from_a, pad(l.rank * ITEMS + k)) >> bit) & 3u);
         }
-        let lo = block_scan(c.lo, l);
-        let hi = block_scan(c.hi, l);
-        let s0 = starts(Packed(lo.total, hi.total));
-        var pos = Packed(s0.lo + lo.excl, s0.hi + hi.excl);
+        let bs = block_scan(c, l);
+        let t = unpack(bs.total);
+        var pos = vec4<u32>(0u, t.x, t.x + t.y, t.x + t.y + t.z) + unpack(bs.excl);
         for (var k = 0u; k < ITEMS; k++) {
             let e = sm_get(from_a, pad(l.rank * ITEMS + k));
-            let d = (e >> bit) & 15u;
-            sm_set(!from_a, pad(field(pos, d)), e);
-            pos = bump(pos, d);
+            let d = (e >> bit) & 3u;
+            sm_set(!from_a, pad(pick(pos, d)), e);
+            pos += unit(d);
         }
         workgroupBarrier();
     }
-    // After two rounds the sorted tile is back in sm_a.
+    // After four rounds the sorted tile is back in sm_a.
     // Where each digit starts inside the sorted tile, and where it goes in the output.
     let count = atomicLoad(&digit_count[l.rank]);
-    let bs = block_scan(vec4<u32>(count, 0u, 0u, 0u), l);
+    let bs = block_scan(vec2<u32>(count, 0u), l);
     if count > 0u {
         digit_base[l.rank] = offsets[l.rank * params.num_tiles + params.tile_base + tile] - bs.excl.x;
     }
