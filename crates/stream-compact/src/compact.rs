@@ -156,18 +156,24 @@ pub struct Compact {
 /// assert_eq!(compact_cpu(&[7, 8, 9], &[1, 0, 1], Select::Flags, Emit::Values), vec![7, 9]);
 /// ```
 pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) -> Vec<u32> {
+    const CHUNK: usize = 1 << 16;
     let n = values.len().max(flags.len());
-    (0..n)
+    let keep = |i: usize| match select {
+        Select::Flags => flags[i] != 0,
+        Select::Where(p) => p.holds(values[i]),
+    };
+    // Each chunk filters sequentially (in order), then the pieces are concatenated.
+    let parts: Vec<Vec<u32>> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .filter(|&i| match select {
-            Select::Flags => flags[i] != 0,
-            Select::Where(p) => p.holds(values[i]),
+        .map(|c| {
+            let range = c * CHUNK..((c + 1) * CHUNK).min(n);
+            match emit {
+                Emit::Values => range.filter(|&i| keep(i)).map(|i| values[i]).collect(),
+                Emit::Indices => range.filter(|&i| keep(i)).map(|i| i as u32).collect(),
+            }
         })
-        .map(|i| match emit {
-            Emit::Values => values[i],
-            Emit::Indices => i as u32,
-        })
-        .collect()
+        .collect();
+    parts.concat()
 }
 
 #[repr(C)]

@@ -52,13 +52,16 @@ impl ScanElem for f32 {
 /// Sequential scan of `input` into `output`, starting from `carry`; returns the total.
 fn scan_serial<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind, carry: T) -> T {
     let mut acc = carry;
-    for (o, &x) in output.iter_mut().zip(input) {
-        match kind {
-            ScanKind::Exclusive => {
+    // One loop per kind: no branch inside the hot loop.
+    match kind {
+        ScanKind::Exclusive => {
+            for (o, &x) in output.iter_mut().zip(input) {
                 *o = acc;
                 acc = acc.add(x);
             }
-            ScanKind::Inclusive => {
+        }
+        ScanKind::Inclusive => {
+            for (o, &x) in output.iter_mut().zip(input) {
                 acc = acc.add(x);
                 *o = acc;
             }

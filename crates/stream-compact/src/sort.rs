@@ -88,12 +88,12 @@ fn cpu_pass<K: SortKey>(keys: &[K], vals: Option<&[u32]>, keys_out: &mut [K], va
                 });
         }
         _ => {
-            per_chunk.into_par_iter().zip(keys.par_chunks(CPU_CHUNK)).for_each(|(mut ks, kc)| {
-                let mut at = [0usize; 256];
+            per_chunk.into_par_iter().zip(keys.par_chunks(CPU_CHUNK)).for_each(|(ks, kc)| {
+                let mut ks: Vec<_> = ks.into_iter().map(|s| s.iter_mut()).collect();
                 for k in kc {
-                    let d = k.digit(pass);
-                    ks[d][at[d]] = *k;
-                    at[d] += 1;
+                    if let Some(slot) = ks[k.digit(pass)].next() {
+                        *slot = *k;
+                    }
                 }
             });
         }
