@@ -1,0 +1,197 @@
+//! The CPU build: the reference the GPU build must match bit for bit.
+
+use std::fmt;
+
+use lumbre_compact::radix_sort_cpu;
+use lumbre_morton::Quantizer;
+use rayon::prelude::*;
+
+use crate::{Attrs, MAX_DEPTH, NO_CHILD, Node, Octree, Root};
+
+/// Why an octree cannot be built or updated.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OctreeError {
+    /// Depth above [`MAX_DEPTH`].
+    Depth(u32),
+    /// Points and attributes differ in length.
+    Lengths {
+        /// Points given.
+        points: usize,
+        /// Attributes given.
+        attrs: usize,
+    },
+    /// A point lies outside the given root box.
+    Outside {
+        /// Its index.
+        index: usize,
+        /// The point.
+        point: [f32; 3],
+    },
+    /// No finite point at all.
+    Empty,
+    /// More points than the 32-bit payload sums can hold.
+    TooManyPoints(usize),
+}
+
+impl fmt::Display for OctreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OctreeError::Depth(d) => write!(f, "depth {d} is above the maximum of {MAX_DEPTH}"),
+            OctreeError::Lengths { points, attrs } => write!(f, "{points} points but {attrs} attributes"),
+            OctreeError::Outside { index, point } => write!(f, "point {index} at {point:?} lies outside the root box"),
+            OctreeError::Empty => write!(f, "no finite point to build an octree from"),
+            OctreeError::TooManyPoints(n) => write!(f, "{n} points: node sums hold at most {MAX_POINTS}"),
+        }
+    }
+}
+
+impl std::error::Error for OctreeError {}
+
+/// Most points a tree may hold: 255 of them per channel must fit a `u32` sum.
+pub const MAX_POINTS: usize = (u32::MAX / 255) as usize;
+
+/// What a build kept and dropped.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildReport {
+    /// Points in the tree.
+    pub points: usize,
+    /// Points dropped for a NaN or infinite coordinate.
+    pub dropped_non_finite: usize,
+}
+
+/// Indices of the finite points, and how many were dropped.
+pub(crate) fn finite_points(points: &[[f32; 3]]) -> (Vec<u32>, usize) {
+    let keep: Vec<u32> =
+        (0..points.len() as u32).filter(|&i| points[i as usize].iter().all(|c| c.is_finite())).collect();
+    let dropped = points.len() - keep.len();
+    (keep, dropped)
+}
+
+/// The quantiser of leaf cells for `root` at `depth` (`None` at depth 0: one cell).
+pub(crate) fn quantizer(root: Root, depth: u32) -> Option<Quantizer> {
+    (depth > 0).then(|| Quantizer {
+        min: root.min,
+        max: root.max(),
+        scale: [(1u32 << depth) as f32 / root.size; 3],
+        bits: depth,
+    })
+}
+
+/// Leaf cell code (Morton code at `depth` bits per axis) of a point inside the root.
+pub(crate) fn leaf_code(q: &Option<Quantizer>, p: [f32; 3]) -> u32 {
+    match q {
+        Some(q) => lumbre_morton::encode_u32(q.cell_clamped(p)),
+        None => 0,
+    }
+}
+
+pub(crate) fn check(points: usize, attrs: usize, depth: u32) -> Result<(), OctreeError> {
+    if depth > MAX_DEPTH {
+        return Err(OctreeError::Depth(depth));
+    }
+    if points != attrs {
+        return Err(OctreeError::Lengths { points, attrs });
+    }
+    if points > MAX_POINTS {
+        return Err(OctreeError::TooManyPoints(points));
+    }
+    Ok(())
+}
+
+impl Octree {
+    /// Builds the octree of `points` at `depth` in the smallest cube around them. Points with
+    /// a NaN or infinite coordinate are dropped and counted.
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, Octree};
+    /// let pts = [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [0.9, 0.9, 0.9]];
+    /// let (tree, report) = Octree::build(&pts, &[Attrs::default(); 3], 2).unwrap();
+    /// assert_eq!((tree.points(), report.dropped_non_finite), (3, 0));
+    /// assert_eq!(tree.level(2).len(), 2); // the two upper points share a leaf
+    /// ```
+    pub fn build(points: &[[f32; 3]], attrs: &[Attrs], depth: u32) -> Result<(Octree, BuildReport), OctreeError> {
+        let root = Root::around(points).ok_or(OctreeError::Empty)?;
+        Self::build_in(points, attrs, depth, root)
+    }
+
+    /// Builds the octree of `points` in a given root cube; a finite point outside it is an
+    /// error.
+    pub fn build_in(
+        points: &[[f32; 3]],
+        attrs: &[Attrs],
+        depth: u32,
+        root: Root,
+    ) -> Result<(Octree, BuildReport), OctreeError> {
+        check(points.len(), attrs.len(), depth)?;
+        let (keep, dropped) = finite_points(points);
+        if let Some(&i) = keep.iter().find(|&&i| !root.contains(points[i as usize])) {
+            return Err(OctreeError::Outside { index: i as usize, point: points[i as usize] });
+        }
+        let q = quantizer(root, depth);
+        let mut codes: Vec<u32> = keep.par_iter().map(|&i| leaf_code(&q, points[i as usize])).collect();
+        let mut order = keep;
+        radix_sort_cpu(&mut codes, Some(&mut order));
+        let leaves = leaf_level(&codes, &order, attrs, depth);
+        let tree = assemble(root, depth, leaves);
+        let report = BuildReport { points: codes.len(), dropped_non_finite: dropped };
+        Ok((tree, report))
+    }
+}
+
+/// Leaf nodes from sorted leaf codes and the point index of each.
+pub(crate) fn leaf_level(codes: &[u32], order: &[u32], attrs: &[Attrs], depth: u32) -> Vec<Node> {
+    let mut leaves: Vec<Node> = Vec::new();
+    for (&code, &i) in codes.iter().zip(order) {
+        let key = (1u32 << (3 * depth)) | code;
+        if leaves.last().is_none_or(|n| n.key != key) {
+            leaves.push(Node { key, first_child: NO_CHILD, ..Default::default() });
+        }
+        let n = leaves.last_mut().expect("pushed above");
+        n.count += 1;
+        for (s, c) in n.sum.iter_mut().zip(attrs[i as usize].channels()) {
+            *s += c;
+        }
+    }
+    leaves
+}
+
+/// Parents of a sorted level; `first_child` holds the index within `children`.
+pub(crate) fn parent_level(children: &[Node]) -> Vec<Node> {
+    let mut parents: Vec<Node> = Vec::new();
+    for (i, c) in children.iter().enumerate() {
+        let key = c.key >> 3;
+        if parents.last().is_none_or(|p| p.key != key) {
+            parents.push(Node { key, first_child: i as u32, ..Default::default() });
+        }
+        let p = parents.last_mut().expect("pushed above");
+        p.count += c.count;
+        p.child_mask |= 1 << (c.key & 7);
+        for (s, x) in p.sum.iter_mut().zip(c.sum) {
+            *s += x;
+        }
+    }
+    parents
+}
+
+/// The whole tree from its leaf level: parents up to the root, root first, with global
+/// child indices.
+pub(crate) fn assemble(root: Root, depth: u32, leaves: Vec<Node>) -> Octree {
+    let mut levels_rev = vec![leaves];
+    for _ in 0..depth {
+        let parents = parent_level(levels_rev.last().expect("at least the leaves"));
+        levels_rev.push(parents);
+    }
+    let mut levels = vec![0u32];
+    let mut nodes = Vec::new();
+    for level in levels_rev.iter().rev() {
+        nodes.extend_from_slice(level);
+        levels.push(nodes.len() as u32);
+    }
+    for l in 0..depth as usize {
+        let next = levels[l + 1];
+        for n in &mut nodes[levels[l] as usize..levels[l + 1] as usize] {
+            n.first_child += next;
+        }
+    }
+    Octree { root, depth, nodes, levels }
+}

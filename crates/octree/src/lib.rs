@@ -1,0 +1,37 @@
+//! A linear sparse octree over point clouds, addressed by level-prefixed Morton keys (the
+//! volumetric thesis's engine, without its dense 8^depth skeleton): nodes exist only where
+//! points are, memory grows with the data, and the root grows when points leave it.
+//!
+//! - [`Octree::build`]: sort leaf keys, one node per distinct key per level, exact integer
+//!   payload sums (count, colour, reflection, refraction). CPU here; the GPU build in
+//!   [`GpuBuild`] matches it bit for bit.
+//! - [`Octree::update`]: the thesis's in-place update when points move.
+//! - [`Octree::trace`]: slab tests and a front-to-back stack descent to the first voxel.
+//! - [`dense_counts`]: the thesis's own build (atomic counters over every possible node),
+//!   to compare against.
+//!
+//! ```
+//! use lumbre_octree::{Attrs, Octree};
+//! let points: Vec<[f32; 3]> = (0..1000).map(|i| {
+//!     let t = i as f32 * 0.01;
+//!     [t.cos(), t.sin(), t * 0.1]
+//! }).collect();
+//! let attrs = vec![Attrs::from_unit([1.0, 0.5, 0.0], 0.0, 0.0); points.len()];
+//! let (tree, _) = Octree::build(&points, &attrs, 6).unwrap();
+//! assert_eq!(tree.points(), 1000);
+//! assert_eq!(tree.nodes[0].mean_color(), [1.0, 128.0 / 255.0, 0.0]);
+//! ```
+
+mod attrs;
+mod build;
+mod dense;
+mod node;
+mod traverse;
+mod update;
+
+pub use attrs::Attrs;
+pub use build::{BuildReport, MAX_POINTS, OctreeError};
+pub use dense::{MAX_DENSE_DEPTH, dense_bytes, dense_counts};
+pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
+pub use traverse::{STACK_SIZE, VoxelHit, slab};
+pub use update::UpdateReport;

@@ -1,0 +1,216 @@
+//! In-place update when points move (the volumetric thesis's chapter 4): recompute each
+//! point's leaf key; for every level where its old and new ancestors differ, take it out
+//! of the old node and put it into the new one; delete nodes left empty and create nodes
+//! that gain their first point. Points that leave the root box grow the root (the old root
+//! becomes a child of a twice larger one, keys re-prefixed) instead of being dropped. The
+//! result equals a fresh build of the moved points in the same root box, bit for bit.
+
+use std::collections::BTreeMap;
+
+use crate::build::{check, finite_points, leaf_code, quantizer};
+use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError, Root};
+
+/// What an update changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpdateReport {
+    /// Points whose leaf changed.
+    pub moved: usize,
+    /// Nodes deleted because they lost their last point.
+    pub deleted: usize,
+    /// Nodes created by a point entering empty space.
+    pub created: usize,
+    /// Times the root doubled to hold points that left it.
+    pub root_growths: u32,
+}
+
+/// Signed change of one node: count and channel sums.
+#[derive(Clone, Copy, Debug, Default)]
+struct Delta {
+    count: i64,
+    sum: [i64; 5],
+}
+
+impl Octree {
+    /// Doubles the root towards `p`: the old root becomes octant `o` of the new one, the old
+    /// leaf level merges into its parents (the depth stays), every key gains the octant.
+    /// Returns the octant, to re-key old leaf codes.
+    fn grow_towards(&mut self, p: [f32; 3]) -> u32 {
+        let mut octant = 0;
+        let mut min = self.root.min;
+        for a in 0..3 {
+            // Extending below puts the old root in the upper half of that axis.
+            if p[a] < self.root.min[a] {
+                min[a] -= self.root.size;
+                octant |= 1 << a;
+            }
+        }
+        let root = Root { min, size: 2.0 * self.root.size };
+        let depth = self.depth;
+        // Old level l becomes new level l + 1; old leaves (level depth) are dropped since
+        // their parents, old level depth - 1, become the new leaves.
+        let mut leaves: Vec<Node> = if depth == 0 { self.level(0).to_vec() } else { self.level(depth - 1).to_vec() };
+        let from_level = depth.saturating_sub(1);
+        for n in &mut leaves {
+            let value = n.key ^ (1 << (3 * from_level));
+            n.key = (1 << (3 * (from_level + 1))) | (octant << (3 * from_level)) | value;
+            n.first_child = NO_CHILD;
+            n.child_mask = 0;
+        }
+        if depth == 0 {
+            // A depth-0 tree is one node: the root itself is the leaf.
+            for n in &mut leaves {
+                n.key = 1;
+            }
+        }
+        *self = crate::build::assemble(root, depth, leaves);
+        octant
+    }
+
+    /// Moves the points from `old` to `new` positions (same length and order as the points
+    /// the tree was built from, with their attributes) and updates the tree in place.
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, Octree};
+    /// let old = [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]];
+    /// let attrs = [Attrs::default(); 2];
+    /// let (mut tree, _) = Octree::build(&old, &attrs, 3).unwrap();
+    /// let new = [[0.0, 0.0, 0.0], [1.5, 1.0, 1.0]]; // leaves the root box: the root doubles
+    /// let report = tree.update(&old, &new, &attrs).unwrap();
+    /// assert_eq!(report.root_growths, 1);
+    /// let (fresh, _) = Octree::build_in(&new, &attrs, 3, tree.root).unwrap();
+    /// assert_eq!(tree, fresh);
+    /// ```
+    pub fn update(&mut self, old: &[[f32; 3]], new: &[[f32; 3]], attrs: &[Attrs]) -> Result<UpdateReport, OctreeError> {
+        check(old.len(), attrs.len(), self.depth)?;
+        check(new.len(), attrs.len(), self.depth)?;
+        let mut report = UpdateReport::default();
+        // Old leaf codes: from the old positions in the root the tree was built with.
+        let (old_keep, _) = finite_points(old);
+        let q_old = quantizer(self.root, self.depth);
+        let mut old_code: Vec<Option<u32>> = vec![None; old.len()];
+        for &i in &old_keep {
+            old_code[i as usize] = Some(leaf_code(&q_old, old[i as usize]));
+        }
+        // Grow the root until every new point fits, re-keying the old codes each time.
+        let (new_keep, _) = finite_points(new);
+        while let Some(&i) = new_keep.iter().find(|&&i| !self.root.contains(new[i as usize])) {
+            if report.root_growths >= 64 {
+                return Err(OctreeError::Outside { index: i as usize, point: new[i as usize] });
+            }
+            let octant = self.grow_towards(new[i as usize]);
+            report.root_growths += 1;
+            let d = self.depth;
+            for c in old_code.iter_mut().flatten() {
+                *c = if d == 0 { 0 } else { (octant << (3 * (d - 1))) | (*c >> 3) };
+            }
+        }
+        let q_new = quantizer(self.root, self.depth);
+        let mut new_code: Vec<Option<u32>> = vec![None; new.len()];
+        for &i in &new_keep {
+            new_code[i as usize] = Some(leaf_code(&q_new, new[i as usize]));
+        }
+        // Per-level deltas, keyed by level-prefixed node key.
+        let d = self.depth;
+        let mut deltas: BTreeMap<u32, Delta> = BTreeMap::new();
+        let mut apply = |key: u32, sign: i64, a: &Attrs| {
+            let e = deltas.entry(key).or_default();
+            e.count += sign;
+            for (s, c) in e.sum.iter_mut().zip(a.channels()) {
+                *s += sign * c as i64;
+            }
+        };
+        for i in 0..new.len() {
+            let (o, n) = (old_code[i], new_code[i]);
+            if o == n {
+                continue;
+            }
+            report.moved += 1;
+            for l in 0..=d {
+                let shift = 3 * (d - l);
+                let anc = |c: u32| (1u32 << (3 * l)) | (c >> shift);
+                let (oa, na) = (o.map(anc), n.map(anc));
+                if oa != na {
+                    if let Some(k) = oa {
+                        apply(k, -1, &attrs[i]);
+                    }
+                    if let Some(k) = na {
+                        apply(k, 1, &attrs[i]);
+                    }
+                }
+            }
+        }
+        if deltas.is_empty() {
+            return Ok(report);
+        }
+        // Merge the deltas into each level, deepest first, then relink parents.
+        let mut pending = deltas.into_iter().peekable();
+        let mut merged_levels: Vec<Vec<Node>> = Vec::new();
+        for l in 0..=d {
+            let start = self.levels[l as usize] as usize;
+            let end = self.levels[l as usize + 1] as usize;
+            let level_end = 1u64 << (3 * (l + 1)); // keys of level l are below this
+            let mut out = Vec::with_capacity(end - start);
+            let mut existing = self.nodes[start..end].iter().peekable();
+            loop {
+                let next_delta = pending.peek().filter(|(k, _)| (*k as u64) < level_end).map(|(k, _)| *k);
+                let next_node = existing.peek().map(|n| n.key);
+                let (key, node, delta) = match (next_node, next_delta) {
+                    (None, None) => break,
+                    (Some(a), Some(b)) if a == b => (a, existing.next().copied(), pending.next().map(|p| p.1)),
+                    (Some(a), Some(b)) if a < b => (a, existing.next().copied(), None),
+                    (Some(a), None) => (a, existing.next().copied(), None),
+                    (_, Some(b)) => (b, None, pending.next().map(|p| p.1)),
+                };
+                let mut n = node.unwrap_or(Node { key, first_child: NO_CHILD, ..Default::default() });
+                if let Some(dl) = delta {
+                    let count = n.count as i64 + dl.count;
+                    if count <= 0 {
+                        report.deleted += node.is_some() as usize;
+                        continue;
+                    }
+                    report.created += node.is_none() as usize;
+                    n.count = count as u32;
+                    for (s, x) in n.sum.iter_mut().zip(dl.sum) {
+                        *s = (*s as i64 + x) as u32;
+                    }
+                }
+                out.push(n);
+            }
+            merged_levels.push(out);
+        }
+        // Relink: the children of a level-l node are the run of level l + 1 whose keys
+        // have it as parent; positions shift where nodes were created or deleted.
+        for l in 0..d as usize {
+            let (upper, lower) = merged_levels.split_at_mut(l + 1);
+            let (parents, children) = (&mut upper[l], &lower[0]);
+            let mut c = 0;
+            for p in parents.iter_mut() {
+                while c < children.len() && children[c].key >> 3 < p.key {
+                    c += 1;
+                }
+                p.first_child = c as u32;
+                p.child_mask = 0;
+                let mut k = c;
+                while k < children.len() && children[k].key >> 3 == p.key {
+                    p.child_mask |= 1 << (children[k].key & 7);
+                    k += 1;
+                }
+            }
+        }
+        let mut nodes = Vec::new();
+        let mut levels = vec![0u32];
+        for level in &merged_levels {
+            nodes.extend_from_slice(level);
+            levels.push(nodes.len() as u32);
+        }
+        for l in 0..d as usize {
+            let next = levels[l + 1];
+            for n in &mut nodes[levels[l] as usize..levels[l + 1] as usize] {
+                n.first_child += next;
+            }
+        }
+        self.nodes = nodes;
+        self.levels = levels;
+        Ok(report)
+    }
+}
