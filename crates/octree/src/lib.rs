@@ -25,6 +25,7 @@
 mod attrs;
 mod build;
 mod dense;
+mod gpu;
 mod node;
 mod traverse;
 mod update;
@@ -32,6 +33,7 @@ mod update;
 pub use attrs::Attrs;
 pub use build::{BuildReport, MAX_POINTS, OctreeError};
 pub use dense::{MAX_DENSE_DEPTH, dense_bytes, dense_counts};
+pub use gpu::{GpuBuild, GpuCloud, GpuOctree, Points};
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
 pub use traverse::{STACK_SIZE, VoxelHit, slab};
 pub use update::UpdateReport;

@@ -28,4 +28,4 @@ pub use compact::{COMPACT_TILE, Compact, Emit, GpuCompacted, GpuStream, Predicat
 pub use hpyramid::HistoPyramid;
 pub use pieces::{piece_len, pieces};
 pub use scan::{Lookback, SCAN_TILE, Scan, ScanElem, ScanKind, ScanScratch, record_scan, record_scan_with, scan_cpu};
-pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort};
+pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort, record_sort_bits};

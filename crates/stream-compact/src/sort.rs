@@ -151,7 +151,19 @@ struct Params {
 /// sort over `w` windows costs about `w` times the scatter work. The histograms must fit
 /// one binding, which allows keys up to 8 bindings long.
 pub fn record_sort<K: SortKey>(rec: &mut Recorder, keys: &Buffer<K>, values: Option<&Buffer<u32>>) -> Result<()> {
+    record_sort_bits(rec, keys, values, 32 * K::WORDS)
+}
+
+/// [`record_sort`] for keys whose bits above `key_bits` are all zero (Morton codes, say):
+/// only `ceil(key_bits / 8)` passes run.
+pub fn record_sort_bits<K: SortKey>(
+    rec: &mut Recorder,
+    keys: &Buffer<K>,
+    values: Option<&Buffer<u32>>,
+    key_bits: u32,
+) -> Result<()> {
     let gpu = rec.gpu().clone();
+    let passes = key_bits.min(32 * K::WORDS).div_ceil(8);
     let n = keys.len();
     if let Some(v) = values
         && v.len() != n
@@ -189,7 +201,7 @@ pub fn record_sort<K: SortKey>(rec: &mut Recorder, keys: &Buffer<K>, values: Opt
     let key_range = |(start, len): (usize, usize)| start * w..(start + len) * w;
     let val_range =
         |v: &Buffer<u32>, (start, len): (usize, usize)| if v.len() >= start + len { start..start + len } else { 0..1 };
-    for pass in 0..4 * K::WORDS {
+    for pass in 0..passes {
         let (src_k, dst_k, src_v, dst_v) =
             if pass % 2 == 0 { (&k_in, &k_tmp, &vals, &vals_tmp) } else { (&k_tmp, &k_in, &vals_tmp, &vals) };
         let params = |part: (usize, usize), window: (usize, usize)| Params {
@@ -223,6 +235,13 @@ pub fn record_sort<K: SortKey>(rec: &mut Recorder, keys: &Buffer<K>, values: Opt
                 ];
                 rec.dispatch("sort scatter", &scatter_k, &bind, part.1.div_ceil(SORT_TILE) as u64)?;
             }
+        }
+    }
+    // An odd number of passes leaves the result in the scratch buffers.
+    if passes % 2 == 1 {
+        rec.copy(&k_tmp, &k_in)?;
+        if values.is_some() {
+            rec.copy(&vals_tmp, &vals)?;
         }
     }
     Ok(())

@@ -85,6 +85,24 @@ fn keys_longer_than_a_binding_are_sorted_in_pieces() {
     assert!(matches!(err, lumbre_gpu::Error::LimitExceeded { .. }), "{err}");
 }
 
+#[test]
+fn sorts_of_narrow_keys_skip_passes() {
+    use lumbre_compact::record_sort_bits;
+    for gpu in gpus() {
+        for bits in [1u32, 8, 12, 24, 30] {
+            let keys = keys32(12_000, (1u32 << bits) - 1);
+            let vals: Vec<u32> = (0..keys.len() as u32).collect();
+            let k = gpu.upload(&keys).unwrap();
+            let v = gpu.upload(&vals).unwrap();
+            let mut rec = gpu.recorder();
+            record_sort_bits(&mut rec, &k, Some(&v), bits).unwrap();
+            rec.submit().unwrap();
+            let want = RadixSortPairs::<u32>::new().cpu(&(keys, vals)).unwrap();
+            assert_eq!((gpu.download(&k).unwrap(), gpu.download(&v).unwrap()), want, "{} bits={bits}", describe(&gpu));
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(16))]
     #[test]

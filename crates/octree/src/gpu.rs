@@ -1,0 +1,248 @@
+//! The GPU build: Morton encode, radix sort of (code, point) pairs, then one compaction and
+//! one reduction per level, deepest first, and a gather into the final node array. Every
+//! stage stays on the GPU; the result equals [`Octree::build`] bit for bit.
+
+use lumbre_compact::{Compact, Emit, GpuStream, Select, record_sort_bits};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result, record_iota};
+use lumbre_morton::{GpuPoints, MortonEncode, NodeKey32};
+
+use crate::build::{check, finite_points, quantizer};
+use crate::{Attrs, Node, Octree, Root};
+
+/// A point cloud: positions and their attributes (same length).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Points {
+    /// Positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Attributes, one per position.
+    pub attrs: Vec<Attrs>,
+}
+
+/// The finite points of a cloud on the GPU, with the root cube around them.
+#[derive(Clone, Debug)]
+pub struct GpuCloud {
+    /// Positions, x y z per point.
+    pub xyz: Buffer<f32>,
+    /// Packed attributes ([`Attrs::packed`]).
+    pub attrs: Buffer<[u32; 2]>,
+    /// Number of points.
+    pub len: usize,
+    /// The root cube.
+    pub root: Root,
+}
+
+/// An octree on the GPU: the node array (with spare capacity at the end) and the level
+/// offsets (`depth + 2` words; the last is the node count), both only on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuOctree {
+    /// Nodes, level by level, root first.
+    pub nodes: Buffer<Node>,
+    /// Level offsets into `nodes`.
+    pub levels: Buffer<u32>,
+    /// The root cube.
+    pub root: Root,
+    /// Depth of the leaves.
+    pub depth: u32,
+}
+
+/// Builds an [`Octree`] on the GPU (or, through [`Compute::cpu`], with [`Octree::build`]).
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_octree::{Attrs, GpuBuild, Points};
+/// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3]], attrs: vec![Attrs::default(); 2] };
+/// let tree = GpuBuild { depth: 8 }.gpu(&Gpu::new()?, &cloud)?;
+/// assert_eq!(tree.points(), 2);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct GpuBuild {
+    /// Depth of the leaves (at most [`crate::MAX_DEPTH`]).
+    pub depth: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    depth: u32,
+    level: u32,
+    _pad: u32,
+}
+
+/// Worst-case node count of each level: no more than the points, nor than 8^level.
+fn capacities(points: usize, depth: u32) -> Vec<usize> {
+    (0..=depth).map(|l| if 3 * l >= 63 { points } else { points.min(1usize << (3 * l)) }.max(1)).collect()
+}
+
+fn err(e: crate::OctreeError) -> Error {
+    Error::Input(e.to_string())
+}
+
+impl GpuBuild {
+    /// Records the build of an uploaded cloud.
+    pub fn record_build(&self, rec: &mut Recorder, cloud: &GpuCloud) -> Result<GpuOctree> {
+        let gpu = rec.gpu().clone();
+        let (n, depth) = (cloud.len, self.depth);
+        check(n, n, depth).map_err(err)?;
+        if n == 0 {
+            return Err(err(crate::OctreeError::Empty));
+        }
+        let caps = capacities(n, depth);
+        let total: usize = caps.iter().sum();
+        let build = lumbre_shaders::octree::BUILD;
+        let kernel = |e| gpu.kernel(&build, e);
+        let groups = |k: usize| (k as u64).div_ceil(256);
+        // 1. Leaf codes and the sort of (code, point) pairs.
+        let codes = match quantizer(cloud.root, depth) {
+            Some(quantizer) => {
+                let enc = MortonEncode { quantizer, clamp: true };
+                enc.record_keys(rec, &GpuPoints { xyz: cloud.xyz.clone() })?.words
+            }
+            None => gpu.zeroed::<u32>(n)?,
+        };
+        let order = gpu.zeroed::<u32>(n)?;
+        record_iota(rec, &order, 0)?;
+        record_sort_bits(rec, &codes, Some(&order), 3 * depth)?;
+        // Buffers the stages do not use are bound to stand-ins.
+        let dummy_u32 = gpu.zeroed::<u32>(1)?;
+        let dummy_nodes = gpu.zeroed::<Node>(1)?;
+        let flags = gpu.zeroed::<u32>(n)?;
+        let counts = gpu.zeroed::<u32>(depth as usize + 1)?;
+        let params = |n: usize, level: u32| gpu.uniform(&Params { n: n as u32, depth, level, _pad: 0 });
+        let runs = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
+        // 2. Leaves: runs of equal codes.
+        let p = params(n, depth)?;
+        let bind_leaf =
+            |rec: &mut Recorder, entry, starts: &Buffer<u32>, count: &Buffer<u32>, out: &Buffer<Node>, k| {
+                let res = [
+                    p.as_entire_binding(),
+                    codes.binding(),
+                    order.binding(),
+                    cloud.attrs.binding(),
+                    starts.binding(),
+                    count.binding(),
+                    dummy_nodes.binding(),
+                    dummy_u32.binding(),
+                    flags.binding(),
+                    out.binding(),
+                ];
+                rec.dispatch("octree leaves", &kernel(entry)?, &res, groups(k))
+            };
+        bind_leaf(rec, "leaf_flags", &dummy_u32, &dummy_u32, &dummy_nodes, n)?;
+        let leaf_runs =
+            runs.record_compact(rec, &GpuStream { values: dummy_u32.clone(), flags: flags.clone(), len: n })?;
+        let leaves = gpu.zeroed::<Node>(caps[depth as usize])?;
+        bind_leaf(rec, "leaf_nodes", &leaf_runs.out, &leaf_runs.count, &leaves, caps[depth as usize])?;
+        rec.copy_range(&leaf_runs.count, 0, &counts, depth as usize, 1)?;
+        // 3. Parents, level by level up to the root.
+        let mut levels: Vec<Buffer<Node>> = vec![leaves];
+        let mut child_count = leaf_runs.count;
+        for level in (0..depth).rev() {
+            let children = levels.last().expect("leaves").clone();
+            let cap_children = caps[level as usize + 1];
+            let p = params(cap_children, level)?;
+            let flag_res = [
+                p.as_entire_binding(),
+                dummy_u32.binding(),
+                dummy_u32.binding(),
+                cloud.attrs.binding(),
+                dummy_u32.binding(),
+                dummy_u32.binding(),
+                children.binding(),
+                child_count.binding(),
+                flags.binding(),
+                dummy_nodes.binding(),
+            ];
+            rec.dispatch("octree parents", &kernel("parent_flags")?, &flag_res, groups(cap_children))?;
+            let parent_runs = runs.record_compact(
+                rec,
+                &GpuStream { values: dummy_u32.clone(), flags: flags.clone(), len: cap_children },
+            )?;
+            let parents = gpu.zeroed::<Node>(caps[level as usize])?;
+            let node_res = [
+                p.as_entire_binding(),
+                dummy_u32.binding(),
+                dummy_u32.binding(),
+                cloud.attrs.binding(),
+                parent_runs.out.binding(),
+                parent_runs.count.binding(),
+                children.binding(),
+                child_count.binding(),
+                flags.binding(),
+                parents.binding(),
+            ];
+            rec.dispatch("octree parents", &kernel("parent_nodes")?, &node_res, groups(caps[level as usize]))?;
+            rec.copy_range(&parent_runs.count, 0, &counts, level as usize, 1)?;
+            child_count = parent_runs.count;
+            levels.push(parents);
+        }
+        levels.reverse();
+        // 4. One array, root first, with global child indices.
+        let gather = lumbre_shaders::octree::GATHER;
+        let nodes = gpu.zeroed::<Node>(total)?;
+        let offsets = gpu.zeroed::<u32>(depth as usize + 2)?;
+        for (l, level) in levels.iter().enumerate() {
+            let p = params(caps[l], l as u32)?;
+            let res = [p.as_entire_binding(), counts.binding(), offsets.binding(), level.binding(), nodes.binding()];
+            if l == 0 {
+                rec.dispatch("octree gather", &gpu.kernel(&gather, "level_offsets")?, &res, 1)?;
+            }
+            rec.dispatch("octree gather", &gpu.kernel(&gather, "copy_level")?, &res, groups(caps[l]))?;
+        }
+        Ok(GpuOctree { nodes, levels: offsets, root: cloud.root, depth })
+    }
+}
+
+impl Compute for GpuBuild {
+    type Input = Points;
+    type Output = Octree;
+    type GpuInput = GpuCloud;
+    type GpuOutput = GpuOctree;
+
+    fn name(&self) -> &'static str {
+        "octree build"
+    }
+
+    fn cpu(&self, cloud: &Points) -> Result<Octree> {
+        Octree::build(&cloud.positions, &cloud.attrs, self.depth).map(|(t, _)| t).map_err(err)
+    }
+
+    fn upload(&self, gpu: &Gpu, cloud: &Points) -> Result<GpuCloud> {
+        check(cloud.positions.len(), cloud.attrs.len(), self.depth).map_err(err)?;
+        let root = Root::around(&cloud.positions).ok_or_else(|| err(crate::OctreeError::Empty))?;
+        let (keep, _) = finite_points(&cloud.positions);
+        let xyz: Vec<[f32; 3]> = keep.iter().map(|&i| cloud.positions[i as usize]).collect();
+        let attrs: Vec<[u32; 2]> = keep.iter().map(|&i| cloud.attrs[i as usize].packed()).collect();
+        Ok(GpuCloud { xyz: gpu.upload(bytemuck::cast_slice(&xyz))?, attrs: gpu.upload(&attrs)?, len: keep.len(), root })
+    }
+
+    fn record(&self, rec: &mut Recorder, cloud: &GpuCloud) -> Result<GpuOctree> {
+        self.record_build(rec, cloud)
+    }
+
+    fn download(&self, gpu: &Gpu, tree: &GpuOctree) -> Result<Octree> {
+        let levels = gpu.download(&tree.levels)?;
+        let total = *levels.last().unwrap_or(&0) as usize;
+        let nodes = gpu.download_range(&tree.nodes, 0..total)?;
+        Ok(Octree { root: tree.root, depth: tree.depth, nodes, levels })
+    }
+}
+
+impl lumbre_gpu::Agree for Octree {
+    fn disagreement(&self, gpu: &Self, _: lumbre_gpu::Tolerance) -> Option<String> {
+        if self.root != gpu.root || self.depth != gpu.depth || self.levels != gpu.levels {
+            return Some(format!(
+                "shape differs: cpu root {:?} depth {} levels {:?}; gpu root {:?} depth {} levels {:?}",
+                self.root, self.depth, self.levels, gpu.root, gpu.depth, gpu.levels
+            ));
+        }
+        let bad = self.nodes.iter().zip(&gpu.nodes).position(|(a, b)| a != b)?;
+        Some(format!(
+            "node {bad} ({:?}) differs: cpu {:?} gpu {:?}",
+            NodeKey32(self.nodes[bad].key),
+            self.nodes[bad],
+            gpu.nodes[bad]
+        ))
+    }
+}

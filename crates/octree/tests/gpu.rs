@@ -1,0 +1,63 @@
+//! GPU octree build against the CPU build, bit for bit.
+
+use lumbre_gpu::testing::test_gpu;
+use lumbre_gpu::{Compute, Tolerance, conformance};
+use lumbre_octree::{Attrs, GpuBuild, Points};
+use proptest::prelude::*;
+
+fn cloud(n: usize, seed: u32, spread: f32) -> Points {
+    let mut s = seed.wrapping_mul(2654435761) | 1;
+    let mut r = move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        (s >> 8) as f32 / (1 << 24) as f32
+    };
+    let positions: Vec<[f32; 3]> = (0..n).map(|_| [r() * spread, r(), r() * r() * spread]).collect();
+    let attrs = (0..n)
+        .map(|i| Attrs {
+            rgb: [(i * 31) as u8, (i * 7) as u8, 200],
+            reflection: (i % 5) as u8 * 50,
+            refraction: (i % 2) as u8,
+        })
+        .collect();
+    Points { positions, attrs }
+}
+
+#[test]
+fn gpu_build_equals_cpu_build() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    for (n, depth) in [(1, 0), (1, 1), (2, 10), (100, 3), (5000, 6), (20_000, 10), (70_000, 8)] {
+        let c = cloud(n, n as u32, 2.0);
+        conformance(&GpuBuild { depth }, &gpu, &c, Tolerance::EXACT)
+            .unwrap_or_else(|e| panic!("n={n} depth={depth}: {e}"));
+    }
+}
+
+#[test]
+fn duplicates_and_non_finite_points() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let mut c = cloud(3000, 3, 1.0);
+    for i in 0..1000 {
+        c.positions[i] = [0.25, 0.5, 0.125]; // many points in one leaf
+    }
+    c.positions[1500] = [f32::NAN, 0.0, 0.0];
+    c.positions[1501] = [0.0, f32::INFINITY, 0.0];
+    for depth in [1, 5, 10] {
+        let tree = conformance(&GpuBuild { depth }, &gpu, &c, Tolerance::EXACT).unwrap();
+        assert_eq!(tree.points(), 2998);
+    }
+    assert!(GpuBuild { depth: 11 }.gpu(&gpu, &c).is_err());
+    let empty = Points { positions: vec![[f32::NAN; 3]], attrs: vec![Attrs::default()] };
+    assert!(GpuBuild { depth: 4 }.gpu(&gpu, &empty).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    #[test]
+    fn generated_clouds_build_identically(n in 1usize..4000, seed in any::<u32>(), depth in 0u32..=10, flat in any::<bool>()) {
+        let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return Ok(()) };
+        let c = cloud(n, seed, if flat { 0.0 } else { 3.0 });
+        conformance(&GpuBuild { depth }, &gpu, &c, Tolerance::EXACT).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    }
+}
