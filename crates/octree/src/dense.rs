@@ -54,3 +54,83 @@ pub fn dense_counts(points: &[[f32; 3]], root: Root, depth: u32) -> Result<Vec<u
 pub fn dense_bytes(depth: u32) -> u64 {
     4 * level_offset(depth + 1)
 }
+
+/// The thesis's dense counters on the GPU: leaf codes from the Morton kernel, then one
+/// atomic increment per point and level. Equals [`dense_counts`].
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_octree::{Attrs, DenseCounts, Points, Root};
+/// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3]], attrs: vec![Attrs::default(); 2] };
+/// let counts = DenseCounts { depth: 3, root: Root { min: [0.0; 3], size: 1.0 } }.gpu(&Gpu::new()?, &cloud)?;
+/// assert_eq!(counts[0], 2);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct DenseCounts {
+    /// Depth (at most [`MAX_DENSE_DEPTH`]).
+    pub depth: u32,
+    /// The root cube.
+    pub root: Root,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    n: u32,
+    depth: u32,
+}
+
+impl lumbre_gpu::Compute for DenseCounts {
+    type Input = crate::Points;
+    type Output = Vec<u32>;
+    type GpuInput = lumbre_gpu::Buffer<f32>;
+    type GpuOutput = lumbre_gpu::Buffer<u32>;
+
+    fn name(&self) -> &'static str {
+        "dense octree counters"
+    }
+
+    fn cpu(&self, cloud: &crate::Points) -> lumbre_gpu::Result<Vec<u32>> {
+        dense_counts(&cloud.positions, self.root, self.depth).map_err(|e| lumbre_gpu::Error::Input(e.to_string()))
+    }
+
+    fn upload(&self, gpu: &lumbre_gpu::Gpu, cloud: &crate::Points) -> lumbre_gpu::Result<lumbre_gpu::Buffer<f32>> {
+        if self.depth > MAX_DENSE_DEPTH {
+            return Err(lumbre_gpu::Error::Input(OctreeError::Depth(self.depth).to_string()));
+        }
+        let (keep, _) = finite_points(&cloud.positions);
+        if let Some(&i) = keep.iter().find(|&&i| !self.root.contains(cloud.positions[i as usize])) {
+            let e = OctreeError::Outside { index: i as usize, point: cloud.positions[i as usize] };
+            return Err(lumbre_gpu::Error::Input(e.to_string()));
+        }
+        let xyz: Vec<[f32; 3]> = keep.iter().map(|&i| cloud.positions[i as usize]).collect();
+        gpu.upload(bytemuck::cast_slice(&xyz))
+    }
+
+    fn record(
+        &self,
+        rec: &mut lumbre_gpu::Recorder,
+        xyz: &lumbre_gpu::Buffer<f32>,
+    ) -> lumbre_gpu::Result<lumbre_gpu::Buffer<u32>> {
+        let gpu = rec.gpu().clone();
+        let n = xyz.len() / 3;
+        let codes = match quantizer(self.root, self.depth) {
+            Some(q) => {
+                let enc = lumbre_morton::MortonEncode { quantizer: q, clamp: true };
+                enc.record_keys(rec, &lumbre_morton::GpuPoints { xyz: xyz.clone() })?.words
+            }
+            None => gpu.zeroed::<u32>(n)?,
+        };
+        let counters = gpu.zeroed::<u32>(level_offset(self.depth + 1) as usize)?;
+        let params = gpu.uniform(&Params { n: n as u32, depth: self.depth })?;
+        let kernel = gpu.kernel(&lumbre_shaders::octree::DENSE, "count")?;
+        let res = [params.as_entire_binding(), codes.binding(), counters.binding()];
+        rec.dispatch("dense counters", &kernel, &res, (n as u64).div_ceil(256))?;
+        Ok(counters)
+    }
+
+    fn download(&self, gpu: &lumbre_gpu::Gpu, counters: &lumbre_gpu::Buffer<u32>) -> lumbre_gpu::Result<Vec<u32>> {
+        gpu.download(counters)
+    }
+}

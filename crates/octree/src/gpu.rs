@@ -51,7 +51,7 @@ pub struct GpuOctree {
 /// use lumbre_gpu::{Compute, Gpu};
 /// use lumbre_octree::{Attrs, GpuBuild, Points};
 /// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3]], attrs: vec![Attrs::default(); 2] };
-/// let tree = GpuBuild { depth: 8 }.gpu(&Gpu::new()?, &cloud)?;
+/// let tree = GpuBuild::new(8).gpu(&Gpu::new()?, &cloud)?;
 /// assert_eq!(tree.points(), 2);
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
@@ -59,6 +59,24 @@ pub struct GpuOctree {
 pub struct GpuBuild {
     /// Depth of the leaves (at most [`crate::MAX_DEPTH`]).
     pub depth: u32,
+    /// The root cube; `None`: the smallest cube around the points. A given root grows
+    /// (doubling, as [`Octree::update`] does) until it holds every point, so rebuilding
+    /// moved points in the previous root equals the in-place update.
+    pub root: Option<Root>,
+}
+
+impl GpuBuild {
+    /// A build at `depth` in the cube around the points.
+    pub fn new(depth: u32) -> Self {
+        GpuBuild { depth, root: None }
+    }
+
+    fn root_for(&self, positions: &[[f32; 3]]) -> Result<Root> {
+        match self.root {
+            Some(r) => Ok(r.grown_to_fit(positions).0),
+            None => Root::around(positions).ok_or_else(|| err(crate::OctreeError::Empty)),
+        }
+    }
 }
 
 #[repr(C)]
@@ -205,12 +223,13 @@ impl Compute for GpuBuild {
     }
 
     fn cpu(&self, cloud: &Points) -> Result<Octree> {
-        Octree::build(&cloud.positions, &cloud.attrs, self.depth).map(|(t, _)| t).map_err(err)
+        let root = self.root_for(&cloud.positions)?;
+        Octree::build_in(&cloud.positions, &cloud.attrs, self.depth, root).map(|(t, _)| t).map_err(err)
     }
 
     fn upload(&self, gpu: &Gpu, cloud: &Points) -> Result<GpuCloud> {
         check(cloud.positions.len(), cloud.attrs.len(), self.depth).map_err(err)?;
-        let root = Root::around(&cloud.positions).ok_or_else(|| err(crate::OctreeError::Empty))?;
+        let root = self.root_for(&cloud.positions)?;
         let (keep, _) = finite_points(&cloud.positions);
         let xyz: Vec<[f32; 3]> = keep.iter().map(|&i| cloud.positions[i as usize]).collect();
         let attrs: Vec<[u32; 2]> = keep.iter().map(|&i| cloud.attrs[i as usize].packed()).collect();

@@ -32,7 +32,7 @@ mod update;
 
 pub use attrs::Attrs;
 pub use build::{BuildReport, MAX_POINTS, OctreeError};
-pub use dense::{MAX_DENSE_DEPTH, dense_bytes, dense_counts};
+pub use dense::{DenseCounts, MAX_DENSE_DEPTH, dense_bytes, dense_counts};
 pub use gpu::{GpuBuild, GpuCloud, GpuOctree, Points};
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
 pub use traverse::{STACK_SIZE, VoxelHit, slab};

@@ -92,6 +92,43 @@ impl Root {
         Some(Root { min, size: if size > 0.0 { size } else { 1.0 } })
     }
 
+    /// The root twice as large that holds this one as a child and extends towards `p`
+    /// (below on each axis where `p` is below), with the octant this root becomes.
+    ///
+    /// ```
+    /// let r = lumbre_octree::Root { min: [0.0; 3], size: 1.0 };
+    /// let (g, octant) = r.grow_towards([-0.5, 0.5, 2.0]);
+    /// assert_eq!((g.min, g.size, octant), ([-1.0, 0.0, 0.0], 2.0, 0b001));
+    /// ```
+    pub fn grow_towards(&self, p: [f32; 3]) -> (Root, u32) {
+        let mut octant = 0;
+        let mut min = self.min;
+        for a in 0..3 {
+            if p[a] < self.min[a] {
+                min[a] -= self.size;
+                octant |= 1 << a;
+            }
+        }
+        (Root { min, size: 2.0 * self.size }, octant)
+    }
+
+    /// This root grown (doubling, as [`Root::grow_towards`]) until it holds every finite
+    /// point, and how many times it grew; at most 64 doublings.
+    pub fn grown_to_fit(&self, points: &[[f32; 3]]) -> (Root, u32) {
+        let mut root = *self;
+        let mut growths = 0;
+        while growths < 64 {
+            match points.iter().find(|p| p.iter().all(|c| c.is_finite()) && !root.contains(**p)) {
+                Some(p) => {
+                    root = root.grow_towards(*p).0;
+                    growths += 1;
+                }
+                None => break,
+            }
+        }
+        (root, growths)
+    }
+
     /// Upper corner.
     pub fn max(&self) -> [f32; 3] {
         std::array::from_fn(|a| self.min[a] + self.size)

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::build::{check, finite_points, leaf_code, quantizer};
-use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError, Root};
+use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError};
 
 /// What an update changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -35,16 +35,7 @@ impl Octree {
     /// leaf level merges into its parents (the depth stays), every key gains the octant.
     /// Returns the octant, to re-key old leaf codes.
     fn grow_towards(&mut self, p: [f32; 3]) -> u32 {
-        let mut octant = 0;
-        let mut min = self.root.min;
-        for a in 0..3 {
-            // Extending below puts the old root in the upper half of that axis.
-            if p[a] < self.root.min[a] {
-                min[a] -= self.root.size;
-                octant |= 1 << a;
-            }
-        }
-        let root = Root { min, size: 2.0 * self.root.size };
+        let (root, octant) = self.root.grow_towards(p);
         let depth = self.depth;
         // Old level l becomes new level l + 1; old leaves (level depth) are dropped since
         // their parents, old level depth - 1, become the new leaves.

@@ -2,7 +2,7 @@
 
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
-use lumbre_octree::{Attrs, GpuBuild, Points};
+use lumbre_octree::{Attrs, DenseCounts, GpuBuild, Points, Root};
 use proptest::prelude::*;
 
 fn cloud(n: usize, seed: u32, spread: f32) -> Points {
@@ -29,7 +29,7 @@ fn gpu_build_equals_cpu_build() {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     for (n, depth) in [(1, 0), (1, 1), (2, 10), (100, 3), (5000, 6), (20_000, 10), (70_000, 8)] {
         let c = cloud(n, n as u32, 2.0);
-        conformance(&GpuBuild { depth }, &gpu, &c, Tolerance::EXACT)
+        conformance(&GpuBuild::new(depth), &gpu, &c, Tolerance::EXACT)
             .unwrap_or_else(|e| panic!("n={n} depth={depth}: {e}"));
     }
 }
@@ -44,12 +44,40 @@ fn duplicates_and_non_finite_points() {
     c.positions[1500] = [f32::NAN, 0.0, 0.0];
     c.positions[1501] = [0.0, f32::INFINITY, 0.0];
     for depth in [1, 5, 10] {
-        let tree = conformance(&GpuBuild { depth }, &gpu, &c, Tolerance::EXACT).unwrap();
+        let tree = conformance(&GpuBuild::new(depth), &gpu, &c, Tolerance::EXACT).unwrap();
         assert_eq!(tree.points(), 2998);
     }
-    assert!(GpuBuild { depth: 11 }.gpu(&gpu, &c).is_err());
+    assert!(GpuBuild::new(11).gpu(&gpu, &c).is_err());
     let empty = Points { positions: vec![[f32::NAN; 3]], attrs: vec![Attrs::default()] };
-    assert!(GpuBuild { depth: 4 }.gpu(&gpu, &empty).is_err());
+    assert!(GpuBuild::new(4).gpu(&gpu, &empty).is_err());
+}
+
+#[test]
+fn dense_counters_on_the_gpu_equal_the_cpu() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let c = cloud(20_000, 4, 1.0);
+    let root = Root::around(&c.positions).unwrap();
+    for depth in [0, 1, 4, 7] {
+        conformance(&DenseCounts { depth, root }, &gpu, &c, Tolerance::EXACT)
+            .unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+    }
+    assert!(DenseCounts { depth: 9, root }.gpu(&gpu, &c).is_err());
+}
+
+#[test]
+fn rebuilding_in_the_old_root_equals_the_cpu_update() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let c = cloud(10_000, 8, 1.0);
+    for (depth, shift) in [(6, 0.001f32), (10, 0.003), (8, 0.7)] {
+        let (mut tree, _) = lumbre_octree::Octree::build(&c.positions, &c.attrs, depth).unwrap();
+        let old_root = tree.root;
+        // Every point moves; with the large shift some leave the root.
+        let moved: Vec<[f32; 3]> = c.positions.iter().map(|p| [p[0] + shift, p[1] - shift * 0.5, p[2]]).collect();
+        tree.update(&c.positions, &moved, &c.attrs).unwrap();
+        let next = Points { positions: moved, attrs: c.attrs.clone() };
+        let on_gpu = GpuBuild { depth, root: Some(old_root) }.gpu(&gpu, &next).unwrap();
+        assert_eq!(on_gpu, tree, "depth {depth} shift {shift}");
+    }
 }
 
 proptest! {
@@ -58,6 +86,6 @@ proptest! {
     fn generated_clouds_build_identically(n in 1usize..4000, seed in any::<u32>(), depth in 0u32..=10, flat in any::<bool>()) {
         let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return Ok(()) };
         let c = cloud(n, seed, if flat { 0.0 } else { 3.0 });
-        conformance(&GpuBuild { depth }, &gpu, &c, Tolerance::EXACT).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        conformance(&GpuBuild::new(depth), &gpu, &c, Tolerance::EXACT).map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
 }
