@@ -1,0 +1,1035 @@
+//! SAH kd-tree construction in O(N log N), after Wald and Havran, "On building fast kd-trees
+//! for ray tracing, and on doing that in O(N log N)" (2006).
+//!
+//! Every node keeps, per axis, the sorted list of its triangles' *events*: where each
+//! triangle's extent, clipped to the node's cell, starts and ends on that axis (or one
+//! *planar* event when the clipped extent is flat). The lists are sorted once at the root;
+//! a node sweeps them to find the plane of least SAH cost, classifies its triangles as
+//! left, right or both, and splits the lists in linear time, keeping their order. Only the
+//! triangles on both sides are clipped to each child cell ("perfect splits"), and only
+//! their fresh events are sorted and merged in.
+//!
+//! One departure from the paper, for robust traversal in `f32`: a small margin `m`
+//! ([`MARGIN`], 2^-20 of the scene's size). A triangle is listed in every leaf whose cell it
+//! comes within `m` of (its events come from it clipped to the cell grown by `m`), so a ray finds
+//! it in whichever cell near the hit point the rounded traversal visits, even past a vertex
+//! on the corner of several cells or along a split plane. Candidate planes sit `2m` below
+//! the places where triangles start and `2m` above those where they end (rather than on
+//! them, where Wald and Havran put them), so the triangles that define a plane still fall
+//! cleanly on one side, and the empty space next to an object is still cut off cleanly. A
+//! triangle lying in an axis plane has the planes `2m` on either side of it as candidates:
+//! it goes to the side where the split is cheaper, as with the paper's planar events.
+
+use std::cell::RefCell;
+
+use glam::{DVec3, Vec3};
+use rayon::prelude::*;
+
+use crate::aabb::Aabb;
+use crate::node::{KdNode, KdTree, MAX_DEPTH, MAX_FIELD};
+use crate::triangle::is_valid_triangle;
+
+/// How [`KdTree::build`] builds: the costs of the surface area heuristic (SAH) and when to
+/// stop splitting.
+///
+/// A split of a node with `N` triangles into children `L` and `R` costs
+/// `bonus * (traversal_cost + intersection_cost * (SA(L)/SA(node) * N_L + SA(R)/SA(node) * N_R))`,
+/// where `bonus` is [`empty_bonus`](BuildOptions::empty_bonus) when one child is empty and 1
+/// otherwise. The node becomes a leaf, costing `intersection_cost * N`, when no split costs
+/// less. Only the ratio of the two costs matters for the shape of the tree.
+///
+/// ```
+/// use lumbre_kdtree::BuildOptions;
+///
+/// let o = BuildOptions::default();
+/// assert_eq!((o.traversal_cost, o.intersection_cost, o.empty_bonus), (1.0, 1.5, 0.8));
+/// assert_eq!(o.max_depth, None);
+/// assert_eq!(o.effective_max_depth(1 << 20), 34); // 8 + 1.3 * 20, rounded
+/// let shallow = BuildOptions { max_depth: Some(10), parallel: false, ..o };
+/// assert_eq!(shallow.effective_max_depth(1 << 20), 10);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BuildOptions {
+    /// `C_t`, the cost of visiting an interior node. Default 1.0.
+    pub traversal_cost: f32,
+    /// `C_i`, the cost of one ray/triangle test, relative to `traversal_cost`. Default 1.5,
+    /// close to Wald and Havran's 20 : 15. On the Stanford bunny, primary-ray throughput on
+    /// the CPU was the same within noise for ratios from 1.2 to 3, while larger ratios made
+    /// trees with more nodes that take longer to build (ratio 3: 1.4 times the nodes of 1.5).
+    pub intersection_cost: f32,
+    /// Multiplier of the cost of a split that leaves one child empty, `0.8` by default, that
+    /// is a 20% bonus (pbrt's `1 - emptyBonus` with `emptyBonus = 0.2`): cutting off empty
+    /// space lets rays skip it. `1.0` disables the bonus.
+    pub empty_bonus: f32,
+    /// Deepest level a leaf may sit at (the root is level 0). `None` means
+    /// `round(8 + 1.3 * log2(N))` for `N` valid triangles (Havran's rule). Always clamped to
+    /// [`MAX_DEPTH`].
+    pub max_depth: Option<u32>,
+    /// A node with at most this many triangles becomes a leaf without looking for a split.
+    /// It is a soft limit: a larger node also becomes a leaf when the SAH finds no split
+    /// cheaper than intersecting all its triangles, or at the depth cap, so leaves may hold
+    /// more. `0` leaves every decision to the SAH (which then also cuts empty space off
+    /// single triangles). Default 8: on the bunny it builds a tree of a fifth of the nodes
+    /// of `1`, twice as fast, with the same stack-traversal throughput within noise and 10%
+    /// more with [`Traversal::Restart`](crate::Traversal::Restart) (fewer leaves to restart
+    /// from); 16 was slower.
+    pub max_leaf_size: u32,
+    /// Build subtrees in parallel with rayon (and sort the root's events in parallel). The
+    /// tree is the same either way. Default `true`.
+    pub parallel: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            traversal_cost: 1.0,
+            intersection_cost: 1.5,
+            empty_bonus: 0.8,
+            max_depth: None,
+            max_leaf_size: 8,
+            parallel: true,
+        }
+    }
+}
+
+impl BuildOptions {
+    /// The depth cap used for `n` valid triangles: [`max_depth`](BuildOptions::max_depth) if
+    /// set, else `round(8 + 1.3 * log2(n))`, at most [`MAX_DEPTH`].
+    ///
+    /// ```
+    /// use lumbre_kdtree::BuildOptions;
+    /// let o = BuildOptions::default();
+    /// assert_eq!(o.effective_max_depth(0), 8);
+    /// assert_eq!(o.effective_max_depth(1000), 21); // 8 + 1.3 * 9.97 = 20.95
+    /// assert_eq!(BuildOptions { max_depth: Some(500), ..o }.effective_max_depth(5), 64);
+    /// ```
+    pub fn effective_max_depth(&self, n: usize) -> u32 {
+        let depth = self.max_depth.unwrap_or_else(|| (8.0 + 1.3 * (n.max(1) as f64).log2()).round() as u32);
+        depth.min(MAX_DEPTH)
+    }
+}
+
+/// The margin, relative to the scene's largest extent (2^-20): every leaf lists every
+/// triangle that comes within this distance of its cell, and split planes keep twice this
+/// distance from the triangle boundaries that define them.
+///
+/// A traversal computes where a ray crosses each plane in `f32`, so where it switches from
+/// one cell to the next is off by the rounding of `t`, about `2^-24` of the distance the ray
+/// has travelled per operation; a ray passing a vertex that sits near a cell corner may even
+/// skip a sliver of a cell altogether. With the margin, whatever a ray hits lies in every
+/// cell within the margin of the hit point, so the hit is found for rays starting up to
+/// about ten scene sizes away. Details finer than the margin cannot be split apart (the tree
+/// stays correct, just coarser there). In a scene far from the origin the margin is at least
+/// 4 `f32` ulps of its largest coordinate, so that planes never round onto what they avoid.
+pub(crate) const MARGIN: f32 = 1.0 / 1048576.0;
+
+/// Nodes with at least this many triangles build their two subtrees with `rayon::join`.
+const PARALLEL_MIN: usize = 1024;
+
+/// An event: `[ordered position bits: 32 | kind: 2 | triangle: 30]`. Sorting the `u64`s
+/// sorts by position, then kind, then triangle, which makes every sort deterministic; a
+/// triangle's start always sorts before its end, as the classification needs.
+type Event = u64;
+
+const END: u64 = 0;
+const PLANAR: u64 = 1;
+const START: u64 = 2;
+
+/// Maps `f32` bits to `u32` so that unsigned order is numeric order (`-0.0` must have been
+/// made `+0.0` first).
+#[inline]
+fn ordered(pos: f32) -> u32 {
+    let bits = pos.to_bits();
+    if bits & 0x8000_0000 != 0 { !bits } else { bits | 0x8000_0000 }
+}
+
+#[inline]
+fn unordered(key: u32) -> f32 {
+    f32::from_bits(if key & 0x8000_0000 != 0 { key & 0x7fff_ffff } else { !key })
+}
+
+#[inline]
+fn event(pos: f32, kind: u64, tri: u32) -> Event {
+    // `+ 0.0` turns -0.0 into +0.0 so that equal positions have equal keys.
+    ((ordered(pos + 0.0) as u64) << 32) | (kind << 30) | tri as u64
+}
+
+#[inline]
+fn ev_key(e: Event) -> u32 {
+    (e >> 32) as u32
+}
+
+#[inline]
+fn ev_kind(e: Event) -> u64 {
+    (e >> 30) & 3
+}
+
+#[inline]
+fn ev_tri(e: Event) -> u32 {
+    (e & MAX_FIELD as u64) as u32
+}
+
+/// Which events a plane at `x` with margin `m` leaves on one side only, as key thresholds:
+/// a triangle reaches the left child if it starts at or before `x + m` (key `<= left`) and
+/// stays clear of the right child if it ends before `x - m` (key `< gone`).
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    left: u32,
+    gone: u32,
+}
+
+impl Window {
+    fn new(x: f32, m: f64) -> Window {
+        let (x, m) = (x as f64, m);
+        Window { left: ordered(round_down_f32(x + m) + 0.0), gone: ordered(round_up_f32(x - m) + 0.0) }
+    }
+}
+
+/// Steps a sweep may take to correct its counts for events within the margin of a
+/// candidate plane before giving the candidate up (keeps dense clusters linear).
+const WINDOW_STEPS: usize = 32;
+
+/// Appends the events of triangle `id`, whose box clipped to the node's cell is `b`, to the
+/// three lists: a start and an end per axis, or one planar event where the box is flat.
+#[inline]
+fn push_events(lists: &mut [Vec<Event>; 3], b: &Aabb, id: u32) {
+    for (k, list) in lists.iter_mut().enumerate() {
+        if b.min[k] == b.max[k] {
+            list.push(event(b.min[k], PLANAR, id));
+        } else {
+            list.push(event(b.min[k], START, id));
+            list.push(event(b.max[k], END, id));
+        }
+    }
+}
+
+/// One node's share of the work: its cell, its triangle count and its sorted events, the
+/// three axes' lists one after the other in one buffer (one allocation per node).
+struct NodeInput {
+    bounds: Aabb,
+    count: usize,
+    events: Vec<Event>,
+    /// Where the lists of axes 1 and 2 start.
+    starts: [usize; 2],
+}
+
+impl NodeInput {
+    /// The sorted events of axis `k`.
+    #[inline]
+    fn axis(&self, k: usize) -> &[Event] {
+        let from = if k == 0 { 0 } else { self.starts[k - 1] };
+        let to = if k == 2 { self.events.len() } else { self.starts[k] };
+        &self.events[from..to]
+    }
+}
+
+/// The best split found by the sweep.
+#[derive(Clone, Copy, Debug)]
+struct Split {
+    axis: usize,
+    pos: f32,
+    cost: f64,
+}
+
+/// Read-only state shared by every node.
+struct Ctx<'a> {
+    tris: &'a [[Vec3; 3]],
+    traversal_cost: f64,
+    intersection_cost: f64,
+    empty_bonus: f64,
+    max_depth: u32,
+    max_leaf_size: usize,
+    /// [`MARGIN`] in scene units.
+    margin: f64,
+    parallel: bool,
+}
+
+/// Nodes and primitive indices of a subtree, depth first, indices relative to its start.
+#[derive(Default)]
+struct Out {
+    nodes: Vec<KdNode>,
+    prims: Vec<u32>,
+}
+
+impl Out {
+    /// Appends a subtree built on its own, shifting its child and primitive indices.
+    fn append(&mut self, other: Out) {
+        let node_base = self.nodes.len() as u32;
+        let prim_base = self.prims.len() as u32;
+        assert!(
+            node_base as usize + other.nodes.len() <= MAX_FIELD as usize,
+            "kd-tree has more nodes than fit in 30 bits"
+        );
+        self.nodes.extend(other.nodes.into_iter().map(|n| {
+            if n.is_leaf() {
+                KdNode { a: n.a + prim_base, b: n.b }
+            } else {
+                KdNode::interior(n.axis(), n.split(), n.above_child() + node_base)
+            }
+        }));
+        self.prims.extend(other.prims);
+    }
+
+    fn push_leaf(&mut self, input: &NodeInput) {
+        // Each triangle has exactly one start or planar event per axis.
+        let start = self.prims.len();
+        self.prims.extend(input.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e)));
+        // Ascending triangle order: nearby memory for the leaf's tests, and a canonical form.
+        self.prims[start..].sort_unstable();
+        debug_assert_eq!(self.prims.len() - start, input.count);
+        self.nodes.push(KdNode::leaf(start as u32, input.count as u32));
+    }
+}
+
+/// Per-thread buffers reused from node to node (a node uses them only while it is being
+/// split, never across the recursion, so work stealing cannot interleave two users).
+#[derive(Default)]
+struct Scratch {
+    /// Left/right/both flags indexed by triangle. A node sets the flags of all its triangles
+    /// before reading any, so stale values never leak in.
+    sides: Vec<u8>,
+    /// Triangles going to both children.
+    both: Vec<u32>,
+    /// Fresh events of those triangles clipped to the left and the right child, per axis.
+    fresh: [[Vec<Event>; 3]; 2],
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+const BOTH: u8 = 0;
+const LEFT: u8 = 1;
+const RIGHT: u8 = 2;
+
+impl KdTree {
+    /// Builds the SAH kd-tree of `triangles` (see [`BuildOptions`] for the cost model).
+    ///
+    /// Triangles with a NaN or infinite coordinate and triangles of zero area are left out
+    /// and counted by [`KdTree::skipped`]. Candidate planes and child events come from each
+    /// triangle clipped to the node's cell, so a triangle straddling a cell only counts with
+    /// the part inside it. Triangles lying in an axis plane go to the side where the split is
+    /// cheaper. For robust traversal every leaf lists every triangle that comes within a tiny
+    /// margin (2^-20 of the scene's size) of its cell, and split planes keep twice that
+    /// distance from the triangle boundaries that define them. Empty input gives an empty
+    /// tree (one empty leaf).
+    ///
+    /// Panics if there are more than 2^30 triangles or the tree needs more than 2^30 nodes.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_kdtree::{BuildOptions, KdTree};
+    ///
+    /// // Two clusters far apart: the SAH cuts the empty space between them.
+    /// let mut tris = Vec::new();
+    /// for i in 0..50 {
+    ///     let o = Vec3::new(if i % 2 == 0 { 0.0 } else { 100.0 }, i as f32 * 0.01, 0.0);
+    ///     tris.push([o, o + Vec3::X, o + Vec3::Y]);
+    /// }
+    /// let tree = KdTree::build(&tris, &BuildOptions::default());
+    /// assert!(!tree.nodes[0].is_leaf());
+    /// assert_eq!(tree.nodes[0].axis(), 0);
+    /// assert_eq!(tree.skipped(), 0);
+    /// ```
+    pub fn build(triangles: &[[Vec3; 3]], opts: &BuildOptions) -> KdTree {
+        assert!(triangles.len() <= MAX_FIELD as usize, "a kd-tree holds at most 2^30 - 1 triangles");
+        let valid: Vec<u32> = if opts.parallel {
+            (0..triangles.len() as u32).into_par_iter().filter(|&i| is_valid_triangle(&triangles[i as usize])).collect()
+        } else {
+            (0..triangles.len() as u32).filter(|&i| is_valid_triangle(&triangles[i as usize])).collect()
+        };
+        let skipped = triangles.len() - valid.len();
+        let empty = KdTree {
+            nodes: vec![KdNode::leaf(0, 0)],
+            prim_indices: Vec::new(),
+            bounds: Aabb::new(Vec3::ZERO, Vec3::ZERO),
+            skipped,
+            traversal_cost: opts.traversal_cost,
+            intersection_cost: opts.intersection_cost,
+        };
+        if valid.is_empty() {
+            return empty;
+        }
+
+        let input = root_input(triangles, &valid, opts.parallel);
+        let bounds = input.bounds;
+        let ctx = Ctx {
+            tris: triangles,
+            traversal_cost: opts.traversal_cost as f64,
+            intersection_cost: opts.intersection_cost as f64,
+            empty_bonus: opts.empty_bonus as f64,
+            max_depth: opts.effective_max_depth(valid.len()),
+            max_leaf_size: opts.max_leaf_size as usize,
+            margin: margin(&bounds),
+            parallel: opts.parallel,
+        };
+        let mut out = Out::default();
+        build_node(&ctx, input, 0, &mut out);
+        KdTree { nodes: out.nodes, prim_indices: out.prims, bounds, ..empty }
+    }
+}
+
+/// The margin for a scene whose box is `bounds`: [`MARGIN`] of its largest extent, and at
+/// least 4 `f32` ulps of its largest coordinate, so that planes `2m` beside a coordinate
+/// never round back onto it in scenes far from the origin.
+fn margin(bounds: &Aabb) -> f64 {
+    let extent = bounds.size().max_element() as f64;
+    let largest = bounds.min.abs().max(bounds.max.abs()).max_element() as f64;
+    (extent * MARGIN as f64).max(largest * 4.0 * f32::EPSILON as f64)
+}
+
+/// The root's cell (the box of the valid triangles) and its events, sorted once.
+fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInput {
+    let tri_box = |i: u32| Aabb::from_points(triangles[i as usize]);
+    let bounds = valid.iter().fold(Aabb::EMPTY, |b, &i| b.union(&tri_box(i)));
+    let mut events: [Vec<Event>; 3] = Default::default();
+    for &i in valid {
+        push_events(&mut events, &tri_box(i), i);
+    }
+    if parallel {
+        events.par_iter_mut().for_each(|list| list.par_sort_unstable());
+    } else {
+        events.iter_mut().for_each(|list| list.sort_unstable());
+    }
+    let starts = [events[0].len(), events[0].len() + events[1].len()];
+    NodeInput { bounds, count: valid.len(), events: events.concat(), starts }
+}
+
+/// Builds the subtree of one node into `out`, depth first.
+fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, out: &mut Out) {
+    let n = input.count;
+    if n == 0 || n <= ctx.max_leaf_size || depth >= ctx.max_depth {
+        out.push_leaf(&input);
+        return;
+    }
+    let split = match find_split(ctx, &input) {
+        Some(s) if s.cost < ctx.intersection_cost * n as f64 => s,
+        _ => {
+            out.push_leaf(&input);
+            return;
+        }
+    };
+    let (left, right) = split_node(ctx, input, &split);
+
+    let index = out.nodes.len();
+    out.nodes.push(KdNode::leaf(0, 0)); // patched below, once the above child's index is known
+    if ctx.parallel && n >= PARALLEL_MIN {
+        let mut right_out = Out::default();
+        rayon::join(|| build_node(ctx, left, depth + 1, out), || build_node(ctx, right, depth + 1, &mut right_out));
+        let above = out.nodes.len() as u32;
+        out.append(right_out);
+        out.nodes[index] = KdNode::interior(split.axis as u32, split.pos, above);
+    } else {
+        build_node(ctx, left, depth + 1, out);
+        let above = out.nodes.len() as u32;
+        assert!(above <= MAX_FIELD, "kd-tree has more nodes than fit in 30 bits");
+        build_node(ctx, right, depth + 1, out);
+        out.nodes[index] = KdNode::interior(split.axis as u32, split.pos, above);
+    }
+}
+
+/// Sweeps the sorted events of every axis and returns the cheapest split plane. Candidates
+/// sit `2m` below each position where triangles start or lie and `2m` above each position
+/// where they end or lie, at least `m` inside the cell. A triangle counts on the left of a
+/// plane `x` if it starts at or before `x + m`, on the right if it ends at or after `x - m`.
+fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
+    let lo = input.bounds.min.as_dvec3();
+    let hi = input.bounds.max.as_dvec3();
+    let size = hi - lo;
+    let area = size.x * size.y + size.x * size.z + size.y * size.z; // half the surface area
+    if area <= 0.0 {
+        return None;
+    }
+    let n = input.count;
+    let m = ctx.margin;
+    // Costs scaled by the intersection cost over the cell's area, to save work per candidate.
+    let scale = ctx.intersection_cost / area;
+    let mut best: Option<Split> = None;
+    // A candidate beats the best so far when its weighted count is below these (with the
+    // empty-space bonus or without).
+    let thresholds =
+        |cost: f64| ((cost - ctx.traversal_cost) / scale, (cost / ctx.empty_bonus - ctx.traversal_cost) / scale);
+    let (mut beat, mut beat_empty) = (f64::INFINITY, f64::INFINITY);
+    for axis in 0..3 {
+        let (lo_k, hi_k) = (lo[axis], hi[axis]);
+        if lo_k >= hi_k {
+            continue;
+        }
+        // A child's area as a function of the plane: e * (a + b) + a * b, where `a` and `b`
+        // are the other two extents.
+        let (a, b) = (size[(axis + 1) % 3], size[(axis + 2) % 3]);
+        let (sum, prod) = (a + b, a * b);
+        let mut consider = |x: f32, n_left: usize, n_gone: usize| {
+            let n_right = n - n_gone;
+            let xd = x as f64;
+            // The area-weighted count; the full cost is only computed for a new best.
+            let weighted = ((xd - lo_k) * sum + prod) * n_left as f64 + ((hi_k - xd) * sum + prod) * n_right as f64;
+            let empty = n_left == 0 || n_right == 0;
+            if weighted < if empty { beat_empty } else { beat } {
+                let bonus = if empty { ctx.empty_bonus } else { 1.0 };
+                let cost = bonus * (ctx.traversal_cost + scale * weighted);
+                best = Some(Split { axis, pos: x, cost });
+                (beat, beat_empty) = thresholds(cost);
+            }
+        };
+        let events = input.axis(axis);
+        let len = events.len();
+        let position = |i: usize| if i < len { unordered(ev_key(events[i])) as f64 } else { f64::INFINITY };
+        // START and PLANAR events (one per triangle) and END and PLANAR events (one per
+        // triangle) before the current group of equal positions.
+        let (mut sp_before, mut ep_before) = (0usize, 0usize);
+        let (mut prev, mut p) = (f64::NEG_INFINITY, position(0));
+        let mut g = 0;
+        while g < len {
+            let key = ev_key(events[g]);
+            let (mut ends, mut planars, mut starts) = (0usize, 0usize, 0usize);
+            let mut h = g;
+            while h < len && ev_key(events[h]) == key {
+                // Branch-free: kinds come in no predictable order.
+                let kind = ev_kind(events[h]);
+                ends += (kind == END) as usize;
+                planars += (kind == PLANAR) as usize;
+                starts += (kind == START) as usize;
+                h += 1;
+            }
+            let next = position(h);
+            // With no other event within `3m` (and a few ulps) of `p`, the running totals
+            // give a candidate's counts exactly; otherwise the window is counted.
+            let clear = 3.0 * m + 4.0 * f32::EPSILON as f64 * p.abs();
+            // A plane `2m` below where triangles start (or lie): this group is right of it.
+            if starts + planars > 0 {
+                let x = (p - 2.0 * m) as f32;
+                if x as f64 - lo_k >= m {
+                    let counts =
+                        if p - prev > clear { Some((0, 0)) } else { count_backward(events, g, Window::new(x, m)) };
+                    if let Some((sp, ep)) = counts {
+                        consider(x, sp_before - sp, ep_before - ep);
+                    }
+                }
+            }
+            // A plane `2m` above where triangles end (or lie): this group is left of it.
+            if ends + planars > 0 {
+                let x = (p + 2.0 * m) as f32;
+                if hi_k - x as f64 >= m {
+                    let counts =
+                        if next - p > clear { Some((0, 0)) } else { count_forward(events, h, Window::new(x, m)) };
+                    if let Some((sp, ep)) = counts {
+                        consider(x, sp_before + starts + planars + sp, ep_before + ends + planars + ep);
+                    }
+                }
+            }
+            sp_before += starts + planars;
+            ep_before += ends + planars;
+            (prev, p) = (p, next);
+            g = h;
+        }
+    }
+    best
+}
+
+/// For a plane above the events before index `from`: how many START/PLANAR events from
+/// `from` on still reach the left child and how many END/PLANAR events from `from` on are
+/// already clear of the right one. `None` if that takes more than [`WINDOW_STEPS`] steps.
+#[inline]
+fn count_forward(events: &[Event], from: usize, w: Window) -> Option<(usize, usize)> {
+    let (mut sp, mut ep) = (0, 0);
+    for (steps, &e) in events[from..].iter().enumerate() {
+        if ev_key(e) > w.left {
+            return Some((sp, ep));
+        }
+        if steps == WINDOW_STEPS {
+            return None;
+        }
+        sp += (ev_kind(e) != END) as usize;
+        ep += (ev_kind(e) != START && ev_key(e) < w.gone) as usize;
+    }
+    Some((sp, ep))
+}
+
+/// For a plane below the events from index `to` on: how many START/PLANAR events before
+/// `to` do not reach the left child after all, and how many END/PLANAR events before `to`
+/// are not yet clear of the right one. `None` if that takes more than [`WINDOW_STEPS`] steps.
+#[inline]
+fn count_backward(events: &[Event], to: usize, w: Window) -> Option<(usize, usize)> {
+    let (mut sp, mut ep) = (0, 0);
+    for (steps, &e) in events[..to].iter().rev().enumerate() {
+        if ev_key(e) < w.gone {
+            return Some((sp, ep));
+        }
+        if steps == WINDOW_STEPS {
+            return None;
+        }
+        sp += (ev_kind(e) != END && ev_key(e) > w.left) as usize;
+        ep += (ev_kind(e) != START) as usize;
+    }
+    Some((sp, ep))
+}
+
+/// Classifies the node's triangles against the split (left if the clipped extent ends more
+/// than the margin before the plane, right if it starts more than the margin after it, both
+/// otherwise) and divides the events between the children in linear time; triangles on both
+/// sides are clipped to each child cell (grown by the margin) and their new events sorted
+/// and merged in.
+fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split) -> (NodeInput, NodeInput) {
+    let (axis, pos) = (split.axis, split.pos);
+    let mut left_bounds = input.bounds;
+    left_bounds.max[axis] = pos;
+    let mut right_bounds = input.bounds;
+    right_bounds.min[axis] = pos;
+    let m = ctx.margin;
+    let w = Window::new(pos, m);
+
+    SCRATCH.with_borrow_mut(|scratch| {
+        let Scratch { sides, both, fresh } = scratch;
+        if sides.len() < ctx.tris.len() {
+            sides.resize(ctx.tris.len(), BOTH);
+        }
+        both.clear();
+        let (mut n_left, mut n_right) = (0usize, 0usize);
+        // One pass: a triangle's start comes before its end, and its end or planar event
+        // settles its side. One side only when it stays beyond the margin of the other.
+        for &e in input.axis(axis) {
+            let (key, tri) = (ev_key(e), ev_tri(e) as usize);
+            let side = match ev_kind(e) {
+                START => {
+                    sides[tri] = if key > w.left { RIGHT } else { BOTH };
+                    continue;
+                }
+                END if key < w.gone => LEFT,
+                END => sides[tri],
+                _ if key < w.gone => LEFT,
+                _ if key > w.left => RIGHT,
+                _ => BOTH,
+            };
+            sides[tri] = side;
+            match side {
+                LEFT => n_left += 1,
+                RIGHT => n_right += 1,
+                _ => both.push(tri as u32),
+            }
+        }
+
+        // Triangles on both sides: events of their parts in each child cell, sorted.
+        for list in fresh.iter_mut().flatten() {
+            list.clear();
+        }
+        for &tri in both.iter() {
+            let (l, r) = clipped_boxes(&ctx.tris[tri as usize], &input.bounds, axis, pos, m);
+            push_events(&mut fresh[0], &l, tri);
+            push_events(&mut fresh[1], &r, tri);
+        }
+        for list in fresh.iter_mut().flatten() {
+            list.sort_unstable();
+        }
+
+        // Each child's lists: the parent's events of its one-sided triangles, in order,
+        // merged with the fresh ones. At most two events per triangle and axis.
+        let (n_both, [fresh_left, fresh_right]) = (both.len(), &*fresh);
+        let mut left = Vec::with_capacity(6 * (n_left + n_both));
+        let mut right = Vec::with_capacity(6 * (n_right + n_both));
+        let (mut left_starts, mut right_starts) = ([0; 2], [0; 2]);
+        for k in 0..3 {
+            let (fl, fr) = (&fresh_left[k], &fresh_right[k]);
+            if fl.is_empty() && fr.is_empty() {
+                // Nothing to merge: a plain partition.
+                for &e in input.axis(k) {
+                    match sides[ev_tri(e) as usize] {
+                        LEFT => left.push(e),
+                        RIGHT => right.push(e),
+                        _ => {}
+                    }
+                }
+                if k < 2 {
+                    left_starts[k] = left.len();
+                    right_starts[k] = right.len();
+                }
+                continue;
+            }
+            let (mut il, mut ir) = (0, 0);
+            for &e in input.axis(k) {
+                match sides[ev_tri(e) as usize] {
+                    LEFT => {
+                        while il < fl.len() && fl[il] < e {
+                            left.push(fl[il]);
+                            il += 1;
+                        }
+                        left.push(e);
+                    }
+                    RIGHT => {
+                        while ir < fr.len() && fr[ir] < e {
+                            right.push(fr[ir]);
+                            ir += 1;
+                        }
+                        right.push(e);
+                    }
+                    _ => {}
+                }
+            }
+            left.extend_from_slice(&fl[il..]);
+            right.extend_from_slice(&fr[ir..]);
+            if k < 2 {
+                left_starts[k] = left.len();
+                right_starts[k] = right.len();
+            }
+        }
+        (
+            NodeInput { bounds: left_bounds, count: n_left + n_both, events: left, starts: left_starts },
+            NodeInput { bounds: right_bounds, count: n_right + n_both, events: right, starts: right_starts },
+        )
+    })
+}
+
+/// A convex polygon in `f64`: a triangle clipped by up to seven planes (six cell faces and
+/// one split plane) has at most ten corners.
+#[derive(Clone, Copy)]
+struct Polygon {
+    corners: [DVec3; 10],
+    len: usize,
+}
+
+impl Polygon {
+    fn triangle(tri: &[Vec3; 3]) -> Polygon {
+        let mut corners = [DVec3::ZERO; 10];
+        corners[..3].copy_from_slice(&tri.map(|v| v.as_dvec3()));
+        Polygon { corners, len: 3 }
+    }
+
+    fn corners(&self) -> &[DVec3] {
+        &self.corners[..self.len]
+    }
+
+    /// Sutherland–Hodgman against the half-space `p[axis] >= bound` (`keep_above`) or
+    /// `p[axis] <= bound`; points on the plane are kept and new corners land exactly on it.
+    fn clip(&self, axis: usize, bound: f64, keep_above: bool) -> Polygon {
+        let inside = |p: &DVec3| if keep_above { p[axis] >= bound } else { p[axis] <= bound };
+        let mut out = Polygon { corners: [DVec3::ZERO; 10], len: 0 };
+        let src = self.corners();
+        for (i, &p0) in src.iter().enumerate() {
+            let p1 = src[(i + 1) % src.len()];
+            let (in0, in1) = (inside(&p0), inside(&p1));
+            if in0 {
+                out.corners[out.len] = p0;
+                out.len += 1;
+            }
+            if in0 != in1 {
+                let s = (bound - p0[axis]) / (p1[axis] - p0[axis]);
+                let mut p = p0 + (p1 - p0) * s;
+                p[axis] = bound; // exactly on the plane, whatever the rounding of `s`
+                out.corners[out.len] = p;
+                out.len += 1;
+            }
+        }
+        out
+    }
+
+    /// Clipped to the box `[lo, hi]`, skipping the faces it lies inside of (most polygons
+    /// cross none or one).
+    fn clip_box(mut self, lo: DVec3, hi: DVec3) -> Polygon {
+        for axis in 0..3 {
+            let (min, max) = self
+                .corners()
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p[axis]), b.max(p[axis])));
+            if min < lo[axis] {
+                self = self.clip(axis, lo[axis], true);
+            }
+            if max > hi[axis] {
+                self = self.clip(axis, hi[axis], false);
+            }
+        }
+        self
+    }
+
+    /// The box of the corners, rounded outward and kept within `cell` (see [`finish`]).
+    #[cfg(test)]
+    fn bounds(&self, tri: &[Vec3; 3], cell: &Aabb) -> Aabb {
+        let (lo, hi) =
+            self.corners().iter().fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+        finish(tri, lo, hi, cell)
+    }
+}
+
+/// The cell `[lo, hi]` grown by `margin` on every side, in `f64` and rounded outward.
+fn grow(cell: &Aabb, margin: f64) -> (DVec3, DVec3, Aabb) {
+    let lo = cell.min.as_dvec3() - margin;
+    let hi = cell.max.as_dvec3() + margin;
+    (lo, hi, Aabb::new(round_down(lo), round_up(hi)))
+}
+
+/// The box of the part of triangle `tri` inside `cell` grown by `margin` on every side,
+/// conservative: computed in `f64` (Sutherland–Hodgman), rounded outward to `f32` and kept
+/// within the grown cell.
+#[cfg(test)]
+fn clipped_box(tri: &[Vec3; 3], cell: &Aabb, margin: f64) -> Aabb {
+    let (lo, hi, grown) = grow(cell, margin);
+    Polygon::triangle(tri).clip_box(lo, hi).bounds(tri, &grown)
+}
+
+/// The boxes of the parts of triangle `tri` inside the two children of a split of `cell` at
+/// `pos` on `axis`, each child grown by `margin` on every side. Conservative: clipped in
+/// `f64` (Sutherland–Hodgman, first against the grown parent cell, then by each child's
+/// plane), rounded outward to `f32` and kept within the grown child cell.
+fn clipped_boxes(tri: &[Vec3; 3], cell: &Aabb, axis: usize, pos: f32, margin: f64) -> (Aabb, Aabb) {
+    let (lo, hi, _) = grow(cell, margin);
+    let inside = Polygon::triangle(tri).clip_box(lo, hi);
+    let (x, m) = (pos as f64, margin);
+    let (left_bound, right_bound) = (x + m, x - m);
+    // One walk around the polygon collects the corners and plane crossings of both halves.
+    let (mut left_lo, mut left_hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    let (mut right_lo, mut right_hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    let crossing = |p0: DVec3, p1: DVec3, bound: f64| {
+        let mut p = p0 + (p1 - p0) * ((bound - p0[axis]) / (p1[axis] - p0[axis]));
+        p[axis] = bound; // exactly on the plane, whatever the rounding
+        p
+    };
+    let corners = inside.corners();
+    for (i, &p0) in corners.iter().enumerate() {
+        let p1 = corners[(i + 1) % corners.len()];
+        let (l0, l1) = (p0[axis] <= left_bound, p1[axis] <= left_bound);
+        if l0 {
+            (left_lo, left_hi) = (left_lo.min(p0), left_hi.max(p0));
+        }
+        if l0 != l1 {
+            let p = crossing(p0, p1, left_bound);
+            (left_lo, left_hi) = (left_lo.min(p), left_hi.max(p));
+        }
+        let (r0, r1) = (p0[axis] >= right_bound, p1[axis] >= right_bound);
+        if r0 {
+            (right_lo, right_hi) = (right_lo.min(p0), right_hi.max(p0));
+        }
+        if r0 != r1 {
+            let p = crossing(p0, p1, right_bound);
+            (right_lo, right_hi) = (right_lo.min(p), right_hi.max(p));
+        }
+    }
+    let (mut left_cell, mut right_cell) = (*cell, *cell);
+    left_cell.max[axis] = pos;
+    right_cell.min[axis] = pos;
+    (finish(tri, left_lo, left_hi, &grow(&left_cell, m).2), finish(tri, right_lo, right_hi, &grow(&right_cell, m).2))
+}
+
+/// The box `[lo, hi]` (empty if `lo > hi`) rounded outward to `f32` and kept within `cell`;
+/// when nothing is left (rounding having cut off a triangle that only touches the cell), the
+/// triangle's own box within `cell`, which can only add the triangle to a leaf, never lose it.
+fn finish(tri: &[Vec3; 3], lo: DVec3, hi: DVec3, cell: &Aabb) -> Aabb {
+    let b = Aabb::new(round_down(lo), round_up(hi)).intersection(cell);
+    if b.is_empty() { fallback(tri, cell) } else { b }
+}
+
+fn fallback(tri: &[Vec3; 3], cell: &Aabb) -> Aabb {
+    let b = Aabb::from_points(*tri).intersection(cell);
+    if b.is_empty() { *cell } else { b }
+}
+
+/// The largest `f32` at or below `x`.
+fn round_down_f32(x: f64) -> f32 {
+    let r = x as f32;
+    if r as f64 > x { r.next_down() } else { r }
+}
+
+/// The smallest `f32` at or above `x`.
+fn round_up_f32(x: f64) -> f32 {
+    let r = x as f32;
+    if (r as f64) < x { r.next_up() } else { r }
+}
+
+fn round_down(v: DVec3) -> Vec3 {
+    Vec3::new(round_down_f32(v.x), round_down_f32(v.y), round_down_f32(v.z))
+}
+
+fn round_up(v: DVec3) -> Vec3 {
+    Vec3::new(round_up_f32(v.x), round_up_f32(v.y), round_up_f32(v.z))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_keys_sort_by_position_then_kind() {
+        let positions = [-3.5f32, -1e-30, -0.0, 0.0, 1e-40, 2.0, f32::MAX];
+        for w in positions.windows(2) {
+            assert!(ordered(w[0] + 0.0) <= ordered(w[1] + 0.0), "{} {}", w[0], w[1]);
+            assert_eq!(unordered(ordered(w[1])), w[1]);
+        }
+        assert_eq!(event(-0.0, END, 5), event(0.0, END, 5));
+        assert!(event(1.0, END, 9) < event(1.0, PLANAR, 0));
+        assert!(event(1.0, PLANAR, 9) < event(1.0, START, 0));
+        assert!(event(1.0, START, 9) < event(1.5, END, 0));
+        let e = event(-2.25, START, MAX_FIELD);
+        assert_eq!((unordered(ev_key(e)), ev_kind(e), ev_tri(e)), (-2.25, START, MAX_FIELD));
+    }
+
+    #[test]
+    fn clipping_keeps_only_the_part_inside_the_cell() {
+        let tri = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(4.0, 0.0, 0.0), Vec3::new(0.0, 4.0, 0.0)];
+        let cell = Aabb::new(Vec3::new(2.0, 0.0, -1.0), Vec3::new(4.0, 4.0, 1.0));
+        let b = clipped_box(&tri, &cell, 0.0);
+        assert_eq!(b, Aabb::new(Vec3::new(2.0, 0.0, 0.0), Vec3::new(4.0, 2.0, 0.0)));
+        // A cell the triangle does not enter falls back to its box within the cell.
+        let away = Aabb::new(Vec3::new(3.0, 3.0, -1.0), Vec3::new(5.0, 5.0, 1.0));
+        assert_eq!(clipped_box(&tri, &away, 0.0), Aabb::new(Vec3::new(3.0, 3.0, 0.0), Vec3::new(4.0, 4.0, 0.0)));
+        // Touching a face at a vertex gives a point.
+        let touching = Aabb::new(Vec3::new(4.0, -1.0, -1.0), Vec3::new(6.0, 1.0, 1.0));
+        assert_eq!(clipped_box(&tri, &touching, 0.0), Aabb::new(Vec3::new(4.0, 0.0, 0.0), Vec3::new(4.0, 0.0, 0.0)));
+        // With a margin, the part within the margin of the cell counts.
+        let near = Aabb::new(Vec3::new(4.5, -1.0, -1.0), Vec3::new(6.0, 1.0, 1.0));
+        assert_eq!(clipped_box(&tri, &near, 1.0), Aabb::new(Vec3::new(3.5, 0.0, 0.0), Vec3::new(4.0, 0.5, 0.0)));
+        // Inexact intersection points round outward.
+        let tri = [Vec3::new(0.0, 0.0, 0.0), Vec3::new(3.0, 1.0, 0.0), Vec3::new(0.0, 1.0, 0.0)];
+        let cell = Aabb::new(Vec3::new(1.0, -1.0, -1.0), Vec3::new(5.0, 5.0, 1.0));
+        let b = clipped_box(&tri, &cell, 0.0);
+        assert!(b.min.y <= 1.0 / 3.0 && (b.min.y - 1.0 / 3.0).abs() < 1e-7, "{b:?}");
+    }
+
+    #[test]
+    fn sweep_finds_the_gap_between_two_clusters() {
+        let mut tris = Vec::new();
+        for i in 0..20 {
+            let x = if i < 10 { 0.0 } else { 10.0 };
+            let o = Vec3::new(x, i as f32 * 0.1, 0.0);
+            tris.push([o, o + Vec3::new(1.0, 0.0, 0.0), o + Vec3::new(0.0, 1.0, 1.0)]);
+        }
+        let tree = KdTree::build(&tris, &BuildOptions { parallel: false, ..Default::default() });
+        let root = tree.nodes[0];
+        assert_eq!(root.axis(), 0);
+        assert!(root.split() >= 1.0 && root.split() <= 10.0, "{}", root.split());
+    }
+
+    #[test]
+    fn high_intersection_cost_splits_deeper_and_huge_traversal_cost_never_splits() {
+        let tris = crate::scenes::generated_scene(3000);
+        let base = KdTree::build(&tris, &BuildOptions { max_leaf_size: 1, ..Default::default() }).stats();
+        let deep =
+            KdTree::build(&tris, &BuildOptions { intersection_cost: 8.0, max_leaf_size: 1, ..Default::default() })
+                .stats();
+        assert!(deep.nodes > base.nodes, "{} vs {}", deep.nodes, base.nodes);
+        let flat = KdTree::build(&tris, &BuildOptions { traversal_cost: 1e9, ..Default::default() });
+        assert_eq!(flat.nodes.len(), 1);
+        assert_eq!(flat.prim_indices.len(), 3000);
+    }
+
+    #[test]
+    fn empty_bonus_cuts_empty_space_off_a_single_cluster() {
+        // One small cluster in the corner of a big cell: the bonus makes cutting the empty
+        // part off worthwhile even when splitting the cluster itself is not.
+        let mut tris = vec![[Vec3::ZERO, Vec3::new(100.0, 0.0, 0.0), Vec3::new(0.0, 0.0, 100.0)]];
+        for i in 0..8 {
+            let o = Vec3::new(90.0 + i as f32 * 0.1, 90.0, 90.0);
+            tris.push([o, o + Vec3::X, o + Vec3::Y]);
+        }
+        let opts = BuildOptions { max_leaf_size: 0, parallel: false, ..Default::default() };
+        let with_bonus = KdTree::build(&tris, &opts).stats();
+        assert!(with_bonus.empty_leaves > 0);
+        let without = KdTree::build(&tris, &BuildOptions { empty_bonus: 1.0, ..opts }).stats();
+        assert!(without.empty_leaves <= with_bonus.empty_leaves);
+        assert!(with_bonus.sah_cost < 1.5 * tris.len() as f32);
+    }
+
+    #[test]
+    fn planar_triangles_go_to_the_cheaper_side() {
+        // Every triangle spans the whole cell in y and z, so only x splits make sense. A wall
+        // lies in x = 1, between a triangle spanning x in [lo, 0.9] and one spanning
+        // [1.1, hi]. The best planes are just beside the wall, and putting the wall on the
+        // narrower (cheaper) side wins.
+        fn spanning(x0: f32, x1: f32) -> [Vec3; 3] {
+            [Vec3::new(x0, 0.0, 0.0), Vec3::new(x1, 10.0, 0.0), Vec3::new(x0, 10.0, 10.0)]
+        }
+        let wall = [
+            [Vec3::new(1.0, 0.0, 0.0), Vec3::new(1.0, 10.0, 0.0), Vec3::new(1.0, 0.0, 10.0)],
+            [Vec3::new(1.0, 10.0, 10.0), Vec3::new(1.0, 10.0, 0.0), Vec3::new(1.0, 0.0, 10.0)],
+        ];
+        let opts = BuildOptions { max_leaf_size: 1, parallel: false, ..Default::default() };
+        for (lo, hi, wall_below) in [(0.0, 3.0, true), (-1.0, 2.0, false)] {
+            let tris = [wall[0], wall[1], spanning(lo, 0.9), spanning(1.1, hi)];
+            let tree = KdTree::build(&tris, &opts);
+            let root = tree.nodes[0];
+            // Twice the margin (10 * 2^-20 here) beside the wall, away from where it goes.
+            let m = 10.0 * MARGIN;
+            let plane = if wall_below { 1.0 + 2.0 * m } else { 1.0 - 2.0 * m };
+            assert_eq!((root.is_leaf(), root.axis()), (false, 0));
+            assert!((root.split() - plane).abs() < 1e-6, "{} vs {plane}", root.split());
+            let leaf_prims = |i: usize| {
+                let n = tree.nodes[i];
+                assert!(n.is_leaf());
+                let mut p = tree.prim_indices[n.prim_offset() as usize..][..n.prim_count() as usize].to_vec();
+                p.sort_unstable();
+                p
+            };
+            let (below, above) = (leaf_prims(1), leaf_prims(root.above_child() as usize));
+            if wall_below {
+                assert_eq!((below, above), (vec![0, 1, 2], vec![3]));
+            } else {
+                assert_eq!((below, above), (vec![2], vec![0, 1, 3]));
+            }
+        }
+    }
+
+    #[test]
+    fn triangles_within_the_margin_of_the_plane_go_to_both_sides() {
+        // Slivers ending at distances of 0.5 and 1.5 margins left of a forced plane x = 0,
+        // and starting 0.5 and 1.5 margins right of it; the cell is [-1, 1]^3, so m = 2^-15.
+        let m = 2.0 * MARGIN;
+        let sliver = |x0: f32, x1: f32| [Vec3::new(x0, -1.0, -1.0), Vec3::new(x1, 1.0, -1.0), Vec3::new(x0, 1.0, 1.0)];
+        let tris = [
+            sliver(-1.0, -0.5 * m),
+            sliver(-1.0, -1.5 * m),
+            sliver(0.5 * m, 1.0),
+            sliver(1.5 * m, 1.0),
+            sliver(-1.0, 1.0),
+        ];
+        let valid: Vec<u32> = (0..5).collect();
+        let input = root_input(&tris, &valid, false);
+        let ctx = Ctx {
+            tris: &tris,
+            traversal_cost: 1.0,
+            intersection_cost: 1.5,
+            empty_bonus: 0.8,
+            max_depth: 10,
+            max_leaf_size: 0,
+            margin: m as f64,
+            parallel: false,
+        };
+        let (left, right) = split_node(&ctx, input, &Split { axis: 0, pos: 0.0, cost: 0.0 });
+        let ids = |n: &NodeInput| {
+            let mut ids: Vec<u32> = n.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e)).collect();
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(ids(&left), [0, 1, 2, 4]);
+        assert_eq!(ids(&right), [0, 2, 3, 4]);
+        assert_eq!((left.count, right.count), (4, 4));
+        // The near ones reach into the other child only within the margin.
+        let max_x = |n: &NodeInput, tri: u32| {
+            n.axis(0)
+                .iter()
+                .filter(|&&e| ev_tri(e) == tri && ev_kind(e) != START)
+                .map(|&e| unordered(ev_key(e)))
+                .fold(f32::MIN, f32::max)
+        };
+        assert!(max_x(&right, 0) <= -0.5 * m && max_x(&right, 0) >= -0.5 * m * 1.001);
+    }
+
+    #[test]
+    fn parallel_and_sequential_builds_are_identical() {
+        let tris = crate::scenes::generated_scene(20_000);
+        let a = KdTree::build(&tris, &BuildOptions { parallel: true, ..Default::default() });
+        let b = KdTree::build(&tris, &BuildOptions { parallel: false, ..Default::default() });
+        assert!(a.nodes.len() > 1000);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn depth_cap_is_respected() {
+        let tris = crate::scenes::generated_scene(5000);
+        for cap in [0, 1, 3, 7] {
+            let tree = KdTree::build(&tris, &BuildOptions { max_depth: Some(cap), ..Default::default() });
+            assert!(tree.stats().max_depth <= cap);
+            if cap > 0 {
+                assert_eq!(tree.stats().max_depth, cap, "this scene splits at every level it may");
+            }
+        }
+        let default = KdTree::build(&tris, &BuildOptions::default());
+        assert!(default.stats().max_depth <= BuildOptions::default().effective_max_depth(5000));
+    }
+}
