@@ -60,6 +60,7 @@
 
 mod aabb;
 mod build;
+mod gpu;
 mod node;
 mod points;
 pub mod scenes;
@@ -68,6 +69,7 @@ mod triangle;
 
 pub use aabb::Aabb;
 pub use build::BuildOptions;
+pub use gpu::{GpuKdTree, GpuQueryBatch, Hits, QueryBatch, RayQuery};
 pub use node::{KdNode, KdStats, KdTree, MAX_DEPTH};
 pub use points::PointKdTree;
 pub use traverse::{QueryOptions, Traversal};

@@ -1,0 +1,100 @@
+//! GPU kd-tree queries against the CPU ones: both traversals, both triangle tests, closest
+//! and any hit, on meshes and random soups, with the ray families of the CPU tests.
+
+mod common;
+
+use common::{Rng, TESTS, TRAVERSALS, load};
+use glam::Vec3;
+use lumbre_gpu::testing::test_gpu;
+use lumbre_gpu::{Tolerance, conformance};
+use lumbre_kdtree::{BuildOptions, KdTree, QueryBatch, QueryOptions, Ray, RayQuery, scenes};
+
+/// Rays of several kinds: from outside towards the mesh, from inside, axis-aligned (parallel
+/// to every split plane of two axes), through vertices, and away from everything.
+fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
+    let mut rng = Rng(seed);
+    let b = tree.bounds;
+    let c = (b.min + b.max) * 0.5;
+    let r = b.size().length();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let eye = c + rng.unit() * r * 1.5;
+        out.push(Ray::new(eye, rng.in_box(&b) - eye));
+        out.push(Ray::new(rng.in_box(&b), rng.unit()));
+        let axis = [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::X, -Vec3::Y, -Vec3::Z][rng.below(6)];
+        out.push(Ray::new(rng.in_box(&b), axis));
+        let v = tris[rng.below(tris.len())][rng.below(3)];
+        out.push(Ray::new(eye, v - eye));
+    }
+    out.push(Ray::new(c + Vec3::splat(r * 3.0), Vec3::ONE));
+    out
+}
+
+fn check(tris: Vec<[Vec3; 3]>, name: &str) {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let tree = KdTree::build(&tris, &BuildOptions::default());
+    let rays = rays(&tris, &tree, 500, tris.len() as u64);
+    let batch = QueryBatch { tris, tree, rays, t_min: 0.0, t_max: f32::INFINITY };
+    for traversal in TRAVERSALS {
+        for test in TESTS {
+            for any_hit in [false, true] {
+                let q = RayQuery { opts: QueryOptions { traversal, test }, any_hit };
+                conformance(&q, &gpu, &batch, Tolerance::relative(1e-4))
+                    .unwrap_or_else(|e| panic!("{name} {traversal:?} {test:?} any={any_hit}: {e}"));
+            }
+        }
+    }
+    // A bounded interval (shadow rays to a point at t = 0.5).
+    let short = QueryBatch { t_max: 0.5, ..batch };
+    conformance(&RayQuery { any_hit: true, ..Default::default() }, &gpu, &short, Tolerance::relative(1e-4)).unwrap();
+}
+
+#[test]
+fn suzanne() {
+    check(load("suzanne.obj"), "suzanne");
+}
+
+#[test]
+fn teapot_quarter() {
+    check(load("teapot-quarter.obj"), "teapot");
+}
+
+#[test]
+fn generated_sphere_and_soup() {
+    check(scenes::generated_scene(20_000), "sphere");
+    let mut rng = Rng(5);
+    let soup: Vec<[Vec3; 3]> = (0..3000)
+        .map(|_| {
+            let p = rng.unit() * 4.0;
+            [p, p + rng.unit() * 0.3, p + rng.unit() * 0.3]
+        })
+        .collect();
+    check(soup, "soup");
+}
+
+#[test]
+fn degenerate_trees_on_the_gpu() {
+    check(vec![[Vec3::ZERO, Vec3::X, Vec3::Y]], "one triangle");
+    let grid: Vec<[Vec3; 3]> = (0..100)
+        .flat_map(|i| {
+            let (x, y) = ((i % 10) as f32, (i / 10) as f32);
+            let z = 0.5;
+            [
+                [Vec3::new(x, y, z), Vec3::new(x + 1.0, y, z), Vec3::new(x, y + 1.0, z)],
+                [Vec3::new(x + 1.0, y, z), Vec3::new(x + 1.0, y + 1.0, z), Vec3::new(x, y + 1.0, z)],
+            ]
+        })
+        .collect();
+    check(grid, "coplanar grid");
+    let same = vec![[Vec3::new(0.0, 0.0, 1.0), Vec3::new(1.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 1.0)]; 500];
+    check(same, "identical triangles");
+}
+
+#[test]
+fn an_empty_tree_misses_on_the_gpu() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let tree = KdTree::build(&[], &BuildOptions::default());
+    let batch = QueryBatch { tris: vec![], tree, rays: vec![Ray::new(Vec3::ZERO, Vec3::X)], t_min: 0.0, t_max: 1.0 };
+    let hits = conformance(&RayQuery::default(), &gpu, &batch, Tolerance::EXACT).unwrap();
+    assert_eq!(hits.0, vec![None]);
+}

@@ -1,0 +1,326 @@
+// Kd-tree ray queries, a line-by-line port of lumbre-kdtree's traverse.rs, triangle.rs and
+// aabb.rs (same conventions: hits need t_min < t < t_max; parallel axes are those with a
+// direction component below f32's smallest normal; leaves test their triangles against the
+// whole remaining interval).
+//
+// The includer declares, in group 0:
+//   binding 1: kd_nodes: array<vec2<u32>>  (KdNode { a, b })
+//   binding 2: kd_prims: array<u32>
+//   binding 3: kd_tris: array<vec4<f32>>   (3 per triangle, in the caller's order)
+// and passes the tree's bounds to the queries.
+
+const KD_MAX_DEPTH: u32 = 64u;
+const KD_NONE: u32 = 0xffffffffu;
+const SLAB_SLACK: f32 = 4.0 * 1.1920929e-7;
+const MIN_NORMAL: f32 = 1.17549435e-38;
+
+struct RayPrep {
+    o: vec3<f32>,
+    d: vec3<f32>,
+    inv: vec3<f32>,
+    par: vec3<bool>,
+    valid: bool,
+    kx: u32,
+    ky: u32,
+    kz: u32,
+    s: vec3<f32>,
+}
+
+struct KdHit {
+    t: f32,
+    tri: u32,
+    u: f32,
+    v: f32,
+}
+
+fn finite3(v: vec3<f32>) -> bool {
+    return all((bitcast<vec3<u32>>(v) & vec3<u32>(0x7f800000u)) != vec3<u32>(0x7f800000u));
+}
+
+fn ray_prep(o: vec3<f32>, d: vec3<f32>) -> RayPrep {
+    var r: RayPrep;
+    r.o = o;
+    r.d = d;
+    r.inv = vec3<f32>(1.0) / d;
+    r.par = abs(d) < vec3<f32>(MIN_NORMAL);
+    r.valid = finite3(o) && finite3(d) && !all(r.par);
+    let a = abs(d);
+    var kz = 2u;
+    if a.x >= a.y && a.x >= a.z {
+        kz = 0u;
+    } else if a.y >= a.z {
+        kz = 1u;
+    }
+    var kx = (kz + 1u) % 3u;
+    var ky = (kx + 1u) % 3u;
+    if d[kz] < 0.0 {
+        let t = kx;
+        kx = ky;
+        ky = t;
+    }
+    r.kx = kx;
+    r.ky = ky;
+    r.kz = kz;
+    r.s = vec3<f32>(d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]);
+    return r;
+}
+
+fn kd_vertex(tri: u32, k: u32) -> vec3<f32> {
+    return kd_tris[3u * tri + k].xyz;
+}
+
+// Möller–Trumbore: (t, u, v) in xyz and 1 in w on a hit.
+fn tri_mt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
+    let p0 = kd_vertex(tri, 0u);
+    let e1 = kd_vertex(tri, 1u) - p0;
+    let e2 = kd_vertex(tri, 2u) - p0;
+    let p = cross(r.d, e2);
+    let det = dot(e1, p);
+    if det == 0.0 {
+        return vec4<f32>(0.0);
+    }
+    let inv_det = 1.0 / det;
+    let s = r.o - p0;
+    let u = dot(s, p) * inv_det;
+    if !(u >= 0.0 && u <= 1.0) {
+        return vec4<f32>(0.0);
+    }
+    let q = cross(s, e1);
+    let v = dot(r.d, q) * inv_det;
+    if !(v >= 0.0 && u + v <= 1.0) {
+        return vec4<f32>(0.0);
+    }
+    let t = dot(e2, q) * inv_det;
+    if !(t > t_min && t < t_max) {
+        return vec4<f32>(0.0);
+    }
+    return vec4<f32>(t, u, v, 1.0);
+}
+
+// Watertight (Woop, Benthin, Wald 2013).
+fn tri_wt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
+    let a = kd_vertex(tri, 0u) - r.o;
+    let b = kd_vertex(tri, 1u) - r.o;
+    let c = kd_vertex(tri, 2u) - r.o;
+    let ax = a[r.kx] - r.s.x * a[r.kz];
+    let ay = a[r.ky] - r.s.y * a[r.kz];
+    let bx = b[r.kx] - r.s.x * b[r.kz];
+    let by = b[r.ky] - r.s.y * b[r.kz];
+    let cx = c[r.kx] - r.s.x * c[r.kz];
+    let cy = c[r.ky] - r.s.y * c[r.kz];
+    let u = cx * by - cy * bx;
+    let v = ax * cy - ay * cx;
+    let w = bx * ay - by * ax;
+    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
+        return vec4<f32>(0.0);
+    }
+    let det = u + v + w;
+    if det == 0.0 {
+        return vec4<f32>(0.0);
+    }
+    let az = r.s.z * a[r.kz];
+    let bz = r.s.z * b[r.kz];
+    let cz = r.s.z * c[r.kz];
+    let t_scaled = u * az + v * bz + w * cz;
+    let inv_det = 1.0 / det;
+    let t = t_scaled * inv_det;
+    if !(t > t_min && t < t_max) {
+        return vec4<f32>(0.0);
+    }
+    return vec4<f32>(t, v * inv_det, w * inv_det, 1.0);
+}
+
+fn tri_test(watertight: bool, r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
+    if watertight {
+        return tri_wt(r, tri, t_min, t_max);
+    }
+    return tri_mt(r, tri, t_min, t_max);
+}
+
+// The tree's box against the ray, widened by a few ulps: (t0, t1, 1) or (_, _, 0).
+fn kd_clip(r: RayPrep, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32) -> vec3<f32> {
+    if !r.valid {
+        return vec3<f32>(0.0);
+    }
+    var t0 = t_min;
+    var t1 = t_max;
+    for (var k = 0u; k < 3u; k++) {
+        let o = r.o[k];
+        if r.par[k] {
+            if !(o >= bmin[k] && o <= bmax[k]) {
+                return vec3<f32>(0.0);
+            }
+            continue;
+        }
+        let inv = r.inv[k];
+        var near = bmin[k];
+        var far = bmax[k];
+        if !(inv >= 0.0) {
+            near = bmax[k];
+            far = bmin[k];
+        }
+        var tn = (near - o) * inv;
+        var tf = (far - o) * inv;
+        tn = tn * select(1.0 + SLAB_SLACK, 1.0 - SLAB_SLACK, tn > 0.0);
+        tf = tf * select(1.0 - SLAB_SLACK, 1.0 + SLAB_SLACK, tf > 0.0);
+        if tn > t0 {
+            t0 = tn;
+        }
+        if tf < t1 {
+            t1 = tf;
+        }
+    }
+    return vec3<f32>(t0, t1, select(0.0, 1.0, t0 <= t1));
+}
+
+fn kd_is_leaf(n: vec2<u32>) -> bool {
+    return (n.y & 3u) == 3u;
+}
+
+// Tests the leaf's triangles against (t_min, best.t); returns whether any was hit.
+fn kd_test_leaf(r: RayPrep, watertight: bool, n: vec2<u32>, t_min: f32, best: ptr<function, KdHit>) -> bool {
+    let first = n.x;
+    let count = n.y >> 2u;
+    var found = false;
+    for (var k = 0u; k < count; k++) {
+        let tri = kd_prims[first + k];
+        let h = tri_test(watertight, r, tri, t_min, (*best).t);
+        if h.w != 0.0 {
+            *best = KdHit(h.x, tri, h.y, h.z);
+            found = true;
+        }
+    }
+    return found;
+}
+
+// Stack traversal: closest hit (or, with `any`, the first found).
+fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32) -> KdHit {
+    var best = KdHit(t_max, KD_NONE, 0.0, 0.0);
+    let seg = kd_clip(r, bmin, bmax, t_min, t_max);
+    if seg.z == 0.0 {
+        return best;
+    }
+    var st_node: array<u32, KD_MAX_DEPTH>;
+    var st_t0: array<f32, KD_MAX_DEPTH>;
+    var st_t1: array<f32, KD_MAX_DEPTH>;
+    var sp = 0u;
+    var node = 0u;
+    var t0 = seg.x;
+    var t1 = seg.y;
+    loop {
+        loop {
+            let n = kd_nodes[node];
+            if kd_is_leaf(n) {
+                break;
+            }
+            let axis = n.y & 3u;
+            let split = bitcast<f32>(n.x);
+            let below = node + 1u;
+            let above = n.y >> 2u;
+            let o = r.o[axis];
+            if r.par[axis] {
+                node = select(above, below, o <= split);
+                continue;
+            }
+            let t_split = (split - o) * r.inv[axis];
+            var near = above;
+            var far = below;
+            if r.d[axis] > 0.0 {
+                near = below;
+                far = above;
+            }
+            if t_split > t1 {
+                node = near;
+            } else if t_split < t0 {
+                node = far;
+            } else {
+                if sp < KD_MAX_DEPTH {
+                    st_node[sp] = far;
+                    st_t0[sp] = t_split;
+                    st_t1[sp] = t1;
+                    sp += 1u;
+                }
+                node = near;
+                t1 = t_split;
+            }
+        }
+        if kd_test_leaf(r, watertight, kd_nodes[node], t_min, &best) && any_hit {
+            return best;
+        }
+        loop {
+            if sp == 0u {
+                return best;
+            }
+            sp -= 1u;
+            if st_t0[sp] <= best.t {
+                break;
+            }
+        }
+        node = st_node[sp];
+        t0 = st_t0[sp];
+        t1 = st_t1[sp];
+    }
+    return best;
+}
+
+// KD-restart (Foley and Sugerman 2005): stackless.
+fn kd_restart(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32) -> KdHit {
+    var best = KdHit(t_max, KD_NONE, 0.0, 0.0);
+    let seg = kd_clip(r, bmin, bmax, t_min, t_max);
+    if seg.z == 0.0 {
+        return best;
+    }
+    var t_lo = seg.x;
+    var first = true;
+    loop {
+        var node = 0u;
+        let t0 = t_lo;
+        var t1 = seg.y;
+        loop {
+            let n = kd_nodes[node];
+            if kd_is_leaf(n) {
+                break;
+            }
+            let axis = n.y & 3u;
+            let split = bitcast<f32>(n.x);
+            let below = node + 1u;
+            let above = n.y >> 2u;
+            let o = r.o[axis];
+            if r.par[axis] {
+                node = select(above, below, o <= split);
+                continue;
+            }
+            let t_split = (split - o) * r.inv[axis];
+            var near = above;
+            var far = below;
+            if r.d[axis] > 0.0 {
+                near = below;
+                far = above;
+            }
+            if t_split < t0 || (t_split == t0 && !first) {
+                node = far;
+            } else {
+                node = near;
+                if t_split < t1 {
+                    t1 = t_split;
+                }
+            }
+        }
+        if kd_test_leaf(r, watertight, kd_nodes[node], t_min, &best) && any_hit {
+            return best;
+        }
+        if best.t <= t1 || t1 >= seg.y {
+            return best;
+        }
+        t_lo = t1;
+        first = false;
+    }
+    return best;
+}
+
+fn kd_query(r: RayPrep, restart: bool, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32) -> KdHit {
+    if restart {
+        return kd_restart(r, watertight, any_hit, bmin, bmax, t_min, t_max);
+    }
+    return kd_stack(r, watertight, any_hit, bmin, bmax, t_min, t_max);
+}
