@@ -1,0 +1,499 @@
+//! Triangle scenes: loading OBJ/MTL, validation, lights.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use glam::{DVec3, Vec3};
+
+use crate::error::LoadError;
+use crate::material::{GpuMaterial, Material, MaterialKind};
+use crate::obj;
+
+/// `Triangle::n` value of a corner without a shading normal.
+pub const NO_NORMAL: u32 = u32::MAX;
+
+/// A triangle of a [`Scene`]: indices into its arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Triangle {
+    /// Indices into [`Scene::positions`].
+    pub v: [u32; 3],
+    /// Indices into [`Scene::normals`], or [`NO_NORMAL`] (all three) when the triangle has none.
+    pub n: [u32; 3],
+    /// Index into [`Scene::materials`].
+    pub material: u32,
+}
+
+impl Triangle {
+    /// Whether the triangle has per-corner shading normals.
+    pub fn has_normals(&self) -> bool {
+        self.n[0] != NO_NORMAL
+    }
+}
+
+/// A light source.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Light {
+    /// An isotropic point light: radiant intensity `intensity` (W/sr per channel) at `position`.
+    Point {
+        /// Where the light is.
+        position: Vec3,
+        /// Radiant intensity.
+        intensity: Vec3,
+    },
+    /// An emissive triangle of the scene.
+    Area {
+        /// Index into [`Scene::triangles`].
+        triangle: u32,
+        /// Emitted radiance (the material's `Ke`).
+        emission: Vec3,
+        /// The triangle's area.
+        area: f32,
+    },
+}
+
+impl Light {
+    /// Samples a point on the light from two uniform numbers in `[0, 1)`:
+    /// `(point, unit normal, pdf with respect to area)`.
+    ///
+    /// Area lights are sampled uniformly with the square-root warp: with `s = sqrt(u)`, the
+    /// barycentric weights are `(1 - s, v * s, 1 - (1 - s) - v * s)` on the triangle's corners
+    /// `(p0, p1, p2)`, the normal is `normalize((p1 - p0) × (p2 - p0))` and the pdf is `1 / area`.
+    /// A point light returns its position, a zero normal and pdf 1 (a delta distribution).
+    /// An area light whose triangle index is not in `scene` returns pdf 0.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::{Light, Scene};
+    /// let scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+    /// let light = Light::Area { triangle: 0, emission: Vec3::ONE, area: 0.5 };
+    /// let (p, n, pdf) = light.sample(&scene, 0.3, 0.6);
+    /// assert!(p.x >= 0.0 && p.y >= 0.0 && p.x + p.y <= 1.0 && p.z == 0.0);
+    /// assert_eq!((n, pdf), (Vec3::Z, 2.0));
+    /// ```
+    pub fn sample(&self, scene: &Scene, u: f32, v: f32) -> (Vec3, Vec3, f32) {
+        match *self {
+            Light::Point { position, .. } => (position, Vec3::ZERO, 1.0),
+            Light::Area { triangle, area, .. } => {
+                let Some([p0, p1, p2]) = scene.triangle(triangle) else {
+                    return (Vec3::ZERO, Vec3::ZERO, 0.0);
+                };
+                let s = u.sqrt();
+                let b0 = 1.0 - s;
+                let b1 = v * s;
+                let point = p0 * b0 + p1 * b1 + p2 * (1.0 - b0 - b1);
+                let normal = (p1 - p0).cross(p2 - p0).normalize_or_zero();
+                (point, normal, if area > 0.0 { 1.0 / area } else { 0.0 })
+            }
+        }
+    }
+}
+
+/// What loading a scene found: counts of what was kept and dropped, and warnings.
+///
+/// Dropped counts are triangles after triangulation (a dropped quad counts 2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// Valid triangles in the scene.
+    pub triangles: usize,
+    /// Triangles dropped because a vertex, normal or texture index was out of range.
+    pub dropped_out_of_range: usize,
+    /// Triangles dropped because a corner has a NaN or infinite coordinate.
+    pub dropped_non_finite: usize,
+    /// Triangles dropped because they have no area (collinear corners to f32 precision).
+    pub dropped_degenerate: usize,
+    /// Materials in the scene (including the default material when it was added).
+    pub materials: usize,
+    /// Things worth telling the user (missing material library, unknown material names, ...).
+    pub warnings: Vec<String>,
+}
+
+impl LoadReport {
+    /// Total triangles dropped.
+    pub fn dropped(&self) -> usize {
+        self.dropped_out_of_range + self.dropped_non_finite + self.dropped_degenerate
+    }
+}
+
+impl fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} triangles, {} materials; dropped {} out of range, {} non-finite, {} degenerate",
+            self.triangles, self.materials, self.dropped_out_of_range, self.dropped_non_finite, self.dropped_degenerate
+        )?;
+        for w in &self.warnings {
+            write!(f, "\nwarning: {w}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A triangle scene ready for a kd-tree and an integrator.
+///
+/// Invariants (established by every constructor of this crate): every triangle has finite
+/// corners, non-zero area and in-range indices; every position and normal is finite and
+/// referenced; normals have unit length; there is at least one material when there is a
+/// triangle; `bounds` is the box of `positions` (`(Vec3::ZERO, Vec3::ZERO)` when empty).
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::Scene;
+/// let mut scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+/// scene.add_point_light(Vec3::new(0.0, 0.0, 2.0), Vec3::splat(10.0));
+/// assert_eq!(scene.triangles.len(), 1);
+/// assert_eq!(scene.bounds, (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)));
+/// assert_eq!(scene.triangle_positions(), vec![[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scene {
+    /// Vertex positions.
+    pub positions: Vec<Vec3>,
+    /// Per-vertex shading normals (unit length); empty if the file has none.
+    pub normals: Vec<Vec3>,
+    /// Only valid (finite, non-degenerate, in-range) triangles.
+    pub triangles: Vec<Triangle>,
+    /// At least one (the default) when the file has none.
+    pub materials: Vec<Material>,
+    /// Point lights given by the user, and one area light per emissive triangle.
+    pub lights: Vec<Light>,
+    /// Axis-aligned bounds of the positions: `(min, max)`.
+    pub bounds: (Vec3, Vec3),
+}
+
+/// Triangles before validation: global indices into raw position/normal arrays.
+struct RawTri {
+    v: [usize; 3],
+    n: Option<[usize; 3]>,
+    material: u32,
+}
+
+/// Whether a triangle is degenerate: the sine of its angle at `p0` is at most f32's epsilon
+/// (its corners are collinear to f32 precision), which includes repeated corners.
+fn degenerate(p: [Vec3; 3]) -> bool {
+    let (a, b, c) = (p[0].as_dvec3(), p[1].as_dvec3(), p[2].as_dvec3());
+    let (e1, e2) = (b - a, c - a);
+    let (sine_area, lengths) = (e1.cross(e2).length(), e1.length() * e2.length());
+    sine_area.is_nan() || sine_area <= f64::from(f32::EPSILON) * lengths
+}
+
+fn area(p: [Vec3; 3]) -> f32 {
+    let (a, b, c) = (p[0].as_dvec3(), p[1].as_dvec3(), p[2].as_dvec3());
+    (0.5 * (b - a).cross(c - a).length()) as f32
+}
+
+impl Scene {
+    /// Loads an OBJ file and the MTL libraries it names (relative to the OBJ's folder).
+    ///
+    /// Polygons are triangulated as fans. Malformed lines (numbers, indices, statements) are
+    /// errors naming the file and line; faces with out-of-range indices, non-finite corners or
+    /// no area are dropped and counted in the [`LoadReport`]. A missing MTL file is a warning
+    /// and its faces get the default material; a malformed MTL file is an error naming it.
+    /// A file with no valid triangle is an error (`empty scene`). Texture coordinates are
+    /// checked but not kept. Area lights are made for every triangle with an emitting material.
+    ///
+    /// ```
+    /// use lumbre_raytrace::Scene;
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
+    /// let (scene, report) = Scene::load_obj(path.as_ref()).unwrap();
+    /// assert_eq!(report.triangles, 36);
+    /// assert_eq!(scene.emissive_triangles().len(), 2);
+    /// ```
+    pub fn load_obj(path: &Path) -> Result<(Scene, LoadReport), LoadError> {
+        let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
+        let dir = obj::parent_dir(path);
+        let scan = obj::scan_obj(path, &bytes, &dir)?;
+
+        let mtl_error: RefCell<Option<LoadError>> = RefCell::new(None);
+        let mtl_warnings: RefCell<Vec<String>> = RefCell::new(Vec::new());
+        let loader = |name: &Path| -> tobj::MTLLoadResult {
+            let full = dir.join(name);
+            let bytes = match fs::read(&full) {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    mtl_warnings.borrow_mut().push(format!(
+                        "material library {} not found; its materials are replaced by the default material",
+                        full.display()
+                    ));
+                    return Ok((Vec::new(), Default::default()));
+                }
+                Err(e) => {
+                    mtl_error.borrow_mut().get_or_insert(LoadError::read(&full, &e));
+                    return Err(tobj::LoadError::OpenFileFailed);
+                }
+            };
+            let scanned = match obj::scan_mtl(&full, &bytes) {
+                Ok(s) => s,
+                Err(e) => {
+                    mtl_error.borrow_mut().get_or_insert(e);
+                    return Err(tobj::LoadError::MaterialParseError);
+                }
+            };
+            mtl_warnings.borrow_mut().extend(scanned.warnings);
+            tobj::load_mtl_buf(&mut scanned.text.as_bytes()).inspect_err(|e| {
+                mtl_error.borrow_mut().get_or_insert(LoadError::new(&full, format!("tobj: {e}")));
+            })
+        };
+        // `..Default::default()` stays for tobj's optional `merging`/`reordering` fields, which
+        // exist when another crate enables those features.
+        #[allow(clippy::needless_update)]
+        let options = tobj::LoadOptions {
+            single_index: false,
+            triangulate: true,
+            ignore_points: true,
+            ignore_lines: true,
+            ..Default::default()
+        };
+        let loaded = tobj::load_obj_buf(&mut scan.text.as_bytes(), &options, loader);
+        if let Some(e) = mtl_error.into_inner() {
+            return Err(e);
+        }
+        let (models, tobj_materials) =
+            loaded.map_err(|e| LoadError::new(path, format!("tobj could not load the scanned file: {e}")))?;
+        let tobj_materials = tobj_materials.unwrap_or_default();
+
+        let mut warnings = mtl_warnings.into_inner();
+        warnings.extend(scan.warnings);
+        let mut materials: Vec<Material> =
+            tobj_materials.iter().map(|m| Material::from_mtl(&m.name, &obj::mtl_params(m))).collect();
+        for (name, line) in &scan.usemtl {
+            if !materials.iter().any(|m| m.name == *name) {
+                warnings.push(format!("line {line}: unknown material \"{name}\"; the default material is used"));
+            }
+        }
+        for m in &materials {
+            if m.kind == MaterialKind::Mirror && m.ks.max_element() <= 0.0 {
+                warnings
+                    .push(format!("material \"{}\" is a mirror (illum 3/5) with Ks = 0: it reflects nothing", m.name));
+            }
+        }
+
+        let mut raw_positions: Vec<Vec3> = Vec::new();
+        let mut raw_normals: Vec<Vec3> = Vec::new();
+        let mut raw_tris: Vec<RawTri> = Vec::new();
+        let mut default_material: Option<u32> = None;
+        for model in &models {
+            let mesh = &model.mesh;
+            let (pbase, nbase) = (raw_positions.len(), raw_normals.len());
+            raw_positions.extend(mesh.positions.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+            raw_normals.extend(mesh.normals.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+            let material = match mesh.material_id {
+                Some(i) if i < materials.len() => i as u32,
+                _ => *default_material.get_or_insert_with(|| {
+                    materials.push(Material::default());
+                    (materials.len() - 1) as u32
+                }),
+            };
+            let has_normal_indices = mesh.normal_indices.len() == mesh.indices.len();
+            for (k, tri) in mesh.indices.chunks_exact(3).enumerate() {
+                let with_normals =
+                    has_normal_indices && scan.tri_has_normals.get(raw_tris.len()).copied().unwrap_or(false);
+                let v = [0, 1, 2].map(|i| pbase + tri[i] as usize);
+                let n = with_normals.then(|| [0, 1, 2].map(|i| nbase + mesh.normal_indices[3 * k + i] as usize));
+                raw_tris.push(RawTri { v, n, material });
+            }
+        }
+        if raw_tris.len() != scan.tri_has_normals.len() {
+            warnings.push(format!(
+                "tobj produced {} triangles where the scanner expected {}; normals may be missing",
+                raw_tris.len(),
+                scan.tri_has_normals.len()
+            ));
+        }
+        if default_material.is_some() && materials.len() > 1 {
+            warnings.push("some faces have no material or an unknown one: they use the default material".into());
+        }
+        let mut report = LoadReport { dropped_out_of_range: scan.dropped_out_of_range, warnings, ..Default::default() };
+        let scene = Scene::assemble(&raw_positions, &raw_normals, &raw_tris, materials, &mut report);
+        if scene.triangles.is_empty() {
+            return Err(LoadError::new(
+                path,
+                format!(
+                    "empty scene: no valid triangles ({} out of range, {} non-finite, {} degenerate dropped)",
+                    report.dropped_out_of_range, report.dropped_non_finite, report.dropped_degenerate
+                ),
+            ));
+        }
+        Ok((scene, report))
+    }
+
+    /// A scene of the given triangles with the default material and no lights. Non-finite and
+    /// degenerate triangles are dropped (see [`Scene::from_triangles_report`] for the counts).
+    pub fn from_triangles(tris: &[[Vec3; 3]]) -> Scene {
+        Scene::from_triangles_report(tris).0
+    }
+
+    /// [`Scene::from_triangles`], with the report of what was dropped.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::Scene;
+    /// let tris = [[Vec3::ZERO, Vec3::X, Vec3::Y], [Vec3::ZERO, Vec3::X, Vec3::X * 2.0]];
+    /// let (scene, report) = Scene::from_triangles_report(&tris);
+    /// assert_eq!((scene.triangles.len(), report.dropped_degenerate), (1, 1));
+    /// ```
+    pub fn from_triangles_report(tris: &[[Vec3; 3]]) -> (Scene, LoadReport) {
+        let positions: Vec<Vec3> = tris.iter().flatten().copied().collect();
+        let raw: Vec<RawTri> =
+            (0..tris.len()).map(|i| RawTri { v: [3 * i, 3 * i + 1, 3 * i + 2], n: None, material: 0 }).collect();
+        let mut report = LoadReport::default();
+        let scene = Scene::assemble(&positions, &[], &raw, vec![Material::default()], &mut report);
+        (scene, report)
+    }
+
+    /// Validates raw triangles, compacts the arrays to what valid triangles use, computes the
+    /// bounds and the area lights, and fills in the report's counts.
+    fn assemble(
+        raw_positions: &[Vec3],
+        raw_normals: &[Vec3],
+        raw_tris: &[RawTri],
+        mut materials: Vec<Material>,
+        report: &mut LoadReport,
+    ) -> Scene {
+        if materials.is_empty() {
+            materials.push(Material::default());
+        }
+        let mut pos_map = vec![u32::MAX; raw_positions.len()];
+        let mut nrm_map = vec![u32::MAX; raw_normals.len()];
+        let mut scene = Scene { materials, ..Scene::default() };
+        let mut bad_normals = 0usize;
+        for t in raw_tris {
+            let Some(p) = t.v.iter().map(|&i| raw_positions.get(i).copied()).collect::<Option<Vec<Vec3>>>() else {
+                report.dropped_out_of_range += 1;
+                continue;
+            };
+            let p = [p[0], p[1], p[2]];
+            if !p.iter().all(|q| q.is_finite()) {
+                report.dropped_non_finite += 1;
+                continue;
+            }
+            if degenerate(p) {
+                report.dropped_degenerate += 1;
+                continue;
+            }
+            let material = if (t.material as usize) < scene.materials.len() { t.material } else { 0 };
+            let v = t.v.map(|i| {
+                if pos_map[i] == u32::MAX {
+                    pos_map[i] = scene.positions.len() as u32;
+                    scene.positions.push(raw_positions[i]);
+                }
+                pos_map[i]
+            });
+            let normals = t.n.and_then(|n| {
+                let ns = n.map(|i| raw_normals.get(i).copied().unwrap_or(Vec3::NAN).normalize_or_zero());
+                ns.iter().all(|q| *q != Vec3::ZERO).then_some((n, ns))
+            });
+            if t.n.is_some() && normals.is_none() {
+                bad_normals += 1;
+            }
+            let n = match normals {
+                Some((n, ns)) => [0, 1, 2].map(|k| {
+                    let i = n[k];
+                    if nrm_map[i] == u32::MAX {
+                        nrm_map[i] = scene.normals.len() as u32;
+                        scene.normals.push(ns[k]);
+                    }
+                    nrm_map[i]
+                }),
+                None => [NO_NORMAL; 3],
+            };
+            scene.triangles.push(Triangle { v, n, material });
+        }
+        if bad_normals > 0 {
+            report.warnings.push(format!(
+                "{bad_normals} triangle(s) had zero or non-finite normals; they use the geometric normal"
+            ));
+        }
+        if let Some(&first) = scene.positions.first() {
+            scene.bounds = scene.positions.iter().fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+        }
+        for (i, t) in scene.triangles.iter().enumerate() {
+            let m = &scene.materials[t.material as usize];
+            if m.is_emitter() {
+                let p = t.v.map(|k| scene.positions[k as usize]);
+                scene.lights.push(Light::Area { triangle: i as u32, emission: m.ke, area: area(p) });
+            }
+        }
+        report.triangles = scene.triangles.len();
+        report.materials = scene.materials.len();
+        scene
+    }
+
+    /// The corners of triangle `i`, or `None` when `i` (or one of its indices) is out of range.
+    pub fn triangle(&self, i: u32) -> Option<[Vec3; 3]> {
+        let t = self.triangles.get(i as usize)?;
+        Some([
+            *self.positions.get(t.v[0] as usize)?,
+            *self.positions.get(t.v[1] as usize)?,
+            *self.positions.get(t.v[2] as usize)?,
+        ])
+    }
+
+    /// The corners of every triangle, in order: the input of the kd-tree builder.
+    pub fn triangle_positions(&self) -> Vec<[Vec3; 3]> {
+        self.triangles.iter().map(|t| t.v.map(|i| self.positions[i as usize])).collect()
+    }
+
+    /// Adds a point light.
+    pub fn add_point_light(&mut self, position: Vec3, intensity: Vec3) {
+        self.lights.push(Light::Point { position, intensity });
+    }
+
+    /// Indices of the triangles whose material is an [`Emitter`](MaterialKind::Emitter).
+    pub fn emissive_triangles(&self) -> Vec<u32> {
+        (0..self.triangles.len() as u32)
+            .filter(|&i| {
+                self.materials.get(self.triangles[i as usize].material as usize).is_some_and(|m| m.is_emitter())
+            })
+            .collect()
+    }
+
+    /// Every material in GPU layout, in order.
+    pub fn gpu_materials(&self) -> Vec<GpuMaterial> {
+        self.materials.iter().map(Material::to_gpu).collect()
+    }
+
+    /// The geometric (face) normal of triangle `i`: `normalize((p1 - p0) × (p2 - p0))`.
+    pub fn face_normal(&self, i: u32) -> Option<Vec3> {
+        let [p0, p1, p2] = self.triangle(i)?;
+        let n: DVec3 = (p1 - p0).as_dvec3().cross((p2 - p0).as_dvec3());
+        Some(n.normalize_or_zero().as_vec3())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn degenerate_detection() {
+        assert!(degenerate([Vec3::ZERO, Vec3::ZERO, Vec3::X]));
+        assert!(degenerate([Vec3::ZERO, Vec3::X, Vec3::X * 2.0]));
+        assert!(!degenerate([Vec3::ZERO, Vec3::X, Vec3::Y * 1e-3]));
+        assert!(!degenerate([Vec3::splat(1e6), Vec3::splat(1e6) + Vec3::X, Vec3::splat(1e6) + Vec3::Y]));
+    }
+
+    #[test]
+    fn sample_is_uniform_and_on_the_triangle() {
+        let tri = [Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), Vec3::new(0.0, 2.0, 0.0)];
+        let scene = Scene::from_triangles(&[tri]);
+        let light = Light::Area { triangle: 0, emission: Vec3::ONE, area: 2.0 };
+        let n = 64;
+        let mut mean = Vec3::ZERO;
+        for i in 0..n {
+            for j in 0..n {
+                let (p, nrm, pdf) = light.sample(&scene, (i as f32 + 0.5) / n as f32, (j as f32 + 0.5) / n as f32);
+                assert!(p.x >= 0.0 && p.y >= 0.0 && p.x + p.y <= 2.0 + 1e-6);
+                assert_eq!((nrm, pdf), (Vec3::Z, 0.5));
+                mean += p;
+            }
+        }
+        mean /= (n * n) as f32;
+        // The centroid of a uniform distribution on the triangle is (2/3, 2/3, 0).
+        assert!((mean - Vec3::new(2.0 / 3.0, 2.0 / 3.0, 0.0)).length() < 1e-2, "{mean}");
+        let bad = Light::Area { triangle: 9, emission: Vec3::ONE, area: 1.0 };
+        assert_eq!(bad.sample(&scene, 0.5, 0.5).2, 0.0);
+    }
+}
