@@ -4,6 +4,8 @@
 //!   with apt-get), then fmt check, clippy, shader validation, and the workspace tests with
 //!   `LUMBRE_REQUIRE_GPU=1`.
 //! - `validate-shaders`: compose and validate every WGSL shader with naga, with a report.
+//! - `golden [--bless]`: run the golden-image tests; with `--bless`, rewrite the images in
+//!   `testdata/golden/` from the CPU renders first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,8 +21,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("validate-shaders") => validate_shaders(),
+        Some("golden") => golden(args.iter().any(|a| a == "--bless")),
         _ => {
-            eprintln!("usage: cargo xtask <test | validate-shaders>");
+            eprintln!("usage: cargo xtask <test | validate-shaders | golden [--bless]>");
             return ExitCode::from(2);
         }
     };
@@ -115,6 +118,24 @@ fn ensure_vulkan() -> Result<(), String> {
              (lavapipe, a Vulkan device on the CPU), then run `cargo xtask test` again"
             .into())
     }
+}
+
+/// The test binaries holding golden-image tests.
+const GOLDEN: &[(&str, &str)] = &[("lumbre-raytrace", "golden")];
+
+fn golden(bless: bool) -> Result<(), String> {
+    for (package, test) in GOLDEN {
+        let mut cmd = cargo();
+        cmd.args(["test", "--release", "-p", package, "--test", test]);
+        if bless {
+            cmd.env("LUMBRE_BLESS", "1");
+        }
+        run(&mut cmd)?;
+    }
+    if bless {
+        println!("golden images rewritten under testdata/golden/: review them (git diff) before committing");
+    }
+    Ok(())
 }
 
 fn test() -> Result<(), String> {

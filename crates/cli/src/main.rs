@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod info;
 mod primitives;
+mod render;
 mod table;
 
 use std::path::PathBuf;
@@ -40,6 +41,30 @@ enum Command {
     Bench {
         #[command(subcommand)]
         which: BenchCommand,
+    },
+    /// Render an OBJ scene with the Whitted ray tracer.
+    Render {
+        /// The OBJ file (MTL next to it).
+        scene: PathBuf,
+        #[arg(long, default_value_t = 640)]
+        width: u32,
+        #[arg(long, default_value_t = 480)]
+        height: u32,
+        /// Samples per pixel (stratified).
+        #[arg(long, default_value_t = 1)]
+        spp: u32,
+        /// Longest chain of reflections and refractions.
+        #[arg(long, default_value_t = 5)]
+        max_depth: u32,
+        /// `eye_x,eye_y,eye_z,target_x,target_y,target_z,up_x,up_y,up_z,fov_y_degrees`;
+        /// default: framing the scene.
+        #[arg(long)]
+        camera: Option<String>,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+        backend: BackendChoice,
+        /// Output image (.png: 8-bit sRGB; .exr: linear f32).
+        #[arg(short, long, default_value = "render.png")]
+        out: PathBuf,
     },
     /// Run every capability on the bundled data; write outputs and a report.
     Demo {
@@ -112,6 +137,18 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Info { json } => info::run(&opts, json),
+        Command::Render { scene, width, height, spp, max_depth, camera, backend, out } => {
+            if max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH || width == 0 || height == 0 {
+                Err(format!(
+                    "--max-depth must be 1..={}, --width and --height positive",
+                    lumbre_raytrace::MAX_TRACE_DEPTH
+                ))
+            } else {
+                let options = lumbre_raytrace::RenderOptions { width, height, spp, max_depth, ..Default::default() };
+                let args = render::RenderArgs { scene, out, options, camera, gpu: backend == BackendChoice::Gpu };
+                render::run(&args, &opts)
+            }
+        }
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
             BenchCommand::Primitives { max_log2, warmup, repeats, json, backend } => {

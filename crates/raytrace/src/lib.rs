@@ -34,11 +34,13 @@
 
 mod camera;
 mod error;
+mod gpu;
 mod image;
 mod material;
 mod obj;
 mod points;
 mod scene;
+mod whitted;
 
 pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear};
 pub use camera::{
@@ -46,6 +48,10 @@ pub use camera::{
     stratified,
 };
 pub use error::LoadError;
+pub use gpu::{GpuImage, GpuRenderer, GpuScene, WhittedRender};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};
+pub use whitted::{
+    MAX_TRACE_DEPTH, Prepared, RenderOptions, RenderStats, add_default_light, light_sample, pixel_seed, schlick,
+};

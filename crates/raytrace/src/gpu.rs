@@ -1,0 +1,264 @@
+//! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel, the
+//! image rendered in tiles of pixels and read back once.
+
+use std::time::Duration;
+
+use glam::Vec3;
+use lumbre_gpu::{Agree, Buffer, Compute, Gpu, Recorder, Result, Timings, Tolerance};
+use lumbre_kdtree::{GpuKdTree, Traversal, TriangleTest};
+
+use crate::{Camera, Image, Light, Prepared, RenderOptions, RenderStats, diff_stats};
+
+/// Pixels per dispatch: keeps each submission short (drivers reset GPUs that hang).
+const TILE_PIXELS: u32 = 1 << 18;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuLight {
+    kind: u32,
+    tri: u32,
+    area: f32,
+    _pad: u32,
+    pos: [f32; 3],
+    _p1: f32,
+    e: [f32; 3],
+    _p2: f32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    cam: crate::GpuCamera,
+    bmin: [f32; 3],
+    width: u32,
+    bmax: [f32; 3],
+    height: u32,
+    background: [f32; 3],
+    spp: u32,
+    max_depth: u32,
+    n_lights: u32,
+    flags: u32,
+    ambient: f32,
+    eps: f32,
+    pixel_base: u32,
+    _pad: [u32; 2],
+}
+
+/// A prepared scene on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuScene {
+    tree: GpuKdTree,
+    tri_info: Buffer<[u32; 4]>,
+    normals: Buffer<[f32; 4]>,
+    materials: Buffer<crate::GpuMaterial>,
+    lights: Buffer<GpuLight>,
+    n_lights: u32,
+    eps: f32,
+}
+
+impl GpuScene {
+    /// Uploads a prepared scene.
+    pub fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
+        let tri_info: Vec<[u32; 4]> = p.scene.triangles.iter().map(|t| [t.n[0], t.n[1], t.n[2], t.material]).collect();
+        let normals: Vec<[f32; 4]> = p.scene.normals.iter().map(|n| [n.x, n.y, n.z, 0.0]).collect();
+        let lights: Vec<GpuLight> = p
+            .scene
+            .lights
+            .iter()
+            .map(|l| match *l {
+                Light::Point { position, intensity } => GpuLight {
+                    kind: 0,
+                    tri: 0,
+                    area: 0.0,
+                    _pad: 0,
+                    pos: position.to_array(),
+                    _p1: 0.0,
+                    e: intensity.to_array(),
+                    _p2: 0.0,
+                },
+                Light::Area { triangle, emission, area } => GpuLight {
+                    kind: 1,
+                    tri: triangle,
+                    area,
+                    _pad: 0,
+                    pos: [0.0; 3],
+                    _p1: 0.0,
+                    e: emission.to_array(),
+                    _p2: 0.0,
+                },
+            })
+            .collect();
+        let at_least_one = |v: Vec<[f32; 4]>| if v.is_empty() { vec![[0.0; 4]] } else { v };
+        let lights_buf = if lights.is_empty() { gpu.zeroed(1)? } else { gpu.upload(&lights)? };
+        Ok(GpuScene {
+            tree: GpuKdTree::upload(gpu, &p.tree, &p.tris)?,
+            tri_info: gpu.upload(&tri_info)?,
+            normals: gpu.upload(&at_least_one(normals))?,
+            materials: gpu.upload(&p.scene.gpu_materials())?,
+            lights: lights_buf,
+            n_lights: lights.len() as u32,
+            eps: p.eps,
+        })
+    }
+}
+
+/// The pixels of a render on the GPU and its ray counter.
+#[derive(Clone, Debug)]
+pub struct GpuImage {
+    /// Linear RGB (and 1) per pixel, row-major.
+    pub pixels: Buffer<[f32; 4]>,
+    /// Rays cast (one counter).
+    pub rays: Buffer<u32>,
+    /// Width.
+    pub width: u32,
+    /// Height.
+    pub height: u32,
+}
+
+/// A Whitted render through the [`Compute`] trait: CPU ([`Prepared::render_cpu`]) or GPU.
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, WhittedRender};
+/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Original.obj".as_ref()).unwrap();
+/// let camera = Camera::frame(scene.bounds, 1.0);
+/// let prepared = Prepared::new(scene, &Default::default());
+/// let render = WhittedRender { camera, options: RenderOptions { width: 128, height: 128, ..Default::default() } };
+/// let image = render.gpu(&Gpu::new()?, &prepared)?;
+/// # let _ = image;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct WhittedRender {
+    /// The camera.
+    pub camera: Camera,
+    /// Size, samples, depth, shading constants, ray queries.
+    pub options: RenderOptions,
+}
+
+impl WhittedRender {
+    /// Records the render of an uploaded scene.
+    pub fn record_render(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuImage> {
+        let gpu = rec.gpu().clone();
+        let o = &self.options;
+        let n = o.width as usize * o.height as usize;
+        let pixels = gpu.zeroed::<[f32; 4]>(n)?;
+        let rays = gpu.zeroed::<u32>(1)?;
+        let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "render")?;
+        let flags = (o.query.traversal == Traversal::Restart) as u32
+            | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
+        let b = scene.tree.bounds;
+        let mut base = 0u32;
+        while (base as usize) < n {
+            let count = TILE_PIXELS.min(n as u32 - base);
+            let params = gpu.uniform(&Params {
+                cam: self.camera.to_gpu(o.width, o.height),
+                bmin: b.min.to_array(),
+                width: o.width,
+                bmax: b.max.to_array(),
+                height: o.height,
+                background: o.background.to_array(),
+                spp: o.spp.max(1),
+                max_depth: o.max_depth.min(crate::MAX_TRACE_DEPTH),
+                n_lights: scene.n_lights,
+                flags,
+                ambient: o.ambient,
+                eps: scene.eps,
+                pixel_base: base,
+                _pad: [0; 2],
+            })?;
+            let [k1, k2, k3] = scene.tree.bindings();
+            let res = [
+                params.as_entire_binding(),
+                k1,
+                k2,
+                k3,
+                scene.tri_info.binding(),
+                scene.normals.binding(),
+                scene.materials.binding(),
+                scene.lights.binding(),
+                pixels.binding(),
+                rays.binding(),
+            ];
+            rec.dispatch("whitted", &kernel, &res, (count as u64).div_ceil(64))?;
+            base += count;
+        }
+        Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
+    }
+
+    /// The GPU render with its statistics and GPU time.
+    pub fn gpu_stats(&self, gpu: &Gpu, scene: &GpuScene) -> Result<(Image, RenderStats, Duration)> {
+        let mut rec = gpu.recorder();
+        let out = self.record_render(&mut rec, scene)?;
+        let t: Timings = rec.submit()?;
+        let image = self.download(gpu, &out)?;
+        let rays = gpu.download(&out.rays)?[0] as u64;
+        Ok((image, RenderStats { rays }, t.gpu()))
+    }
+}
+
+impl Compute for WhittedRender {
+    type Input = Prepared;
+    type Output = Image;
+    type GpuInput = GpuScene;
+    type GpuOutput = GpuImage;
+
+    fn name(&self) -> &'static str {
+        "whitted render"
+    }
+
+    fn cpu(&self, p: &Prepared) -> Result<Image> {
+        Ok(p.render_cpu(&self.camera, &self.options, &|_| {}).0)
+    }
+
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
+        GpuScene::upload(gpu, p)
+    }
+
+    fn record(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuImage> {
+        self.record_render(rec, scene)
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuImage) -> Result<Image> {
+        let px = gpu.download(&out.pixels)?;
+        let pixels = px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
+        Image::from_pixels(out.width, out.height, pixels).map_err(lumbre_gpu::Error::Input)
+    }
+}
+
+impl Agree for Image {
+    /// Images agree when the RMSE of their 8-bit sRGB values (in 0..1) is at most `tol.abs`.
+    fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
+        match diff_stats(self, gpu) {
+            Err(e) => Some(e.to_string()),
+            Ok(d) if d.rmse as f64 > tol.abs => {
+                Some(format!("image RMSE {} above {} (max pixel error {})", d.rmse, tol.abs, d.max_abs))
+            }
+            Ok(_) => None,
+        }
+    }
+}
+
+/// The GPU side of `lumbre render`: a scene uploaded once, rendered from any camera.
+pub struct GpuRenderer {
+    gpu: Gpu,
+    scene: GpuScene,
+}
+
+impl GpuRenderer {
+    /// Uploads the prepared scene.
+    pub fn new(gpu: &Gpu, p: &Prepared) -> Result<Self> {
+        Ok(GpuRenderer { gpu: gpu.clone(), scene: GpuScene::upload(gpu, p)? })
+    }
+
+    /// Renders one image; returns it with the number of rays.
+    pub fn render(&self, camera: &Camera, options: &RenderOptions) -> Result<(Image, RenderStats)> {
+        let r = WhittedRender { camera: *camera, options: *options };
+        r.gpu_stats(&self.gpu, &self.scene).map(|(i, s, _)| (i, s))
+    }
+
+    /// Renders and reports the GPU time of the render (timestamps where available).
+    pub fn render_timed(&self, camera: &Camera, options: &RenderOptions) -> Result<(Image, RenderStats, Duration)> {
+        WhittedRender { camera: *camera, options: *options }.gpu_stats(&self.gpu, &self.scene)
+    }
+}

@@ -1,0 +1,279 @@
+//! import shared/dispatch
+//! import shared/kdtree
+//! import shared/sampling
+// The Whitted integrator, one thread per pixel: a step-by-step port of
+// lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack.
+
+struct Camera {
+    eye: vec4<f32>,
+    llc: vec4<f32>,
+    horizontal: vec4<f32>,
+    vertical: vec4<f32>,
+    size: vec4<f32>,
+}
+
+struct Params {
+    cam: Camera,
+    bmin: vec3<f32>,
+    width: u32,
+    bmax: vec3<f32>,
+    height: u32,
+    background: vec3<f32>,
+    spp: u32,
+    max_depth: u32,
+    n_lights: u32,
+    // bit 0: restart traversal; bit 1: watertight test
+    flags: u32,
+    ambient: f32,
+    eps: f32,
+    // first pixel of this dispatch (images are rendered in tiles of rows)
+    pixel_base: u32,
+    _pad: vec2<u32>,
+}
+
+struct Material {
+    kd: vec3<f32>,
+    kind: u32,
+    ks: vec3<f32>,
+    ns: f32,
+    ke: vec3<f32>,
+    ni: f32,
+    opacity: f32,
+    // three scalars, not a vec3 (whose 16-byte alignment would make the struct 80 bytes)
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
+}
+
+struct Light {
+    // 0: point, 1: area
+    kind: u32,
+    tri: u32,
+    area: f32,
+    _pad: u32,
+    // point: position; area: unused
+    pos: vec3<f32>,
+    _p1: f32,
+    // point: intensity; area: emission
+    e: vec3<f32>,
+    _p2: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
+@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
+// per triangle: normal indices (0xffffffff: none) and material
+@group(0) @binding(4) var<storage, read> tri_info: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> normals: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> materials: array<Material>;
+@group(0) @binding(7) var<storage, read> lights: array<Light>;
+@group(0) @binding(8) var<storage, read_write> image: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read_write> ray_count: array<atomic<u32>>;
+
+const WG: u32 = 64u;
+const STACK: u32 = 14u;
+const KIND_MIRROR: u32 = 2u;
+const KIND_PHONG: u32 = 1u;
+const KIND_GLASS: u32 = 3u;
+const KIND_EMITTER: u32 = 4u;
+
+struct Pending {
+    origin: vec3<f32>,
+    dir: vec3<f32>,
+    weight: vec3<f32>,
+    depth: u32,
+}
+
+var<workgroup> wg_rays: atomic<u32>;
+
+fn query(o: vec3<f32>, d: vec3<f32>, t_max: f32, any_hit: bool) -> KdHit {
+    let r = ray_prep(o, d);
+    let f = params.flags;
+    return kd_query(r, (f & 1u) != 0u, (f & 2u) != 0u, any_hit, params.bmin, params.bmax, 0.0, t_max);
+}
+
+fn safe_normalize(v: vec3<f32>) -> vec3<f32> {
+    let l = length(v);
+    if l > 0.0 {
+        return v / l;
+    }
+    return vec3<f32>(0.0);
+}
+
+fn shade_normal(tri: u32, u: f32, v: f32, ng: vec3<f32>) -> vec3<f32> {
+    let info = tri_info[tri];
+    if info.x == KD_NONE {
+        return ng;
+    }
+    let n = normals[info.x].xyz * (1.0 - u - v) + normals[info.y].xyz * u + normals[info.z].xyz * v;
+    let len = length(n);
+    if len > 0.0 {
+        return n / len;
+    }
+    return ng;
+}
+
+fn schlick(cos_i: f32, n1: f32, n2: f32) -> f32 {
+    let q = (n1 - n2) / (n1 + n2);
+    let r0 = q * q;
+    let c = 1.0 - cos_i;
+    return r0 + (1.0 - r0) * c * c * c * c * c;
+}
+
+fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: ptr<function, u32>) -> vec3<f32> {
+    var stack: array<Pending, STACK>;
+    stack[0] = Pending(origin, dir, vec3<f32>(1.0), 0u);
+    var top = 1u;
+    var color = vec3<f32>(0.0);
+    while top > 0u {
+        top -= 1u;
+        let r = stack[top];
+        *rays += 1u;
+        let hit = query(r.origin, r.dir, bitcast<f32>(0x7f800000u), false);
+        if hit.tri == KD_NONE {
+            color += r.weight * params.background;
+            continue;
+        }
+        let p0 = kd_vertex(hit.tri, 0u);
+        let p = r.origin + r.dir * hit.t;
+        var ng = safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0));
+        var n = shade_normal(hit.tri, hit.u, hit.v, ng);
+        let entering = dot(ng, r.dir) < 0.0;
+        if !entering {
+            ng = -ng;
+        }
+        if dot(n, ng) < 0.0 {
+            n = -n;
+        }
+        let m = materials[tri_info[hit.tri].w];
+        if m.kind == KIND_EMITTER {
+            color += r.weight * m.ke;
+            continue;
+        }
+        let view = -r.dir;
+        let above = p + ng * params.eps;
+        if m.kind != KIND_GLASS {
+            var local = params.ambient * m.kd;
+            for (var li = 0u; li < params.n_lights; li++) {
+                let light = lights[li];
+                var lp = light.pos;
+                var ln = vec3<f32>(0.0);
+                var e = light.e;
+                if light.kind == 1u {
+                    let uv = light_sample(pixel, sample, r.depth, li);
+                    let a = kd_vertex(light.tri, 0u);
+                    let b = kd_vertex(light.tri, 1u);
+                    let c = kd_vertex(light.tri, 2u);
+                    let s = sqrt(uv.x);
+                    let b0 = 1.0 - s;
+                    let b1 = uv.y * s;
+                    lp = a * b0 + b * b1 + c * (1.0 - b0 - b1);
+                    ln = safe_normalize(cross(b - a, c - a));
+                    e = light.e * light.area;
+                }
+                let to = lp - above;
+                let d2 = dot(to, to);
+                if d2 <= 0.0 {
+                    continue;
+                }
+                let d = sqrt(d2);
+                let l = to / d;
+                let cos = dot(n, l);
+                if cos <= 0.0 {
+                    continue;
+                }
+                var cos_l = 1.0;
+                if any(ln != vec3<f32>(0.0)) {
+                    cos_l = abs(dot(ln, l));
+                }
+                let irradiance = e * (cos_l / d2);
+                *rays += 1u;
+                if query(above, l, d * (1.0 - 1e-3), true).tri != KD_NONE {
+                    continue;
+                }
+                var c = m.kd * cos;
+                if (m.kind == KIND_PHONG || m.kind == KIND_MIRROR) && any(m.ks != vec3<f32>(0.0)) {
+                    let refl = 2.0 * dot(n, l) * n - l;
+                    c += m.ks * pow(max(dot(refl, view), 0.0), max(m.ns, 1.0));
+                }
+                local += c * irradiance;
+            }
+            color += r.weight * local;
+        }
+        if r.depth + 1u >= params.max_depth {
+            continue;
+        }
+        let reflected = r.dir - 2.0 * dot(r.dir, n) * n;
+        if m.kind == KIND_MIRROR {
+            let w = r.weight * m.ks;
+            if max(w.x, max(w.y, w.z)) > 1e-3 && top < STACK {
+                stack[top] = Pending(above, reflected, w, r.depth + 1u);
+                top += 1u;
+            }
+        } else if m.kind == KIND_GLASS {
+            var n1 = m.ni;
+            var n2 = 1.0;
+            if entering {
+                n1 = 1.0;
+                n2 = m.ni;
+            }
+            let eta = n1 / n2;
+            let cos_i = clamp(-dot(r.dir, n), 0.0, 1.0);
+            let sin2_t = eta * eta * (1.0 - cos_i * cos_i);
+            if sin2_t >= 1.0 {
+                let w = r.weight;
+                if max(w.x, max(w.y, w.z)) > 1e-3 && top < STACK {
+                    stack[top] = Pending(above, reflected, w, r.depth + 1u);
+                    top += 1u;
+                }
+            } else {
+                let cos_t = sqrt(1.0 - sin2_t);
+                let refracted = eta * r.dir + (eta * cos_i - cos_t) * n;
+                let f = schlick(cos_i, n1, n2);
+                let wr = r.weight * f;
+                if max(wr.x, max(wr.y, wr.z)) > 1e-3 && top < STACK {
+                    stack[top] = Pending(above, reflected, wr, r.depth + 1u);
+                    top += 1u;
+                }
+                let wt = r.weight * (1.0 - f);
+                if max(wt.x, max(wt.y, wt.z)) > 1e-3 && top < STACK {
+                    stack[top] = Pending(p - ng * params.eps, refracted, wt, r.depth + 1u);
+                    top += 1u;
+                }
+            }
+        }
+    }
+    return color;
+}
+
+@compute @workgroup_size(64)
+fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if lid == 0u {
+        atomicStore(&wg_rays, 0u);
+    }
+    workgroupBarrier();
+    let i = params.pixel_base + flat_index(wid, nwg, lid, WG);
+    var rays = 0u;
+    if i < params.width * params.height {
+        let x = i % params.width;
+        let y = i / params.width;
+        let seed = y * params.width + x;
+        let spp = max(params.spp, 1u);
+        var sum = vec3<f32>(0.0);
+        for (var s = 0u; s < spp; s++) {
+            let j = stratified(spp, s, seed);
+            let px = f32(x) + j.x;
+            let py = f32(y) + j.y;
+            let st = vec2<f32>(px / params.cam.size.x, 1.0 - py / params.cam.size.y);
+            let d = params.cam.llc.xyz + params.cam.horizontal.xyz * st.x + params.cam.vertical.xyz * st.y - params.cam.eye.xyz;
+            sum += radiance(params.cam.eye.xyz, safe_normalize(d), seed, s, &rays);
+        }
+        image[i] = vec4<f32>(sum / f32(spp), 1.0);
+    }
+    atomicAdd(&wg_rays, rays);
+    workgroupBarrier();
+    if lid == 0u {
+        atomicAdd(&ray_count[0], atomicLoad(&wg_rays));
+    }
+}
