@@ -48,6 +48,9 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     eprintln!("primitives ...");
     tables.extend(crate::primitives::primitives(gpu.as_ref(), 20, effort)?);
 
+    eprintln!("renders ...");
+    tables.push(renders(gpu.as_ref(), out)?);
+
     for t in &tables {
         report += &t.markdown();
         report.push('\n');
@@ -60,4 +63,63 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     }
     println!("report written to {}", path.display());
     Ok(())
+}
+
+/// The bundled scenes through the Whitted ray tracer, CPU and GPU, written as PNGs.
+fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
+    use lumbre_raytrace::{Camera, GpuRenderer, Prepared, RenderOptions, Scene, add_default_light, diff_stats};
+    let mut t = Table::new(
+        "Whitted ray tracer on the bundled scenes (256x256, 4 samples per pixel)",
+        &[
+            "scene",
+            "triangles",
+            "build ms",
+            "CPU ms",
+            "CPU Mrays/s",
+            "GPU ms",
+            "GPU Mrays/s",
+            "GPU vs CPU RMSE",
+            "images",
+        ],
+    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/scenes");
+    for name in ["CornellBox-Original", "CornellBox-Diffuse", "suzanne", "teapot"] {
+        let (mut scene, _) = Scene::load_obj(&dir.join(format!("{name}.obj"))).map_err(|e| e.to_string())?;
+        let camera = Camera::frame(scene.bounds, 1.0);
+        add_default_light(&mut scene, &camera);
+        let t0 = Instant::now();
+        let prepared = Prepared::new(scene, &Default::default());
+        let build = t0.elapsed();
+        let o = RenderOptions { width: 256, height: 256, spp: 4, ..Default::default() };
+        let t1 = Instant::now();
+        let (cpu_img, cpu_stats) = prepared.render_cpu(&camera, &o, &|_| {});
+        let cpu_t = t1.elapsed();
+        let cpu_path = out.join(format!("{name}-cpu.png"));
+        cpu_img.save_png(&cpu_path).map_err(|e| e.to_string())?;
+        let mut row = vec![
+            name.to_string(),
+            prepared.tris.len().to_string(),
+            format!("{:.1}", build.as_secs_f64() * 1e3),
+            format!("{:.1}", cpu_t.as_secs_f64() * 1e3),
+            format!("{:.2}", cpu_stats.rays as f64 / cpu_t.as_secs_f64() / 1e6),
+        ];
+        match gpu {
+            Some(g) => {
+                let r = GpuRenderer::new(g, &prepared).map_err(|e| e.to_string())?;
+                r.render(&camera, &o).map_err(|e| e.to_string())?; // compiles the pipeline
+                let (img, stats, time) = r.render_timed(&camera, &o).map_err(|e| e.to_string())?;
+                img.save_png(&out.join(format!("{name}-gpu.png"))).map_err(|e| e.to_string())?;
+                let rmse = diff_stats(&cpu_img, &img).map_err(|e| e.to_string())?.rmse;
+                row.push(format!("{:.2}", time.as_secs_f64() * 1e3));
+                row.push(format!("{:.2}", stats.rays as f64 / time.as_secs_f64() / 1e6));
+                row.push(format!("{rmse:.5}"));
+                row.push(format!("{name}-cpu.png, {name}-gpu.png"));
+            }
+            None => {
+                row.extend(["-".into(), "-".into(), "-".into(), format!("{name}-cpu.png")]);
+            }
+        }
+        t.row(row);
+    }
+    Ok(t)
 }

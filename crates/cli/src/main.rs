@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod info;
 mod primitives;
+mod raybench;
 mod render;
 mod table;
 
@@ -97,6 +98,25 @@ enum BenchCommand {
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
         backend: BackendChoice,
     },
+    /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
+    Raytrace {
+        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj.
+        #[arg(long, default_value = "../shared/scenes")]
+        scenes: PathBuf,
+        /// Camera positions around each model on the GPU.
+        #[arg(long, default_value_t = 20)]
+        frames: u32,
+        /// Camera positions for the CPU (800x600 only); 0 skips the CPU.
+        #[arg(long, default_value_t = 2)]
+        cpu_frames: u32,
+        /// Skip the generated 1M-triangle scene.
+        #[arg(long)]
+        no_generated: bool,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
     Roofline {
         /// Smallest size, as log2 of bytes.
@@ -151,6 +171,21 @@ fn main() -> ExitCode {
         }
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
+            BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, json, backend } => {
+                let gpu = match backend {
+                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
+                    BackendChoice::Cpu => None,
+                };
+                gpu.transpose().and_then(|gpu| {
+                    let mut list = raybench::standard(&scenes);
+                    if no_generated {
+                        list.retain(|s| !matches!(s, raybench::BenchScene::Generated(_)));
+                    }
+                    let t = raybench::raytrace(gpu.as_ref(), &list, frames, cpu_frames)?;
+                    print_tables(&[t], json);
+                    Ok(())
+                })
+            }
             BenchCommand::Primitives { max_log2, warmup, repeats, json, backend } => {
                 let gpu = match backend {
                     BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),

@@ -1,0 +1,155 @@
+//! `lumbre bench raytrace`: the kd-tree ray tracing thesis's table. Per scene: load and SAH
+//! build time, then the mean frame time over 20 camera positions around the model with one
+//! primary and one shadow ray per pixel, at 800x600 and 1920x1080, on the GPU with both
+//! traversals, and the CPU's Mrays/s for comparison.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use lumbre_gpu::Gpu;
+use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
+use lumbre_raytrace::{Camera, GpuRenderer, Prepared, RenderOptions, Scene};
+
+use crate::bench::progress;
+use crate::table::Table;
+
+/// One benchmark scene: a file, or the generated ~1M-triangle sphere.
+pub enum BenchScene {
+    File(PathBuf),
+    Generated(usize),
+}
+
+impl BenchScene {
+    fn name(&self) -> String {
+        match self {
+            BenchScene::File(p) => p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            BenchScene::Generated(n) => format!("generated {n}"),
+        }
+    }
+
+    fn load(&self) -> Result<Scene, String> {
+        match self {
+            BenchScene::File(p) => Scene::load_obj(p).map(|(s, _)| s).map_err(|e| e.to_string()),
+            BenchScene::Generated(n) => Ok(Scene::from_triangles(&scenes::generated_scene(*n))),
+        }
+    }
+}
+
+/// The standard scenes: suzanne, teapot and the bunny from `dir`, and 1M generated triangles.
+pub fn standard(dir: &Path) -> Vec<BenchScene> {
+    let mut v: Vec<BenchScene> = ["suzanne.obj", "teapot.obj", "stanford-bunny.obj"]
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|p| p.exists())
+        .map(BenchScene::File)
+        .collect();
+    v.push(BenchScene::Generated(1_000_000));
+    v
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+/// A light for the primary + shadow ray measurement: above the first camera.
+fn light_for(scene: &mut Scene, camera: &Camera) {
+    scene.lights.clear();
+    let size = (scene.bounds.1 - scene.bounds.0).length();
+    scene.add_point_light(camera.eye + camera.up * size, Vec3::splat(size * size));
+}
+
+pub fn raytrace(gpu: Option<&Gpu>, scenes: &[BenchScene], frames: u32, cpu_frames: u32) -> Result<Table, String> {
+    let mut t = Table::new(
+        "Kd-tree ray tracing: one primary and one shadow ray per pixel, mean over camera positions around the model",
+        &[
+            "scene",
+            "triangles",
+            "load ms",
+            "build ms",
+            "resolution",
+            "traversal",
+            "GPU frame ms",
+            "GPU Grays/s",
+            "CPU frame ms",
+            "CPU Mrays/s",
+        ],
+    );
+    let bar = progress(scenes.len() as u64, "raytrace");
+    for s in scenes {
+        let t0 = Instant::now();
+        let mut scene = s.load()?;
+        let load = t0.elapsed();
+        let aspect = 4.0 / 3.0;
+        let first = Camera::orbit(scene.bounds, aspect, 0, frames.max(1));
+        light_for(&mut scene, &first);
+        let t1 = Instant::now();
+        let prepared = Prepared::new(scene, &BuildOptions::default());
+        let build = t1.elapsed();
+        let renderer = match gpu {
+            Some(g) => Some(GpuRenderer::new(g, &prepared).map_err(|e| e.to_string())?),
+            None => None,
+        };
+        for (w, h) in [(800u32, 600u32), (1920, 1080)] {
+            for traversal in [Traversal::Stack, Traversal::Restart] {
+                let o = RenderOptions {
+                    width: w,
+                    height: h,
+                    spp: 1,
+                    max_depth: 1,
+                    query: QueryOptions { traversal, ..Default::default() },
+                    ..Default::default()
+                };
+                let cam = |i| Camera::orbit(prepared.scene.bounds, w as f32 / h as f32, i, frames.max(1));
+                let (gpu_ms, gpu_rate) = match &renderer {
+                    Some(r) => {
+                        r.render_timed(&cam(0), &o).map_err(|e| e.to_string())?; // warm-up
+                        let mut time = Duration::ZERO;
+                        let mut rays = 0u64;
+                        for i in 0..frames {
+                            let (_, stats, gpu_time) = r.render_timed(&cam(i), &o).map_err(|e| e.to_string())?;
+                            time += gpu_time;
+                            rays += stats.rays;
+                        }
+                        let mean = time / frames.max(1);
+                        (ms(mean), format!("{:.3}", rays as f64 / time.as_secs_f64() / 1e9))
+                    }
+                    None => ("-".into(), "-".into()),
+                };
+                // CPU: fewer frames, at 800x600 only (it is slow at full HD on few cores).
+                let (cpu_ms, cpu_rate) = if w == 800 && cpu_frames > 0 {
+                    let start = Instant::now();
+                    let mut rays = 0;
+                    for i in 0..cpu_frames {
+                        rays += prepared.render_cpu(&cam(i * frames.max(1) / cpu_frames), &o, &|_| {}).1.rays;
+                    }
+                    let el = start.elapsed();
+                    (ms(el / cpu_frames), format!("{:.2}", rays as f64 / el.as_secs_f64() / 1e6))
+                } else {
+                    ("-".into(), "-".into())
+                };
+                t.row(vec![
+                    s.name(),
+                    prepared.tris.len().to_string(),
+                    ms(load),
+                    ms(build),
+                    format!("{w}x{h}"),
+                    format!("{traversal:?}"),
+                    gpu_ms,
+                    gpu_rate,
+                    cpu_ms,
+                    cpu_rate,
+                ]);
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    t.note(format!(
+        "GPU: {}; {frames} camera positions (GPU time from {}), CPU: {cpu_frames} positions at 800x600 on {} threads; rays = camera + shadow rays actually cast",
+        gpu.map_or("none".to_string(), |g| g.adapter_name().to_string()),
+        gpu.map_or("-", |g| if g.has(lumbre_gpu::wgpu::Features::TIMESTAMP_QUERY) { "timestamp queries" } else { "wall clock" }),
+        rayon::current_num_threads()
+    ));
+    Ok(t)
+}
