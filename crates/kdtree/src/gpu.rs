@@ -93,6 +93,9 @@ pub struct RayQuery {
     pub opts: QueryOptions,
     /// Any-hit (occlusion) instead of closest hit.
     pub any_hit: bool,
+    /// For tests: a 2-entry short stack instead of 16, so the stack traversal overflows and
+    /// takes its restart fallback all the time.
+    pub tiny_stack: bool,
 }
 
 #[repr(C)]
@@ -126,7 +129,8 @@ impl RayQuery {
             bmax: tree.bounds.max.to_array(),
             flags: GpuKdTree::flags(&self.opts, self.any_hit),
         })?;
-        let kernel = gpu.kernel(&lumbre_shaders::kdtree::QUERY, "query")?;
+        let shader = if self.tiny_stack { lumbre_shaders::kdtree::QUERY_TINY } else { lumbre_shaders::kdtree::QUERY_DEFAULT };
+        let kernel = gpu.kernel(&shader, "query")?;
         let [a, b, c] = tree.bindings();
         let res = [params.as_entire_binding(), a, b, c, rays.binding(), hits.binding()];
         rec.dispatch("kd query", &kernel, &res, (n as u64).div_ceil(64))

@@ -37,10 +37,10 @@ fn check(tris: Vec<[Vec3; 3]>, name: &str) {
     let batch = QueryBatch { tris, tree, rays, t_min: 0.0, t_max: f32::INFINITY };
     for traversal in TRAVERSALS {
         for test in TESTS {
-            for any_hit in [false, true] {
-                let q = RayQuery { opts: QueryOptions { traversal, test }, any_hit };
+            for (any_hit, tiny_stack) in [(false, false), (true, false), (false, true)] {
+                let q = RayQuery { opts: QueryOptions { traversal, test }, any_hit, tiny_stack };
                 conformance(&q, &gpu, &batch, Tolerance::relative(1e-4))
-                    .unwrap_or_else(|e| panic!("{name} {traversal:?} {test:?} any={any_hit}: {e}"));
+                    .unwrap_or_else(|e| panic!("{name} {traversal:?} {test:?} any={any_hit} tiny={tiny_stack}: {e}"));
             }
         }
     }

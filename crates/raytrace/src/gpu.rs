@@ -9,8 +9,8 @@ use lumbre_kdtree::{GpuKdTree, Traversal, TriangleTest};
 
 use crate::{Camera, Image, Light, Prepared, RenderOptions, RenderStats, diff_stats};
 
-/// Pixels per dispatch: keeps each submission short (drivers reset GPUs that hang).
-const TILE_PIXELS: u32 = 1 << 18;
+/// 8x8 pixel tiles per dispatch: keeps each submission short (drivers reset GPUs that hang).
+const TILES_PER_DISPATCH: u32 = 1 << 12;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -144,13 +144,16 @@ impl WhittedRender {
         let n = o.width as usize * o.height as usize;
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
         let rays = gpu.zeroed::<u32>(1)?;
-        let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "render")?;
+        // max_depth 1 (camera and shadow rays) has its own entry point without the ray stack.
+        let entry = if o.max_depth <= 1 { "render_direct" } else { "render" };
+        let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, entry)?;
+        let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = scene.tree.bounds;
         let mut base = 0u32;
-        while (base as usize) < n {
-            let count = TILE_PIXELS.min(n as u32 - base);
+        while base < tiles {
+            let count = TILES_PER_DISPATCH.min(tiles - base);
             let params = gpu.uniform(&Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),
@@ -180,7 +183,7 @@ impl WhittedRender {
                 pixels.binding(),
                 rays.binding(),
             ];
-            rec.dispatch("whitted", &kernel, &res, (count as u64).div_ceil(64))?;
+            rec.dispatch("whitted", &kernel, &res, count as u64)?;
             base += count;
         }
         Ok(GpuImage { pixels, rays, width: o.width, height: o.height })

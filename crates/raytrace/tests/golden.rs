@@ -47,6 +47,10 @@ fn golden(name: &str) {
     let on_gpu = render.gpu(&gpu, &prepared).unwrap();
     eprintln!("{name}: GPU vs CPU RMSE {}", diff_stats(&cpu, &on_gpu).unwrap().rmse);
     conformance(&render, &gpu, &prepared, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // max_depth 1 runs the GPU's direct-lighting entry point (no ray stack).
+    let mut direct = render;
+    direct.options.max_depth = 1;
+    conformance(&direct, &gpu, &prepared, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("{name} direct: {e}"));
 }
 
 #[test]

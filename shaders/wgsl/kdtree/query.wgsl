@@ -1,4 +1,6 @@
+//! variants default, tiny
 //! import shared/dispatch
+//! import shared/kd_stack_{variant}
 //! import shared/kdtree
 // Batch ray queries against a kd-tree: the GPU twin of KdTree::closest_hits / any_hits.
 

@@ -1,4 +1,5 @@
 //! import shared/dispatch
+//! import shared/kd_stack_default
 //! import shared/kdtree
 //! import shared/sampling
 // The Whitted integrator, one thread per pixel: a step-by-step port of
@@ -121,6 +122,102 @@ fn schlick(cos_i: f32, n1: f32, n2: f32) -> f32 {
     return r0 + (1.0 - r0) * c * c * c * c * c;
 }
 
+struct Surface {
+    p: vec3<f32>,
+    ng: vec3<f32>,
+    n: vec3<f32>,
+    entering: bool,
+    material: u32,
+}
+
+// Hit point, face-forward geometric and shading normals, material.
+fn surface(hit: KdHit, origin: vec3<f32>, dir: vec3<f32>) -> Surface {
+    let p0 = kd_vertex(hit.tri, 0u);
+    var ng = safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0));
+    var n = shade_normal(hit.tri, hit.u, hit.v, ng);
+    let entering = dot(ng, dir) < 0.0;
+    if !entering {
+        ng = -ng;
+    }
+    if dot(n, ng) < 0.0 {
+        n = -n;
+    }
+    return Surface(origin + dir * hit.t, ng, n, entering, tri_info[hit.tri].w);
+}
+
+// Ambient plus every light's Phong term, with a shadow ray each.
+fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pixel: u32, sample: u32, depth: u32, rays: ptr<function, u32>) -> vec3<f32> {
+    var local = params.ambient * m.kd;
+    for (var li = 0u; li < params.n_lights; li++) {
+        let light = lights[li];
+        var lp = light.pos;
+        var ln = vec3<f32>(0.0);
+        var e = light.e;
+        if light.kind == 1u {
+            let uv = light_sample(pixel, sample, depth, li);
+            let a = kd_vertex(light.tri, 0u);
+            let b = kd_vertex(light.tri, 1u);
+            let c = kd_vertex(light.tri, 2u);
+            let s = sqrt(uv.x);
+            let b0 = 1.0 - s;
+            let b1 = uv.y * s;
+            lp = a * b0 + b * b1 + c * (1.0 - b0 - b1);
+            ln = safe_normalize(cross(b - a, c - a));
+            e = light.e * light.area;
+        }
+        let to = lp - above;
+        let d2 = dot(to, to);
+        if d2 <= 0.0 {
+            continue;
+        }
+        let d = sqrt(d2);
+        let l = to / d;
+        let cos = dot(n, l);
+        if cos <= 0.0 {
+            continue;
+        }
+        var cos_l = 1.0;
+        if any(ln != vec3<f32>(0.0)) {
+            cos_l = abs(dot(ln, l));
+        }
+        let irradiance = e * (cos_l / d2);
+        *rays += 1u;
+        if query(above, l, d * (1.0 - 1e-3), true).tri != KD_NONE {
+            continue;
+        }
+        var c = m.kd * cos;
+        if (m.kind == KIND_PHONG || m.kind == KIND_MIRROR) && any(m.ks != vec3<f32>(0.0)) {
+            let refl = 2.0 * dot(n, l) * n - l;
+            c += m.ks * pow(max(dot(refl, view), 0.0), max(m.ns, 1.0));
+        }
+        local += c * irradiance;
+    }
+    return local;
+}
+
+// +infinity (WGSL has no literal for it, and bitcast is not a constant expression in naga).
+fn inf() -> f32 {
+    return bitcast<f32>(0x7f800000u);
+}
+
+// max_depth 1: the camera ray and its shadow rays only, no ray stack (the benchmark case).
+fn radiance_direct(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: ptr<function, u32>) -> vec3<f32> {
+    *rays += 1u;
+    let hit = query(origin, dir, inf(), false);
+    if hit.tri == KD_NONE {
+        return params.background;
+    }
+    let sf = surface(hit, origin, dir);
+    let m = materials[sf.material];
+    if m.kind == KIND_EMITTER {
+        return m.ke;
+    }
+    if m.kind == KIND_GLASS {
+        return vec3<f32>(0.0);
+    }
+    return local_light(m, sf.p + sf.ng * params.eps, sf.n, -dir, pixel, sample, 0u, rays);
+}
+
 fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: ptr<function, u32>) -> vec3<f32> {
     var stack: array<Pending, STACK>;
     stack[0] = Pending(origin, dir, vec3<f32>(1.0), 0u);
@@ -130,76 +227,23 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
         top -= 1u;
         let r = stack[top];
         *rays += 1u;
-        let hit = query(r.origin, r.dir, bitcast<f32>(0x7f800000u), false);
+        let hit = query(r.origin, r.dir, inf(), false);
         if hit.tri == KD_NONE {
             color += r.weight * params.background;
             continue;
         }
-        let p0 = kd_vertex(hit.tri, 0u);
-        let p = r.origin + r.dir * hit.t;
-        var ng = safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0));
-        var n = shade_normal(hit.tri, hit.u, hit.v, ng);
-        let entering = dot(ng, r.dir) < 0.0;
-        if !entering {
-            ng = -ng;
-        }
-        if dot(n, ng) < 0.0 {
-            n = -n;
-        }
-        let m = materials[tri_info[hit.tri].w];
+        let sf = surface(hit, r.origin, r.dir);
+        let m = materials[sf.material];
         if m.kind == KIND_EMITTER {
             color += r.weight * m.ke;
             continue;
         }
-        let view = -r.dir;
+        let n = sf.n;
+        let ng = sf.ng;
+        let p = sf.p;
         let above = p + ng * params.eps;
         if m.kind != KIND_GLASS {
-            var local = params.ambient * m.kd;
-            for (var li = 0u; li < params.n_lights; li++) {
-                let light = lights[li];
-                var lp = light.pos;
-                var ln = vec3<f32>(0.0);
-                var e = light.e;
-                if light.kind == 1u {
-                    let uv = light_sample(pixel, sample, r.depth, li);
-                    let a = kd_vertex(light.tri, 0u);
-                    let b = kd_vertex(light.tri, 1u);
-                    let c = kd_vertex(light.tri, 2u);
-                    let s = sqrt(uv.x);
-                    let b0 = 1.0 - s;
-                    let b1 = uv.y * s;
-                    lp = a * b0 + b * b1 + c * (1.0 - b0 - b1);
-                    ln = safe_normalize(cross(b - a, c - a));
-                    e = light.e * light.area;
-                }
-                let to = lp - above;
-                let d2 = dot(to, to);
-                if d2 <= 0.0 {
-                    continue;
-                }
-                let d = sqrt(d2);
-                let l = to / d;
-                let cos = dot(n, l);
-                if cos <= 0.0 {
-                    continue;
-                }
-                var cos_l = 1.0;
-                if any(ln != vec3<f32>(0.0)) {
-                    cos_l = abs(dot(ln, l));
-                }
-                let irradiance = e * (cos_l / d2);
-                *rays += 1u;
-                if query(above, l, d * (1.0 - 1e-3), true).tri != KD_NONE {
-                    continue;
-                }
-                var c = m.kd * cos;
-                if (m.kind == KIND_PHONG || m.kind == KIND_MIRROR) && any(m.ks != vec3<f32>(0.0)) {
-                    let refl = 2.0 * dot(n, l) * n - l;
-                    c += m.ks * pow(max(dot(refl, view), 0.0), max(m.ns, 1.0));
-                }
-                local += c * irradiance;
-            }
-            color += r.weight * local;
+            color += r.weight * local_light(m, above, n, -r.dir, pixel, sample, r.depth, rays);
         }
         if r.depth + 1u >= params.max_depth {
             continue;
@@ -214,7 +258,7 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
         } else if m.kind == KIND_GLASS {
             var n1 = m.ni;
             var n2 = 1.0;
-            if entering {
+            if sf.entering {
                 n1 = 1.0;
                 n2 = m.ni;
             }
@@ -247,33 +291,67 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
     return color;
 }
 
+// Pixels are handed out in 8x8 tiles, one per workgroup: neighbouring rays walk the same
+// nodes. `params.pixel_base` counts tiles.
+fn pixel_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> vec2<u32> {
+    let tile = params.pixel_base + flat_workgroup(wid, nwg);
+    let tiles_x = (params.width + 7u) / 8u;
+    return vec2<u32>((tile % tiles_x) * 8u + lid % 8u, (tile / tiles_x) * 8u + lid / 8u);
+}
+
+fn render_pixel(xy: vec2<u32>, direct: bool, rays: ptr<function, u32>) {
+    let x = xy.x;
+    let y = xy.y;
+    let seed = y * params.width + x;
+    let spp = max(params.spp, 1u);
+    var sum = vec3<f32>(0.0);
+    for (var s = 0u; s < spp; s++) {
+        let j = stratified(spp, s, seed);
+        let px = f32(x) + j.x;
+        let py = f32(y) + j.y;
+        let st = vec2<f32>(px / params.cam.size.x, 1.0 - py / params.cam.size.y);
+        let d = params.cam.llc.xyz + params.cam.horizontal.xyz * st.x + params.cam.vertical.xyz * st.y - params.cam.eye.xyz;
+        if direct {
+            sum += radiance_direct(params.cam.eye.xyz, safe_normalize(d), seed, s, rays);
+        } else {
+            sum += radiance(params.cam.eye.xyz, safe_normalize(d), seed, s, rays);
+        }
+    }
+    image[seed] = vec4<f32>(sum / f32(spp), 1.0);
+}
+
+fn count_rays(lid: u32, rays: u32) {
+    atomicAdd(&wg_rays, rays);
+    workgroupBarrier();
+    if lid == 0u {
+        atomicAdd(&ray_count[0], atomicLoad(&wg_rays));
+    }
+}
+
 @compute @workgroup_size(64)
 fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     if lid == 0u {
         atomicStore(&wg_rays, 0u);
     }
     workgroupBarrier();
-    let i = params.pixel_base + flat_index(wid, nwg, lid, WG);
+    let xy = pixel_of(wid, nwg, lid);
     var rays = 0u;
-    if i < params.width * params.height {
-        let x = i % params.width;
-        let y = i / params.width;
-        let seed = y * params.width + x;
-        let spp = max(params.spp, 1u);
-        var sum = vec3<f32>(0.0);
-        for (var s = 0u; s < spp; s++) {
-            let j = stratified(spp, s, seed);
-            let px = f32(x) + j.x;
-            let py = f32(y) + j.y;
-            let st = vec2<f32>(px / params.cam.size.x, 1.0 - py / params.cam.size.y);
-            let d = params.cam.llc.xyz + params.cam.horizontal.xyz * st.x + params.cam.vertical.xyz * st.y - params.cam.eye.xyz;
-            sum += radiance(params.cam.eye.xyz, safe_normalize(d), seed, s, &rays);
-        }
-        image[i] = vec4<f32>(sum / f32(spp), 1.0);
+    if xy.x < params.width && xy.y < params.height {
+        render_pixel(xy, false, &rays);
     }
-    atomicAdd(&wg_rays, rays);
-    workgroupBarrier();
+    count_rays(lid, rays);
+}
+
+@compute @workgroup_size(64)
+fn render_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     if lid == 0u {
-        atomicAdd(&ray_count[0], atomicLoad(&wg_rays));
+        atomicStore(&wg_rays, 0u);
     }
+    workgroupBarrier();
+    let xy = pixel_of(wid, nwg, lid);
+    var rays = 0u;
+    if xy.x < params.width && xy.y < params.height {
+        render_pixel(xy, true, &rays);
+    }
+    count_rays(lid, rays);
 }

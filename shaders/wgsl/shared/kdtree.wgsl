@@ -3,7 +3,8 @@
 // direction component below f32's smallest normal; leaves test their triangles against the
 // whole remaining interval).
 //
-// The includer declares, in group 0:
+// The includer imports `shared/kd_stack_default` (or `_tiny`, for tests) and declares, in
+// group 0:
 //   binding 1: kd_nodes: array<vec2<u32>>  (KdNode { a, b })
 //   binding 2: kd_prims: array<u32>
 //   binding 3: kd_tris: array<vec4<f32>>   (3 per triangle, in the caller's order)
@@ -193,6 +194,12 @@ fn kd_test_leaf(r: RayPrep, watertight: bool, n: vec2<u32>, t_min: f32, best: pt
     return found;
 }
 
+// Entries of the stack traversal's short stack (Horn et al. 2007): a ring buffer that, when
+// full, overwrites its oldest entry, the farthest pending subtree. Everything nearer is still
+// visited in order, so when the stack runs dry after such a loss the walk restarts from the
+// root at the exit of the last leaf (as KD-restart does): exact results with a small stack.
+// KD_SHORT_STACK comes from an imported `shared/kd_stack_*` module.
+
 // Stack traversal: closest hit (or, with `any`, the first found).
 fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32) -> KdHit {
     var best = KdHit(t_max, KD_NONE, 0.0, 0.0);
@@ -200,13 +207,14 @@ fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: 
     if seg.z == 0.0 {
         return best;
     }
-    var st_node: array<u32, KD_MAX_DEPTH>;
-    var st_t0: array<f32, KD_MAX_DEPTH>;
-    var st_t1: array<f32, KD_MAX_DEPTH>;
-    var sp = 0u;
+    // (node, t0 bits, t1 bits) per entry.
+    var st: array<vec3<u32>, KD_SHORT_STACK>;
+    var head = 0u;
+    var count = 0u;
     var node = 0u;
     var t0 = seg.x;
     var t1 = seg.y;
+    var dropped = false;
     loop {
         loop {
             let n = kd_nodes[node];
@@ -234,11 +242,12 @@ fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: 
             } else if t_split < t0 {
                 node = far;
             } else {
-                if sp < KD_MAX_DEPTH {
-                    st_node[sp] = far;
-                    st_t0[sp] = t_split;
-                    st_t1[sp] = t1;
-                    sp += 1u;
+                st[head] = vec3<u32>(far, bitcast<u32>(t_split), bitcast<u32>(t1));
+                head = (head + 1u) % KD_SHORT_STACK;
+                if count == KD_SHORT_STACK {
+                    dropped = true;
+                } else {
+                    count += 1u;
                 }
                 node = near;
                 t1 = t_split;
@@ -247,18 +256,34 @@ fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: 
         if kd_test_leaf(r, watertight, kd_nodes[node], t_min, &best) && any_hit {
             return best;
         }
+        var next = false;
         loop {
-            if sp == 0u {
-                return best;
+            if count == 0u {
+                break;
             }
-            sp -= 1u;
-            if st_t0[sp] <= best.t {
+            head = (head + KD_SHORT_STACK - 1u) % KD_SHORT_STACK;
+            count -= 1u;
+            if bitcast<f32>(st[head].y) <= best.t {
+                next = true;
                 break;
             }
         }
-        node = st_node[sp];
-        t0 = st_t0[sp];
-        t1 = st_t1[sp];
+        if next {
+            let e = st[head];
+            node = e.x;
+            t0 = bitcast<f32>(e.y);
+            t1 = bitcast<f32>(e.z);
+            continue;
+        }
+        // Stack empty: done, unless far children were dropped; then restart from the root
+        // beyond the last leaf, keeping only the part that can still beat the best hit.
+        if !dropped || t1 >= seg.y || best.t <= t1 {
+            return best;
+        }
+        dropped = false;
+        node = 0u;
+        t0 = t1;
+        t1 = seg.y;
     }
     return best;
 }
