@@ -34,6 +34,16 @@ struct KdHit {
     v: f32,
 }
 
+// Component `a` of a vector by selects: dynamically indexed vectors tend to be moved to
+// local memory, which costs more than three compares.
+fn comp(v: vec3<f32>, a: u32) -> f32 {
+    return select(select(v.z, v.y, a == 1u), v.x, a == 0u);
+}
+
+fn comp_b(v: vec3<bool>, a: u32) -> bool {
+    return select(select(v.z, v.y, a == 1u), v.x, a == 0u);
+}
+
 fn finite3(v: vec3<f32>) -> bool {
     return all((bitcast<vec3<u32>>(v) & vec3<u32>(0x7f800000u)) != vec3<u32>(0x7f800000u));
 }
@@ -54,7 +64,7 @@ fn ray_prep(o: vec3<f32>, d: vec3<f32>) -> RayPrep {
     }
     var kx = (kz + 1u) % 3u;
     var ky = (kx + 1u) % 3u;
-    if d[kz] < 0.0 {
+    if comp(d, kz) < 0.0 {
         let t = kx;
         kx = ky;
         ky = t;
@@ -62,7 +72,8 @@ fn ray_prep(o: vec3<f32>, d: vec3<f32>) -> RayPrep {
     r.kx = kx;
     r.ky = ky;
     r.kz = kz;
-    r.s = vec3<f32>(d[kx] / d[kz], d[ky] / d[kz], 1.0 / d[kz]);
+    let dz = comp(d, kz);
+    r.s = vec3<f32>(comp(d, kx) / dz, comp(d, ky) / dz, 1.0 / dz);
     return r;
 }
 
@@ -103,12 +114,15 @@ fn tri_wt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
     let a = kd_vertex(tri, 0u) - r.o;
     let b = kd_vertex(tri, 1u) - r.o;
     let c = kd_vertex(tri, 2u) - r.o;
-    let ax = a[r.kx] - r.s.x * a[r.kz];
-    let ay = a[r.ky] - r.s.y * a[r.kz];
-    let bx = b[r.kx] - r.s.x * b[r.kz];
-    let by = b[r.ky] - r.s.y * b[r.kz];
-    let cx = c[r.kx] - r.s.x * c[r.kz];
-    let cy = c[r.ky] - r.s.y * c[r.kz];
+    let az0 = comp(a, r.kz);
+    let bz0 = comp(b, r.kz);
+    let cz0 = comp(c, r.kz);
+    let ax = comp(a, r.kx) - r.s.x * az0;
+    let ay = comp(a, r.ky) - r.s.y * az0;
+    let bx = comp(b, r.kx) - r.s.x * bz0;
+    let by = comp(b, r.ky) - r.s.y * bz0;
+    let cx = comp(c, r.kx) - r.s.x * cz0;
+    let cy = comp(c, r.ky) - r.s.y * cz0;
     let u = cx * by - cy * bx;
     let v = ax * cy - ay * cx;
     let w = bx * ay - by * ax;
@@ -119,9 +133,9 @@ fn tri_wt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
     if det == 0.0 {
         return vec4<f32>(0.0);
     }
-    let az = r.s.z * a[r.kz];
-    let bz = r.s.z * b[r.kz];
-    let cz = r.s.z * c[r.kz];
+    let az = r.s.z * az0;
+    let bz = r.s.z * bz0;
+    let cz = r.s.z * cz0;
     let t_scaled = u * az + v * bz + w * cz;
     let inv_det = 1.0 / det;
     let t = t_scaled * inv_det;
@@ -146,19 +160,21 @@ fn kd_clip(r: RayPrep, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32)
     var t0 = t_min;
     var t1 = t_max;
     for (var k = 0u; k < 3u; k++) {
-        let o = r.o[k];
-        if r.par[k] {
-            if !(o >= bmin[k] && o <= bmax[k]) {
+        let o = comp(r.o, k);
+        let lo = comp(bmin, k);
+        let hi = comp(bmax, k);
+        if comp_b(r.par, k) {
+            if !(o >= lo && o <= hi) {
                 return vec3<f32>(0.0);
             }
             continue;
         }
-        let inv = r.inv[k];
-        var near = bmin[k];
-        var far = bmax[k];
+        let inv = comp(r.inv, k);
+        var near = lo;
+        var far = hi;
         if !(inv >= 0.0) {
-            near = bmax[k];
-            far = bmin[k];
+            near = hi;
+            far = lo;
         }
         var tn = (near - o) * inv;
         var tf = (far - o) * inv;
@@ -225,15 +241,15 @@ fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: 
             let split = bitcast<f32>(n.x);
             let below = node + 1u;
             let above = n.y >> 2u;
-            let o = r.o[axis];
-            if r.par[axis] {
+            let o = comp(r.o, axis);
+            if comp_b(r.par, axis) {
                 node = select(above, below, o <= split);
                 continue;
             }
-            let t_split = (split - o) * r.inv[axis];
+            let t_split = (split - o) * comp(r.inv, axis);
             var near = above;
             var far = below;
-            if r.d[axis] > 0.0 {
+            if comp(r.d, axis) > 0.0 {
                 near = below;
                 far = above;
             }
@@ -310,15 +326,15 @@ fn kd_restart(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax
             let split = bitcast<f32>(n.x);
             let below = node + 1u;
             let above = n.y >> 2u;
-            let o = r.o[axis];
-            if r.par[axis] {
+            let o = comp(r.o, axis);
+            if comp_b(r.par, axis) {
                 node = select(above, below, o <= split);
                 continue;
             }
-            let t_split = (split - o) * r.inv[axis];
+            let t_split = (split - o) * comp(r.inv, axis);
             var near = above;
             var far = below;
-            if r.d[axis] > 0.0 {
+            if comp(r.d, axis) > 0.0 {
                 near = below;
                 far = above;
             }
