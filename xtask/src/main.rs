@@ -121,7 +121,7 @@ fn ensure_vulkan() -> Result<(), String> {
 }
 
 /// The test binaries holding golden-image tests.
-const GOLDEN: &[(&str, &str)] = &[("lumbre-raytrace", "golden")];
+const GOLDEN: &[(&str, &str)] = &[("lumbre-raytrace", "golden"), ("lumbre-raytrace", "volume")];
 
 fn golden(bless: bool) -> Result<(), String> {
     for (package, test) in GOLDEN {

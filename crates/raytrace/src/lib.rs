@@ -40,6 +40,7 @@ mod material;
 mod obj;
 mod points;
 mod scene;
+mod volume;
 mod whitted;
 
 pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear};
@@ -52,6 +53,10 @@ pub use gpu::{GpuImage, GpuRenderer, GpuScene, WhittedRender};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};
+pub use volume::{
+    GpuVolumeImage, VOXEL_SPECULAR, VolumeMode, VolumeOptions, VolumeRender, cloud_points, depth_range, phantom_cloud,
+    render_volume_cpu, voxel_eps, voxel_radiance,
+};
 pub use whitted::{
     MAX_TRACE_DEPTH, Prepared, RenderOptions, RenderStats, add_default_light, light_sample, pixel_seed, schlick,
 };

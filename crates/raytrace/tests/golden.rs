@@ -50,7 +50,8 @@ fn golden(name: &str) {
     // max_depth 1 runs the GPU's direct-lighting entry point (no ray stack).
     let mut direct = render;
     direct.options.max_depth = 1;
-    conformance(&direct, &gpu, &prepared, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("{name} direct: {e}"));
+    conformance(&direct, &gpu, &prepared, Tolerance::absolute(GPU_TOL))
+        .unwrap_or_else(|e| panic!("{name} direct: {e}"));
 }
 
 #[test]

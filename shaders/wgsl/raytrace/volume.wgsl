@@ -1,0 +1,277 @@
+//! import shared/dispatch
+// Voxel rendering through the sparse octree, one thread per pixel: a port of
+// lumbre_octree::Octree::trace and lumbre_raytrace::voxel_radiance. Children are visited
+// in the order `i ^ m` (m: the octants the ray points away from), which is front to back
+// for every child the ray meets, so the first voxel reached at the render level is the
+// nearest one, as the CPU's sort by entry distance finds.
+
+struct Node {
+    key: u32,
+    first_child: u32,
+    child_mask: u32,
+    count: u32,
+    sum: array<u32, 5>,
+}
+
+struct Camera {
+    eye: vec4<f32>,
+    llc: vec4<f32>,
+    horizontal: vec4<f32>,
+    vertical: vec4<f32>,
+    size: vec4<f32>,
+}
+
+struct Params {
+    cam: Camera,
+    root_min: vec3<f32>,
+    root_size: f32,
+    background: vec3<f32>,
+    width: u32,
+    height: u32,
+    mode: u32,
+    level: u32,
+    max_depth: u32,
+    n_lights: u32,
+    ambient: f32,
+    eps: f32,
+    near: f32,
+    far: f32,
+    ks: f32,
+    ns: f32,
+    pixel_base: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> nodes: array<Node>;
+// per light: position, intensity
+@group(0) @binding(2) var<storage, read> lights: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> image: array<vec4<f32>>;
+
+const WG: u32 = 64u;
+const NONE: u32 = 0xffffffffu;
+const STACK: u32 = 88u;
+
+fn comp(v: vec3<f32>, a: u32) -> f32 {
+    return select(select(v.z, v.y, a == 1u), v.x, a == 0u);
+}
+
+fn is_nan(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn inf() -> f32 {
+    return bitcast<f32>(0x7f800000u);
+}
+
+fn key_level(key: u32) -> u32 {
+    return (31u - countLeadingZeros(key)) / 3u;
+}
+
+fn compact3(v: u32) -> u32 {
+    var x = v & 0x09249249u;
+    x = (x | (x >> 2u)) & 0x030c30c3u;
+    x = (x | (x >> 4u)) & 0x0300f00fu;
+    x = (x | (x >> 8u)) & 0x030000ffu;
+    x = (x | (x >> 16u)) & 0x3ffu;
+    return x;
+}
+
+// Lower corner of the node with `key` (NodeKey32::bounds).
+fn node_lo(key: u32) -> vec3<f32> {
+    let l = key_level(key);
+    let value = key ^ (1u << (3u * l));
+    let side = params.root_size / f32(1u << l);
+    let cell = vec3<f32>(f32(compact3(value)), f32(compact3(value >> 1u)), f32(compact3(value >> 2u)));
+    return params.root_min + cell * side;
+}
+
+fn node_side(key: u32) -> f32 {
+    return params.root_size / f32(1u << key_level(key));
+}
+
+// lumbre_octree::slab: (t_near, t_far, entry axis or 3, 1) or w = 0 for a miss.
+fn slab(o: vec3<f32>, inv: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>, t0: f32, t1: f32) -> vec4<f32> {
+    var tn = t0;
+    var tf = t1;
+    var axis = 3.0;
+    for (var a = 0u; a < 3u; a++) {
+        let ta = (comp(lo, a) - comp(o, a)) * comp(inv, a);
+        let tb = (comp(hi, a) - comp(o, a)) * comp(inv, a);
+        var near = select(tb, ta, ta <= tb);
+        var far = select(ta, tb, ta <= tb);
+        if is_nan(near) {
+            near = -inf();
+        }
+        if is_nan(far) {
+            far = inf();
+        }
+        if near > tn {
+            tn = near;
+            axis = f32(a);
+        }
+        if far < tf {
+            tf = far;
+        }
+    }
+    return vec4<f32>(tn, tf, axis, select(0.0, 1.0, tn <= tf));
+}
+
+struct VoxelHit {
+    t: f32,
+    node: u32,
+    normal: vec3<f32>,
+}
+
+fn normal_of(axis: u32, d: vec3<f32>) -> vec3<f32> {
+    var a = axis;
+    if a >= 3u {
+        // Started inside: the dominant axis of the direction (ties to the later axis).
+        let ad = abs(d);
+        a = 0u;
+        if ad.y >= ad.x {
+            a = 1u;
+        }
+        if ad.z >= comp(ad, a) {
+            a = 2u;
+        }
+    }
+    let s = select(1.0, -1.0, comp(d, a) > 0.0);
+    return vec3<f32>(select(0.0, s, a == 0u), select(0.0, s, a == 1u), select(0.0, s, a == 2u));
+}
+
+fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> VoxelHit {
+    var miss = VoxelHit(0.0, NONE, vec3<f32>(0.0));
+    if arrayLength(&nodes) == 0u {
+        return miss;
+    }
+    let inv = vec3<f32>(1.0) / d;
+    let root = slab(o, inv, node_lo(1u), node_lo(1u) + vec3<f32>(params.root_size), t_min, t_max);
+    if root.w == 0.0 {
+        return miss;
+    }
+    // Octants the ray points away from along each axis.
+    let m = select(0u, 1u, d.x < 0.0) | select(0u, 2u, d.y < 0.0) | select(0u, 4u, d.z < 0.0);
+    var stack: array<u32, STACK>;
+    stack[0] = 0u;
+    var sp = 1u;
+    while sp > 0u {
+        sp -= 1u;
+        let i = stack[sp];
+        let node = nodes[i];
+        let lo = node_lo(node.key);
+        let s = slab(o, inv, lo, lo + vec3<f32>(node_side(node.key)), t_min, t_max);
+        if key_level(node.key) == level {
+            return VoxelHit(s.x, i, normal_of(u32(s.z), d));
+        }
+        // Push far to near so the nearest child pops first.
+        for (var j = 0u; j < 8u; j++) {
+            let oct = (7u - j) ^ m;
+            if (node.child_mask & (1u << oct)) == 0u {
+                continue;
+            }
+            let c = node.first_child + countOneBits(node.child_mask & ((1u << oct) - 1u));
+            let ck = (node.key << 3u) | oct;
+            let clo = node_lo(ck);
+            let cs = slab(o, inv, clo, clo + vec3<f32>(node_side(ck)), t_min, t_max);
+            if cs.w != 0.0 && sp < STACK {
+                stack[sp] = c;
+                sp += 1u;
+            }
+        }
+    }
+    return miss;
+}
+
+fn mean_color(n: Node) -> vec3<f32> {
+    let c = f32(max(n.count, 1u)) * 255.0;
+    return vec3<f32>(f32(n.sum[0]) / c, f32(n.sum[1]) / c, f32(n.sum[2]) / c);
+}
+
+fn mean_reflection(n: Node) -> f32 {
+    return f32(n.sum[3]) / (f32(max(n.count, 1u)) * 255.0);
+}
+
+fn reflect_dir(d: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
+    return d - 2.0 * dot(d, n) * n;
+}
+
+fn radiance(origin: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
+    let level = params.level;
+    if params.mode == 0u {
+        let h = trace(origin, dir, 0.0, inf(), level);
+        if h.node == NONE {
+            return params.background;
+        }
+        return mean_color(nodes[h.node]);
+    }
+    if params.mode == 1u {
+        let h = trace(origin, dir, 0.0, inf(), level);
+        if h.node == NONE {
+            return params.background;
+        }
+        return vec3<f32>(clamp(1.0 - (h.t - params.near) / (params.far - params.near), 0.0, 1.0));
+    }
+    var color = vec3<f32>(0.0);
+    var weight = 1.0;
+    var ro = origin;
+    var rd = dir;
+    for (var bounce = 0u; bounce < max(params.max_depth, 1u); bounce++) {
+        let h = trace(ro, rd, 0.0, inf(), level);
+        if h.node == NONE {
+            color += weight * params.background;
+            break;
+        }
+        let node = nodes[h.node];
+        let albedo = mean_color(node);
+        let refl = mean_reflection(node);
+        let n = h.normal;
+        let p = ro + rd * h.t;
+        let above = p + n * params.eps;
+        var local = params.ambient * albedo;
+        for (var li = 0u; li < params.n_lights; li++) {
+            let lp = lights[2u * li].xyz;
+            let intensity = lights[2u * li + 1u].xyz;
+            let to = lp - above;
+            let d2 = dot(to, to);
+            let d = sqrt(d2);
+            let l = to / d;
+            let cos = dot(n, l);
+            if cos <= 0.0 {
+                continue;
+            }
+            if trace(above, l, 0.0, d, level).node != NONE {
+                continue;
+            }
+            let spec = params.ks * pow(max(dot(reflect_dir(-l, n), -rd), 0.0), params.ns);
+            local += (albedo * cos + vec3<f32>(spec)) * intensity / d2;
+        }
+        color += weight * (1.0 - refl) * local;
+        weight *= refl;
+        if weight < 1e-3 {
+            break;
+        }
+        ro = above;
+        rd = reflect_dir(rd, n);
+    }
+    return color;
+}
+
+@compute @workgroup_size(64)
+fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    // 8x8 pixel tiles; `pixel_base` counts tiles.
+    let tile = params.pixel_base + flat_workgroup(wid, nwg);
+    let tiles_x = (params.width + 7u) / 8u;
+    let x = (tile % tiles_x) * 8u + lid % 8u;
+    let y = (tile / tiles_x) * 8u + lid / 8u;
+    if x >= params.width || y >= params.height {
+        return;
+    }
+    let st = vec2<f32>((f32(x) + 0.5) / params.cam.size.x, 1.0 - (f32(y) + 0.5) / params.cam.size.y);
+    let dv = params.cam.llc.xyz + params.cam.horizontal.xyz * st.x + params.cam.vertical.xyz * st.y - params.cam.eye.xyz;
+    let len = length(dv);
+    var dir = vec3<f32>(0.0);
+    if len > 0.0 {
+        dir = dv / len;
+    }
+    image[y * params.width + x] = vec4<f32>(radiance(params.cam.eye.xyz, dir), 1.0);
+}
