@@ -7,6 +7,7 @@ mod primitives;
 mod raybench;
 mod render;
 mod table;
+mod volume;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,6 +66,44 @@ enum Command {
         backend: BackendChoice,
         /// Output image (.png: 8-bit sRGB; .exr: linear f32).
         #[arg(short, long, default_value = "render.png")]
+        out: PathBuf,
+    },
+    /// Render a point cloud as voxels through the sparse octree.
+    Volume {
+        /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
+        /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid).
+        cloud: String,
+        /// Depth of the octree (1..=10).
+        #[arg(long, default_value_t = 8)]
+        depth: u32,
+        /// Level drawn (default: the depth).
+        #[arg(long)]
+        level: Option<u32>,
+        /// colour, depth or phong.
+        #[arg(long, default_value = "phong")]
+        mode: String,
+        #[arg(long, default_value_t = 640)]
+        width: u32,
+        #[arg(long, default_value_t = 480)]
+        height: u32,
+        /// `eye_x,eye_y,eye_z,target_x,target_y,target_z,up_x,up_y,up_z,fov_y_degrees`.
+        #[arg(long)]
+        camera: Option<String>,
+        /// Reflection bounces in phong mode.
+        #[arg(long, default_value_t = 3)]
+        max_depth: u32,
+        /// Write N frames around the cloud (`out_000.png`, ...) with per-frame timing.
+        #[arg(long, default_value_t = 0)]
+        orbit: u32,
+        /// Animate the points for N frames and update the octree in place each frame.
+        #[arg(long = "move", default_value_t = 0)]
+        moving: u32,
+        /// Slice stacks: pixels at or below this luminance (0..1) are dropped.
+        #[arg(long, default_value_t = 0.0)]
+        background: f32,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+        backend: BackendChoice,
+        #[arg(short, long, default_value = "volume.png")]
         out: PathBuf,
     },
     /// Run every capability on the bundled data; write outputs and a report.
@@ -157,6 +196,45 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Info { json } => info::run(&opts, json),
+        Command::Volume {
+            cloud,
+            depth,
+            level,
+            mode,
+            width,
+            height,
+            camera,
+            max_depth,
+            orbit,
+            moving,
+            background,
+            backend,
+            out,
+        } => volume::mode(&mode).and_then(|mode| {
+            if depth == 0 || depth > lumbre_octree::MAX_DEPTH || width == 0 || height == 0 {
+                return Err(format!("--depth must be 1..={}, --width and --height positive", lumbre_octree::MAX_DEPTH));
+            }
+            let options = lumbre_raytrace::VolumeOptions {
+                width,
+                height,
+                mode,
+                level: level.unwrap_or(depth),
+                max_depth,
+                ..Default::default()
+            };
+            let args = volume::VolumeArgs {
+                cloud,
+                depth,
+                options,
+                camera,
+                gpu: backend == BackendChoice::Gpu,
+                out,
+                orbit,
+                moving,
+                background_threshold: background,
+            };
+            volume::run(&args, &opts)
+        }),
         Command::Render { scene, width, height, spp, max_depth, camera, backend, out } => {
             if max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH || width == 0 || height == 0 {
                 Err(format!(

@@ -129,7 +129,8 @@ impl RayQuery {
             bmax: tree.bounds.max.to_array(),
             flags: GpuKdTree::flags(&self.opts, self.any_hit),
         })?;
-        let shader = if self.tiny_stack { lumbre_shaders::kdtree::QUERY_TINY } else { lumbre_shaders::kdtree::QUERY_DEFAULT };
+        let shader =
+            if self.tiny_stack { lumbre_shaders::kdtree::QUERY_TINY } else { lumbre_shaders::kdtree::QUERY_DEFAULT };
         let kernel = gpu.kernel(&shader, "query")?;
         let [a, b, c] = tree.bindings();
         let res = [params.as_entire_binding(), a, b, c, rays.binding(), hits.binding()];

@@ -36,4 +36,4 @@ pub use dense::{DenseCounts, MAX_DENSE_DEPTH, dense_bytes, dense_counts};
 pub use gpu::{GpuBuild, GpuCloud, GpuOctree, Points};
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
 pub use traverse::{STACK_SIZE, VoxelHit, slab};
-pub use update::UpdateReport;
+pub use update::{REBUILD_FRACTION, UpdateReport};

@@ -5,8 +5,6 @@
 //! becomes a child of a twice larger one, keys re-prefixed) instead of being dropped. The
 //! result equals a fresh build of the moved points in the same root box, bit for bit.
 
-use std::collections::BTreeMap;
-
 use crate::build::{check, finite_points, leaf_code, quantizer};
 use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError};
 
@@ -21,7 +19,14 @@ pub struct UpdateReport {
     pub created: usize,
     /// Times the root doubled to hold points that left it.
     pub root_growths: u32,
+    /// Whether [`Octree::update`] rebuilt the tree instead (most points moved).
+    pub rebuilt: bool,
 }
+
+/// Above this fraction of moved points, [`Octree::update`] rebuilds instead of patching:
+/// each moved point touches one node per level whose ancestor changed, so when nearly all
+/// move, sorting those changes costs more than sorting the points once.
+pub const REBUILD_FRACTION: f64 = 0.25;
 
 /// Signed change of one node: count and channel sums.
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,6 +77,26 @@ impl Octree {
     /// assert_eq!(tree, fresh);
     /// ```
     pub fn update(&mut self, old: &[[f32; 3]], new: &[[f32; 3]], attrs: &[Attrs]) -> Result<UpdateReport, OctreeError> {
+        self.update_with(old, new, attrs, REBUILD_FRACTION)
+    }
+
+    /// The thesis's update, always in place (no rebuild however many points move).
+    pub fn update_in_place(
+        &mut self,
+        old: &[[f32; 3]],
+        new: &[[f32; 3]],
+        attrs: &[Attrs],
+    ) -> Result<UpdateReport, OctreeError> {
+        self.update_with(old, new, attrs, f64::INFINITY)
+    }
+
+    fn update_with(
+        &mut self,
+        old: &[[f32; 3]],
+        new: &[[f32; 3]],
+        attrs: &[Attrs],
+        rebuild_above: f64,
+    ) -> Result<UpdateReport, OctreeError> {
         check(old.len(), attrs.len(), self.depth)?;
         check(new.len(), attrs.len(), self.depth)?;
         let mut report = UpdateReport::default();
@@ -100,16 +125,20 @@ impl Octree {
         for &i in &new_keep {
             new_code[i as usize] = Some(leaf_code(&q_new, new[i as usize]));
         }
+        let moved = (0..new.len()).filter(|&i| old_code[i] != new_code[i]).count();
+        if moved as f64 > rebuild_above * new.len().max(1) as f64 {
+            let (fresh, _) = Octree::build_in(new, attrs, self.depth, self.root)?;
+            *self = fresh;
+            report.moved = moved;
+            report.rebuilt = true;
+            return Ok(report);
+        }
         // Per-level deltas, keyed by level-prefixed node key.
         let d = self.depth;
-        let mut deltas: BTreeMap<u32, Delta> = BTreeMap::new();
-        let mut apply = |key: u32, sign: i64, a: &Attrs| {
-            let e = deltas.entry(key).or_default();
-            e.count += sign;
-            for (s, c) in e.sum.iter_mut().zip(a.channels()) {
-                *s += sign * c as i64;
-            }
-        };
+        // (node key, point index, +1 or -1) for every ancestor a moved point leaves or enters;
+        // sorted and summed per key below (a sort beats a map here).
+        let mut changes: Vec<(u32, u32, i8)> = Vec::new();
+        let mut apply = |key: u32, sign: i8, i: usize| changes.push((key, i as u32, sign));
         for i in 0..new.len() {
             let (o, n) = (old_code[i], new_code[i]);
             if o == n {
@@ -122,16 +151,29 @@ impl Octree {
                 let (oa, na) = (o.map(anc), n.map(anc));
                 if oa != na {
                     if let Some(k) = oa {
-                        apply(k, -1, &attrs[i]);
+                        apply(k, -1, i);
                     }
                     if let Some(k) = na {
-                        apply(k, 1, &attrs[i]);
+                        apply(k, 1, i);
                     }
                 }
             }
         }
-        if deltas.is_empty() {
+        if changes.is_empty() {
             return Ok(report);
+        }
+        changes.sort_unstable_by_key(|c| c.0);
+        let mut deltas: Vec<(u32, Delta)> = Vec::new();
+        for &(key, i, sign) in &changes {
+            if deltas.last().is_none_or(|d| d.0 != key) {
+                deltas.push((key, Delta::default()));
+            }
+            let d = &mut deltas.last_mut().expect("pushed above").1;
+            let sign = sign as i64;
+            d.count += sign;
+            for (s, c) in d.sum.iter_mut().zip(attrs[i as usize].channels()) {
+                *s += sign * c as i64;
+            }
         }
         // Merge the deltas into each level, deepest first, then relink parents.
         let mut pending = deltas.into_iter().peekable();

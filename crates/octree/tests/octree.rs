@@ -191,8 +191,12 @@ fn update_equals_rebuild_when_every_point_moves() {
         // Keep them in the box: this case is about moving, not growing.
         let new: Vec<[f32; 3]> =
             new.iter().map(|p| std::array::from_fn(|k| p[k].clamp(tree.root.min[k], tree.root.max()[k]))).collect();
-        let report = tree.update(&pts, &new, &attrs).unwrap();
+        let mut chosen = tree.clone();
+        let report = tree.update_in_place(&pts, &new, &attrs).unwrap();
         assert_eq!(report.root_growths, 0);
+        assert!(!report.rebuilt);
+        assert!(chosen.update(&pts, &new, &attrs).unwrap().rebuilt, "all moved: update rebuilds");
+        assert_eq!(chosen, tree);
         let (fresh, _) = Octree::build_in(&new, &attrs, depth, tree.root).unwrap();
         assert_eq!(tree, fresh, "depth {depth}");
         assert!(report.moved > 0);
@@ -216,7 +220,10 @@ proptest! {
         if nan && n > 1 {
             new[0] = [f32::NAN, 0.0, 0.0]; // a point that vanishes
         }
-        tree.update(&pts, &new, &attrs).unwrap();
+        let mut chosen = tree.clone();
+        tree.update_in_place(&pts, &new, &attrs).unwrap();
+        chosen.update(&pts, &new, &attrs).unwrap();
+        prop_assert_eq!(&chosen, &tree);
         let (fresh, _) = Octree::build_in(&new, &attrs, depth, tree.root).unwrap();
         prop_assert_eq!(&tree, &fresh);
         // Every new point is inside the (possibly grown) root.

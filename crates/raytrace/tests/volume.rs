@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use lumbre_octree::{GpuBuild, Octree};
-use lumbre_raytrace::{Camera, Image, VolumeMode, VolumeOptions, VolumeRender, cloud_points, diff_stats, phantom_cloud};
+use lumbre_raytrace::{
+    Camera, Image, VolumeMode, VolumeOptions, VolumeRender, cloud_points, diff_stats, phantom_cloud,
+};
 
 const CPU_TOL: f32 = 0.002;
 const GPU_TOL: f64 = 0.006;
@@ -26,7 +28,11 @@ fn camera() -> Camera {
 }
 
 fn render(mode: VolumeMode) -> VolumeRender {
-    VolumeRender { camera: camera(), options: VolumeOptions { width: 64, height: 64, mode, ..Default::default() }, tree_depth: DEPTH }
+    VolumeRender {
+        camera: camera(),
+        options: VolumeOptions { width: 64, height: 64, mode, ..Default::default() },
+        tree_depth: DEPTH,
+    }
 }
 
 fn tree() -> Octree {
@@ -37,7 +43,11 @@ fn tree() -> Octree {
 #[test]
 fn three_modes_match_golden_images_and_the_gpu() {
     let tree = tree();
-    for (mode, name) in [(VolumeMode::Colour, "phantom-colour"), (VolumeMode::Depth, "phantom-depth"), (VolumeMode::Phong, "phantom-phong")] {
+    for (mode, name) in [
+        (VolumeMode::Colour, "phantom-colour"),
+        (VolumeMode::Depth, "phantom-depth"),
+        (VolumeMode::Phong, "phantom-phong"),
+    ] {
         let r = render(mode);
         let cpu = r.cpu(&tree).unwrap();
         let path = golden_path(name);
