@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod info;
+mod octbench;
 mod primitives;
 mod raybench;
 mod render;
@@ -156,6 +157,23 @@ enum BenchCommand {
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
         backend: BackendChoice,
     },
+    /// The sparse octree on phantom clouds of the thesis's sizes: keys, build, update, ray
+    /// tracing, and memory against depth.
+    Octree {
+        /// Largest point count to include (the thesis's go up to 3283639).
+        #[arg(long, default_value_t = 3_283_639)]
+        max_points: usize,
+        #[arg(long, default_value_t = 10)]
+        depth: u32,
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
     Roofline {
         /// Smallest size, as log2 of bytes.
@@ -249,6 +267,18 @@ fn main() -> ExitCode {
         }
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
+            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => {
+                let gpu = match backend {
+                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
+                    BackendChoice::Cpu => None,
+                };
+                gpu.transpose().and_then(|gpu| {
+                    let counts: Vec<usize> = octbench::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
+                    let tables = octbench::octree(gpu.as_ref(), &counts, depth, bench::Effort { warmup, repeats })?;
+                    print_tables(&tables, json);
+                    Ok(())
+                })
+            }
             BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, json, backend } => {
                 let gpu = match backend {
                     BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),

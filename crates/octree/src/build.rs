@@ -67,6 +67,17 @@ pub(crate) fn finite_points(points: &[[f32; 3]]) -> (Vec<u32>, usize) {
     (keep, dropped)
 }
 
+/// The quantiser of leaf cells for `root` at `depth` (depth >= 1), as the builds use it.
+///
+/// ```
+/// let q = lumbre_octree::quantizer_of(lumbre_octree::Root { min: [0.0; 3], size: 2.0 }, 3);
+/// assert_eq!(q.cell([1.0, 0.0, 2.0], 0).unwrap(), [4, 0, 7]);
+/// ```
+pub fn quantizer_of(root: Root, depth: u32) -> Quantizer {
+    let depth = depth.max(1);
+    Quantizer { min: root.min, max: root.max(), scale: [(1u32 << depth) as f32 / root.size; 3], bits: depth }
+}
+
 /// The quantiser of leaf cells for `root` at `depth` (`None` at depth 0: one cell).
 pub(crate) fn quantizer(root: Root, depth: u32) -> Option<Quantizer> {
     (depth > 0).then(|| Quantizer {

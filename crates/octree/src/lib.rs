@@ -31,7 +31,7 @@ mod traverse;
 mod update;
 
 pub use attrs::Attrs;
-pub use build::{BuildReport, MAX_POINTS, OctreeError};
+pub use build::{BuildReport, MAX_POINTS, OctreeError, quantizer_of};
 pub use dense::{DenseCounts, MAX_DENSE_DEPTH, dense_bytes, dense_counts};
 pub use gpu::{GpuBuild, GpuCloud, GpuOctree, Points};
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
