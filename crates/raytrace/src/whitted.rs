@@ -100,7 +100,8 @@ impl Prepared {
 /// use glam::Vec3;
 /// use lumbre_raytrace::{Camera, Scene, add_default_light};
 /// let mut scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
-/// add_default_light(&mut scene, &Camera::frame(scene.bounds, 1.0));
+/// let camera = Camera::frame(scene.bounds, 1.0);
+/// add_default_light(&mut scene, &camera);
 /// assert_eq!(scene.lights.len(), 1);
 /// ```
 pub fn add_default_light(scene: &mut Scene, camera: &Camera) {
