@@ -115,6 +115,31 @@ fn stages_note(name: &str, stages: &[(String, Duration)]) -> String {
     format!("{name} stages (ms): {}", parts.join(", "))
 }
 
+fn scan_row<T: lumbre_compact::ScanElem>(
+    name: &str,
+    input: &[T],
+    kind: ScanKind,
+    gpu: Option<&Gpu>,
+    effort: Effort,
+) -> Res<Row> {
+    let n = input.len();
+    let mut out = vec![T::default(); n];
+    let cpu = wall(effort, || {
+        scan_cpu(input, &mut out, kind);
+    });
+    let (g, c) = match gpu {
+        Some(gpu) => {
+            let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
+            let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
+            let g =
+                gpu_time(gpu, effort, |rec| record_scan_with(rec, &src, &dst, kind, Lookback::default()).map(|_| ()))?;
+            (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?))
+        }
+        None => (None, None),
+    };
+    Ok(Row { op: name.into(), n, gpu: g, copy: c, cpu, rate_unit: "G elem/s", rate_per: n as f64 })
+}
+
 pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort) -> Res<Vec<Table>> {
     let mut t = Table::new(
         "Primitives: GPU time vs the copy kernel moving the same bytes, and the CPU path",
@@ -125,69 +150,14 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort) -> Res<Vec<T
     let morton_n = 1usize << 26.min(max_log2);
     let bar = progress(9, "primitives");
 
-    // Scan of u32 (4 bytes read, 4 written per element).
+    // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
-    let mut out = vec![0u32; scan_n];
-    let cpu = wall(effort, || {
-        scan_cpu(&input, &mut out, ScanKind::Exclusive);
-    });
-    let (g, c) = match gpu {
-        Some(gpu) => {
-            let src = gpu.upload_fit(&input, Fit::Pieces).map_err(err)?;
-            let dst = gpu.zeroed_fit::<u32>(scan_n, Fit::Pieces).map_err(err)?;
-            let g = gpu_time(gpu, effort, |rec| {
-                record_scan_with(rec, &src, &dst, ScanKind::Exclusive, Lookback::default()).map(|_| ())
-            })?;
-            (Some(g), Some(copy_time(gpu, 4 * scan_n as u64, effort.warmup, effort.repeats).map_err(err)?))
-        }
-        None => (None, None),
-    };
-    push(
-        &mut t,
-        Row {
-            op: "scan u32 exclusive".into(),
-            n: scan_n,
-            gpu: g,
-            copy: c,
-            cpu,
-            rate_unit: "G elem/s",
-            rate_per: scan_n as f64,
-        },
-    );
-    bar.inc(1);
-    drop(out);
-
-    // Scan of f32.
     let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
-    let mut outf = vec![0f32; scan_n];
-    let cpu = wall(effort, || {
-        scan_cpu(&inputf, &mut outf, ScanKind::Inclusive);
-    });
-    let (g, c) = match gpu {
-        Some(gpu) => {
-            let src = gpu.upload_fit(&inputf, Fit::Pieces).map_err(err)?;
-            let dst = gpu.zeroed_fit::<f32>(scan_n, Fit::Pieces).map_err(err)?;
-            let g = gpu_time(gpu, effort, |rec| {
-                record_scan_with(rec, &src, &dst, ScanKind::Inclusive, Lookback::default()).map(|_| ())
-            })?;
-            (Some(g), Some(copy_time(gpu, 4 * scan_n as u64, effort.warmup, effort.repeats).map_err(err)?))
-        }
-        None => (None, None),
-    };
-    push(
-        &mut t,
-        Row {
-            op: "scan f32 inclusive".into(),
-            n: scan_n,
-            gpu: g,
-            copy: c,
-            cpu,
-            rate_unit: "G elem/s",
-            rate_per: scan_n as f64,
-        },
-    );
+    push(&mut t, scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, gpu, effort)?);
     bar.inc(1);
-    drop((inputf, outf));
+    push(&mut t, scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, gpu, effort)?);
+    bar.inc(1);
+    drop(inputf);
 
     // Compaction, half the flags set: reads values and flags (8 B), writes half (2 B).
     let flags: Vec<u32> = input.iter().map(|&x| x & 1).collect();

@@ -80,17 +80,23 @@ impl MortonEncode {
         self.quantizer.bits > crate::BITS_32
     }
 
-    fn cell(&self, p: [f32; 3], i: usize) -> std::result::Result<[u32; 3], QuantizeError> {
-        if self.clamp { Ok(self.quantizer.cell_clamped(p)) } else { self.quantizer.cell(p, i) }
-    }
-
     /// CPU twin of `morton/encode.wgsl`: encodes `points` into `keys` in parallel chunks.
     fn encode_cpu<K: Send>(&self, points: &[[f32; 3]], keys: &mut [K], encode: fn([u32; 3]) -> K) -> Result<()> {
         const CHUNK: usize = 1 << 14;
+        let q = self.quantizer;
         keys.par_chunks_mut(CHUNK).zip(points.par_chunks(CHUNK)).enumerate().try_for_each(|(c, (out, pts))| {
-            for (i, (o, p)) in out.iter_mut().zip(pts).enumerate() {
-                let cell = self.cell(*p, c * CHUNK + i).map_err(|e| Error::Input(e.to_string()))?;
-                *o = encode(cell);
+            // Branch-free hot loop: clamp everything, and only look for the first point
+            // outside the box (for the error) if some point in the chunk was outside.
+            let mut outside = false;
+            for (o, p) in out.iter_mut().zip(pts) {
+                outside |= !q.contains(*p);
+                *o = encode(q.cell_clamped(*p));
+            }
+            if outside && !self.clamp {
+                let i = pts.iter().position(|p| !q.contains(*p)).unwrap_or(0);
+                return Err(Error::Input(
+                    QuantizeError::OutOfBounds { index: c * CHUNK + i, point: pts[i] }.to_string(),
+                ));
             }
             Ok(())
         })

@@ -1,22 +1,9 @@
 //! import shared/dispatch
+//! import shared/radix_params
 // Radix sort, pass part 1: each tile of SORT_TILE keys counts its 8-bit digits. Counts are
 // stored digit-major (`hist[digit * num_tiles + tile]`) so that one exclusive scan of
 // `hist` gives every (digit, tile) its first output position. `n` counts this piece's keys.
 
-struct SortParams {
-    n: u32,
-    shift: u32,
-    // which 32-bit word of a key holds this pass's digit, and words per key (1 or 2)
-    word: u32,
-    key_words: u32,
-    num_tiles: u32,
-    has_values: u32,
-    // keys longer than one binding are processed in pieces: this piece's first tile, and
-    // the window of the output bound in this dispatch (scatter only)
-    tile_base: u32,
-    out_base: u32,
-    out_len: u32,
-}
 
 @group(0) @binding(0) var<uniform> params: SortParams;
 @group(0) @binding(1) var<storage, read> keys: array<vec4<u32>>;

@@ -1,6 +1,7 @@
 //! variants plain, subgroups
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
+//! import shared/radix_params
 // Radix sort, pass part 2: each tile sorts its keys by the pass's 8-bit digit in shared
 // memory (four stable 2-bit splits, counters for the four values packed as 16-bit fields
 // of a vec2 and block-scanned together), then writes each key to its digit's output
@@ -12,17 +13,6 @@
 
 alias Elem = vec2<u32>;
 
-struct SortParams {
-    n: u32,
-    shift: u32,
-    word: u32,
-    key_words: u32,
-    num_tiles: u32,
-    has_values: u32,
-    tile_base: u32,
-    out_base: u32,
-    out_len: u32,
-}
 
 @group(0) @binding(0) var<uniform> params: SortParams;
 @group(0) @binding(1) var<storage, read> keys_in: array<vec4<u32>>;

@@ -1,17 +1,10 @@
 //! import shared/dispatch
+//! import shared/octree_node
 // GPU octree build, the stages between the sort of leaf codes and the finished node array.
 // Each matches a function of lumbre-octree's CPU build (build.rs) bit for bit.
 //
 // Levels are built deepest first into per-level buffers whose real lengths stay on the GPU
 // (`count[0]`); dispatches are sized for the worst case and threads past the count exit.
-
-struct Node {
-    key: u32,
-    first_child: u32,
-    child_mask: u32,
-    count: u32,
-    sum: array<u32, 5>,
-}
 
 struct Params {
     // sorted codes (leaf stages) or child nodes (parent stages) in the worst case

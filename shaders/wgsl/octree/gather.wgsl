@@ -1,14 +1,7 @@
 //! import shared/dispatch
+//! import shared/octree_node
 // Gathers the per-level node buffers into one array, root first, making child indices
 // global. `offsets` (depth + 2 words) is computed first by one thread from the counts.
-
-struct Node {
-    key: u32,
-    first_child: u32,
-    child_mask: u32,
-    count: u32,
-    sum: array<u32, 5>,
-}
 
 struct Params {
     // capacity of the level being copied

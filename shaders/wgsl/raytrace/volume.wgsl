@@ -1,17 +1,10 @@
 //! import shared/dispatch
+//! import shared/octree_node
 // Voxel rendering through the sparse octree, one thread per pixel: a port of
 // lumbre_octree::Octree::trace and lumbre_raytrace::voxel_radiance. Children are visited
 // in the order `i ^ m` (m: the octants the ray points away from), which is front to back
 // for every child the ray meets, so the first voxel reached at the render level is the
 // nearest one, as the CPU's sort by entry distance finds.
-
-struct Node {
-    key: u32,
-    first_child: u32,
-    child_mask: u32,
-    count: u32,
-    sum: array<u32, 5>,
-}
 
 struct Camera {
     eye: vec4<f32>,

@@ -1,0 +1,15 @@
+// Parameters of one radix sort pass (lumbre_compact::sort::Params), shared by its kernels.
+struct SortParams {
+    n: u32,
+    shift: u32,
+    // which 32-bit word of a key holds this pass's digit, and words per key (1 or 2)
+    word: u32,
+    key_words: u32,
+    num_tiles: u32,
+    has_values: u32,
+    // keys longer than one binding are processed in pieces: this piece's first tile, and
+    // the window of the output bound in this dispatch (scatter only)
+    tile_base: u32,
+    out_base: u32,
+    out_len: u32,
+}
