@@ -81,7 +81,12 @@ impl MortonEncode {
     }
 
     /// CPU twin of `morton/encode.wgsl`: encodes `points` into `keys` in parallel chunks.
-    fn encode_cpu<K: Send>(&self, points: &[[f32; 3]], keys: &mut [K], encode: impl Fn([u32; 3]) -> K + Sync) -> Result<()> {
+    fn encode_cpu<K: Send>(
+        &self,
+        points: &[[f32; 3]],
+        keys: &mut [K],
+        encode: impl Fn([u32; 3]) -> K + Sync,
+    ) -> Result<()> {
         const CHUNK: usize = 1 << 14;
         let q = self.quantizer;
         keys.par_chunks_mut(CHUNK).zip(points.par_chunks(CHUNK)).enumerate().try_for_each(|(c, (out, pts))| {
