@@ -195,6 +195,14 @@ enum BenchCommand {
     },
 }
 
+/// The GPU context for a `--backend`: `None` for `cpu`, an error if `gpu` finds no adapter.
+fn gpu_for(backend: BackendChoice, opts: &GpuOptions) -> Result<Option<Gpu>, String> {
+    match backend {
+        BackendChoice::Gpu => Gpu::with_options(opts).map(Some).map_err(|e| e.to_string()),
+        BackendChoice::Cpu => Ok(None),
+    }
+}
+
 fn print_tables(tables: &[table::Table], json: bool) {
     if json {
         let all: Vec<String> = tables.iter().map(|t| t.json()).collect();
@@ -267,24 +275,15 @@ fn main() -> ExitCode {
         }
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
-            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => {
-                let gpu = match backend {
-                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
-                    BackendChoice::Cpu => None,
-                };
-                gpu.transpose().and_then(|gpu| {
+            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => gpu_for(backend, &opts)
+                .and_then(|gpu| {
                     let counts: Vec<usize> = octbench::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
                     let tables = octbench::octree(gpu.as_ref(), &counts, depth, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);
                     Ok(())
-                })
-            }
+                }),
             BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, json, backend } => {
-                let gpu = match backend {
-                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
-                    BackendChoice::Cpu => None,
-                };
-                gpu.transpose().and_then(|gpu| {
+                gpu_for(backend, &opts).and_then(|gpu| {
                     let mut list = raybench::standard(&scenes);
                     if no_generated {
                         list.retain(|s| !matches!(s, raybench::BenchScene::Generated(_)));
@@ -295,22 +294,14 @@ fn main() -> ExitCode {
                 })
             }
             BenchCommand::Primitives { max_log2, warmup, repeats, json, backend } => {
-                let gpu = match backend {
-                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
-                    BackendChoice::Cpu => None,
-                };
-                gpu.transpose().and_then(|gpu| {
+                gpu_for(backend, &opts).and_then(|gpu| {
                     let tables = primitives::primitives(gpu.as_ref(), max_log2, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);
                     Ok(())
                 })
             }
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend } => {
-                let gpu = match backend {
-                    BackendChoice::Gpu => Some(Gpu::with_options(&opts).map_err(|e| e.to_string())),
-                    BackendChoice::Cpu => None,
-                };
-                match gpu.transpose() {
+                match gpu_for(backend, &opts) {
                     Err(e) => Err(e),
                     Ok(gpu) => {
                         let cap = gpu.as_ref().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
