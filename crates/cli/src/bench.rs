@@ -93,3 +93,28 @@ pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort)
     t.note(format!("CPU: {} rayon threads", rayon::current_num_threads()));
     Ok(t)
 }
+
+/// The copy variants at one size: which kernel feature costs bandwidth.
+pub fn copy_variants(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Table, String> {
+    let mut t =
+        Table::new(format!("One-u32-per-thread copy variants, {bytes} bytes each way"), &["variant", "GPU ms", "GB/s"]);
+    let base = lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+    t.row(vec![
+        "arrayLength bound (copy_u32)".into(),
+        format!("{:.4}", base.as_secs_f64() * 1e3),
+        format!("{:.1}", gbps(2 * bytes, base)),
+    ]);
+    let vec4 = copy_time(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+    t.row(vec![
+        "vec4 per thread (copy)".into(),
+        format!("{:.4}", vec4.as_secs_f64() * 1e3),
+        format!("{:.1}", gbps(2 * bytes, vec4)),
+    ]);
+    for (name, d) in
+        lumbre_gpu::copy_variant_times(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?
+    {
+        t.row(vec![name.into(), format!("{:.4}", d.as_secs_f64() * 1e3), format!("{:.1}", gbps(2 * bytes, d))]);
+    }
+    t.note(format!("adapter: {}", gpu.adapter_name()));
+    Ok(t)
+}

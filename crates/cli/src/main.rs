@@ -192,6 +192,10 @@ enum BenchCommand {
         /// Skip the GPU columns.
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
         backend: BackendChoice,
+        /// Also time copy kernels that each add one feature (uniform length, barrier, shared
+        /// memory, atomics, strided loads) at the largest size.
+        #[arg(long)]
+        variants: bool,
     },
 }
 
@@ -300,16 +304,18 @@ fn main() -> ExitCode {
                     Ok(())
                 })
             }
-            BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend } => {
-                match gpu_for(backend, &opts) {
-                    Err(e) => Err(e),
-                    Ok(gpu) => {
-                        let cap = gpu.as_ref().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
-                        let effort = bench::Effort { warmup, repeats };
-                        bench::roofline(gpu.as_ref(), min_log2, max_log2.min(cap), effort)
-                            .map(|t| if json { println!("{}", t.json()) } else { print!("{}", t.text()) })
+            BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => {
+                gpu_for(backend, &opts).and_then(|gpu| {
+                    let cap = gpu.as_ref().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
+                    let effort = bench::Effort { warmup, repeats };
+                    let max = max_log2.min(cap);
+                    let mut tables = vec![bench::roofline(gpu.as_ref(), min_log2, max, effort)?];
+                    if let (true, Some(g)) = (variants, gpu.as_ref()) {
+                        tables.push(bench::copy_variants(g, 1 << max.min(30), effort)?);
                     }
-                }
+                    print_tables(&tables, json);
+                    Ok(())
+                })
             }
         },
     };

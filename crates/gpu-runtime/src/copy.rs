@@ -123,6 +123,35 @@ pub fn copy_time_u32(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Re
     })
 }
 
+/// Median GPU times of the `runtime/copy_variants.wgsl` kernels (each a one-u32-per-thread
+/// copy plus one feature real kernels use) over `bytes`: `(entry point, time)`.
+pub fn copy_variant_times(
+    gpu: &Gpu,
+    bytes: u64,
+    warmup: usize,
+    repeats: usize,
+) -> Result<Vec<(&'static str, Duration)>> {
+    let n = (bytes / 4).min(gpu.limits().max_storage_buffer_binding_size / 4) as usize;
+    let src = gpu.zeroed::<u32>(n)?;
+    let dst = gpu.zeroed::<u32>(n)?;
+    let counter = gpu.zeroed::<u32>(1)?;
+    let params = gpu.uniform(&[n as u32, 0, 0, 0])?;
+    let shader = lumbre_shaders::runtime::COPY_VARIANTS;
+    let mut out = Vec::new();
+    for entry in ["uniform_n", "barrier", "shared_mem", "atomic_branch", "four_strided"] {
+        let kernel = gpu.kernel(&shader, entry)?;
+        let groups = if entry == "four_strided" { (n as u64).div_ceil(1024) } else { (n as u64).div_ceil(256) };
+        let t = median_time(warmup, repeats, || {
+            let mut rec = gpu.recorder();
+            let res = [params.as_entire_binding(), src.binding(), dst.binding(), counter.binding()];
+            rec.dispatch("copy variant", &kernel, &res, groups)?;
+            Ok(rec.submit()?.gpu())
+        })?;
+        out.push((entry, t));
+    }
+    Ok(out)
+}
+
 /// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the
 /// durations it reports.
 ///

@@ -28,7 +28,10 @@ pub use buffer::{Buffer, Fit};
 pub use compute::{Backend, Compute};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
 pub use context::{AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, adapters};
-pub use copy::{COPY_WORKGROUP, CopyKernel, copy_cpu, copy_time, copy_time_u32, iota_cpu, median_time, record_iota};
+pub use copy::{
+    COPY_WORKGROUP, CopyKernel, copy_cpu, copy_time, copy_time_u32, copy_variant_times, iota_cpu, median_time,
+    record_iota,
+};
 pub use error::{Error, Result};
 pub use kernel::{Kernel, grid};
 pub use recorder::Recorder;
