@@ -120,8 +120,7 @@ impl MortonEncode {
         let entry = if wide { "encode64" } else { "encode32" };
         let kernel = gpu.kernel(&lumbre_shaders::morton::ENCODE, entry)?;
         let bind = [params.as_entire_binding(), points.xyz.binding(), words.binding(), outside.binding()];
-        // 256 threads of 4 points each per workgroup.
-        rec.dispatch("morton encode", &kernel, &bind, (n as u64).div_ceil(1024))?;
+        rec.dispatch("morton encode", &kernel, &bind, (n as u64).div_ceil(256))?;
         Ok(GpuKeys { words, wide, outside })
     }
 }
