@@ -112,15 +112,29 @@ impl MortonEncode {
         let gpu = rec.gpu().clone();
         let n = points.xyz.len() / 3;
         let wide = self.wide();
-        let words = gpu.zeroed::<u32>(if wide { 2 * n } else { n })?;
+        let per_key = if wide { 2 } else { 1 };
+        let words = gpu.zeroed_fit::<u32>(per_key * n, Fit::Pieces)?;
         let outside = gpu.zeroed::<u32>(1)?;
         let q = &self.quantizer;
-        let params =
-            gpu.uniform(&Params { min: q.min, n: n as u32, max: q.max, bits: q.bits, scale: q.scale, _pad: 0 })?;
         let entry = if wide { "encode64" } else { "encode32" };
         let kernel = gpu.kernel(&lumbre_shaders::morton::ENCODE, entry)?;
-        let bind = [params.as_entire_binding(), points.xyz.binding(), words.binding(), outside.binding()];
-        rec.dispatch("morton encode", &kernel, &bind, (n as u64).div_ceil(256))?;
+        // Clouds longer than one storage binding go in pieces of whole workgroups (256
+        // points: 3 KiB of positions, a multiple of every offset alignment).
+        let piece = ((gpu.limits().max_storage_buffer_binding_size / 12) as usize / 256 * 256).max(256);
+        let mut start = 0;
+        while start < n {
+            let len = piece.min(n - start);
+            let params =
+                gpu.uniform(&Params { min: q.min, n: len as u32, max: q.max, bits: q.bits, scale: q.scale, _pad: 0 })?;
+            let bind = [
+                params.as_entire_binding(),
+                points.xyz.binding_range(3 * start..3 * (start + len)),
+                words.binding_range(per_key * start..per_key * (start + len)),
+                outside.binding(),
+            ];
+            rec.dispatch("morton encode", &kernel, &bind, (len as u64).div_ceil(256))?;
+            start += len;
+        }
         Ok(GpuKeys { words, wide, outside })
     }
 }
@@ -149,7 +163,7 @@ impl Compute for MortonEncode {
 
     fn upload(&self, gpu: &Gpu, points: &[[f32; 3]]) -> Result<GpuPoints> {
         u32::try_from(points.len()).map_err(|_| Error::Input("more than 2^32 points".into()))?;
-        Ok(GpuPoints { xyz: gpu.upload_fit(bytemuck::cast_slice(points), Fit::Binding)? })
+        Ok(GpuPoints { xyz: gpu.upload_fit(bytemuck::cast_slice(points), Fit::Pieces)? })
     }
 
     fn record(&self, rec: &mut Recorder, points: &GpuPoints) -> Result<GpuKeys> {

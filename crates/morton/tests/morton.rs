@@ -200,6 +200,34 @@ fn points_outside_the_box_are_errors_on_both_paths() {
 }
 
 #[test]
+fn clouds_longer_than_one_binding_are_encoded_in_pieces() {
+    use lumbre_gpu::testing::{gpu_required, try_test_gpu};
+    let Some(base) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let opts = lumbre_gpu::GpuOptions {
+        adapter: Some(base.adapter_name().to_string()),
+        max_binding_size: Some(64 << 10),
+        ..lumbre_gpu::GpuOptions::from_env()
+    };
+    let Some(small) = try_test_gpu(&opts, lumbre_gpu::wgpu::Features::empty(), gpu_required()).unwrap() else { return };
+    // 64 KiB bindings hold 5461 points: 20 000 points take 4 pieces; 63-bit keys as well.
+    let pts: Vec<[f32; 3]> = (0..20_000)
+        .map(|i| {
+            let f = i as f32 / 20_000.0;
+            [f, (f * 7.0).fract(), (f * 13.0).fract()]
+        })
+        .collect();
+    for bits in [10, 21] {
+        let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).unwrap(), clamp: false };
+        conformance(&enc, &small, &pts, Tolerance::EXACT).unwrap();
+    }
+    // An outside point in a later piece is still reported.
+    let mut bad = pts.clone();
+    bad[15_000] = [2.0, 0.0, 0.0];
+    let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], 10).unwrap(), clamp: false };
+    assert!(enc.gpu(&small, &bad).is_err());
+}
+
+#[test]
 fn gpu_encodes_a_large_buffer() {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let n = 300_000;
