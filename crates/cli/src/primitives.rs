@@ -294,7 +294,7 @@ fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table>
         let values = random_u32(n, log2);
         let flags = values.iter().map(|v| v >> 31).collect();
         let stream = Stream { values, flags };
-        let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values };
+        let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values, index_base: 0 };
         let one = Compact::default();
         let on_gpu = one.upload(gpu, &stream).map_err(err)?;
         let a = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;

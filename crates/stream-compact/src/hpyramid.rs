@@ -26,7 +26,7 @@ fn level_sizes(n: usize) -> Vec<usize> {
 /// ```
 /// use lumbre_compact::{Emit, HistoPyramid, Select, Stream};
 /// use lumbre_gpu::{Backend, Compute};
-/// let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values };
+/// let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values, index_base: 0 };
 /// let s = Stream { values: vec![4, 5, 6], flags: vec![0, 1, 1] };
 /// assert_eq!(hp.run(&Backend::Cpu, &s).unwrap(), vec![5, 6]);
 /// ```
@@ -36,6 +36,8 @@ pub struct HistoPyramid {
     pub select: Select,
     /// Values or indices.
     pub emit: Emit,
+    /// Added to emitted indices (used when a long stream is run in pieces).
+    pub index_base: u32,
 }
 
 #[repr(C)]
@@ -43,7 +45,8 @@ pub struct HistoPyramid {
 struct Params {
     n: u32,
     level: u32,
-    _pad: [u32; 2],
+    index_base: u32,
+    _pad: u32,
     offsets: [u32; 16],
     count: u32,
     mode: u32,
@@ -104,7 +107,8 @@ impl Compute for HistoPyramid {
         let params = |level: usize, count: usize| Params {
             n: n as u32,
             level: level as u32,
-            _pad: [0; 2],
+            index_base: self.index_base,
+            _pad: 0,
             offsets,
             count: count as u32,
             mode,
@@ -142,6 +146,47 @@ impl Compute for HistoPyramid {
     fn download(&self, gpu: &Gpu, output: &GpuCompacted) -> Result<Vec<u32>> {
         let count = gpu.download(&output.count)?[0] as usize;
         gpu.download_range(&output.out, 0..count)
+    }
+
+    /// Streams longer than one binding run piece by piece: each piece is copied to its own
+    /// buffers, compacted by its own pyramid, and the results are concatenated on the host.
+    fn gpu_timed(&self, gpu: &Gpu, input: &Stream) -> Result<(Vec<u32>, lumbre_gpu::Timings)> {
+        let on_gpu = self.upload(gpu, input)?;
+        let piece = crate::piece_len(gpu, 4, 4096);
+        let parts = crate::pieces(on_gpu.len, piece);
+        let mut rec = gpu.recorder();
+        if parts.len() <= 1 {
+            let out = self.record(&mut rec, &on_gpu)?;
+            let t = rec.submit()?;
+            return Ok((self.download(gpu, &out)?, t));
+        }
+        let mut all = Vec::new();
+        let mut timings = lumbre_gpu::Timings {
+            passes: Vec::new(),
+            wall: Default::default(),
+            source: lumbre_gpu::TimingSource::WallClock,
+        };
+        for (start, len) in parts {
+            let copy = |src: &Buffer<u32>| -> Result<Buffer<u32>> {
+                let dst = gpu.zeroed::<u32>(if src.len() >= start + len { len } else { 1 })?;
+                let mut rec = gpu.recorder();
+                if src.len() >= start + len {
+                    rec.copy_range(src, start, &dst, 0, len)?;
+                }
+                rec.submit()?;
+                Ok(dst)
+            };
+            let part = GpuStream { values: copy(&on_gpu.values)?, flags: copy(&on_gpu.flags)?, len };
+            let hp = HistoPyramid { index_base: self.index_base + start as u32, ..*self };
+            let mut rec = gpu.recorder();
+            let out = hp.record(&mut rec, &part)?;
+            let t = rec.submit()?;
+            timings.passes.extend(t.passes);
+            timings.wall += t.wall;
+            timings.source = t.source;
+            all.extend(hp.download(gpu, &out)?);
+        }
+        Ok((all, timings))
     }
 }
 

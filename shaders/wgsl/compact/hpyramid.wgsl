@@ -8,6 +8,8 @@ struct HpParams {
     n: u32,
     // level being built (reduce) or the number of levels (traverse)
     level: u32,
+    // added to emitted indices (inputs longer than one binding are run in pieces)
+    index_base: u32,
     // offsets (in vec4 units) of each level inside `pyramid`; level 0 is the flags themselves
     offsets: array<vec4<u32>, 4>,
     // entries in the level being built
@@ -115,5 +117,5 @@ fn traverse(
             rest -= 1u;
         }
     }
-    out[k] = select(values[g], g, (params.mode & 2u) != 0u);
+    out[k] = select(values[g], params.index_base + g, (params.mode & 2u) != 0u);
 }
