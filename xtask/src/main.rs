@@ -1,8 +1,8 @@
 //! `cargo xtask <task>`: the project's developer tasks.
 //!
 //! - `test`: make sure a Vulkan driver exists (installing Mesa's lavapipe when run as root
-//!   with apt-get), then fmt check, clippy, shader validation, and the workspace tests with
-//!   `LUMBRE_REQUIRE_GPU=1`.
+//!   with apt-get), then fmt check, clippy, rustdoc with warnings as errors, shader
+//!   validation, and the workspace tests with `LUMBRE_REQUIRE_GPU=1`.
 //! - `validate-shaders`: compose and validate every WGSL shader with naga, with a report.
 //! - `golden [--bless]`: run the golden-image tests; with `--bless`, rewrite the images in
 //!   `testdata/golden/` from the CPU renders first.
@@ -142,6 +142,7 @@ fn test() -> Result<(), String> {
     ensure_vulkan()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings"))?;
     validate_shaders()?;
     run(cargo().args(["test", "--workspace"]).env("LUMBRE_REQUIRE_GPU", "1"))?;
     println!("all checks passed");

@@ -109,7 +109,7 @@ struct Params {
 
 impl RayQuery {
     /// Records the queries of `rays` (two vec4 per ray: origin and `t_min`, direction and
-    /// `t_max`) against an uploaded tree into `hits` (one vec4<u32> per ray: `t` bits,
+    /// `t_max`) against an uploaded tree into `hits` (one `vec4<u32>` per ray: `t` bits,
     /// triangle or `u32::MAX`, `u` bits, `v` bits).
     pub fn record_into(
         &self,
