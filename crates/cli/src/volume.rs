@@ -82,11 +82,9 @@ enum Backend {
     Gpu(Gpu),
 }
 
-/// Renders `tree` (building it on the GPU from `points` when on the GPU); returns the image
-/// and the time of the render alone.
+/// Renders `tree` on the chosen backend; returns the image and the time of the render alone.
 fn render_once(
     backend: &Backend,
-    points: &Points,
     tree: &Octree,
     depth: u32,
     camera: &Camera,
@@ -100,7 +98,6 @@ fn render_once(
             Ok((img, t.elapsed()))
         }
         Backend::Gpu(gpu) => {
-            let _ = points;
             let on_gpu = r.upload(gpu, tree).map_err(|e| e.to_string())?;
             r.render_timed(gpu, &on_gpu).map_err(|e| e.to_string())
         }
@@ -159,33 +156,47 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
     if args.moving > 0 {
         let centre = (bounds.0 + bounds.1) * 0.5;
         let bar = progress(args.moving as u64, "animate");
+        let mut root = tree.root;
         for i in 0..args.moving {
             let next = advect(&points.positions, centre, 0.05);
-            let t = Instant::now();
-            let update = match &backend {
+            let (img, update, render, nodes) = match &backend {
                 Backend::Cpu => {
+                    let t = Instant::now();
                     tree.update(&points.positions, &next, &points.attrs).map_err(|e| e.to_string())?;
-                    t.elapsed()
+                    let update = t.elapsed();
+                    let (img, render) = render_once(&backend, &tree, args.depth, &camera, &args.options)?;
+                    (img, update, render, tree.nodes.len())
                 }
                 Backend::Gpu(gpu) => {
-                    // On the GPU the update is a rebuild in the previous (grown) root.
-                    let b = GpuBuild { depth: args.depth, root: Some(tree.root) };
+                    // On the GPU the update is a rebuild in the previous (grown) root, and the
+                    // render reads the rebuilt tree in the same submission.
+                    root = root.grown_to_fit(&next).0;
+                    let b = GpuBuild { depth: args.depth, root: Some(root) };
                     let moved = Points { positions: next.clone(), attrs: points.attrs.clone() };
-                    let (t2, timings) = b.gpu_timed(gpu, &moved).map_err(|e| e.to_string())?;
-                    tree = t2;
-                    timings.gpu()
+                    let cloud = b.upload(gpu, &moved).map_err(|e| e.to_string())?;
+                    let r = VolumeRender { camera, options: args.options.clone(), tree_depth: args.depth };
+                    let mut rec = gpu.recorder();
+                    let on_gpu = b.record_build(&mut rec, &cloud).map_err(|e| e.to_string())?;
+                    let image = r.record_render(&mut rec, &on_gpu).map_err(|e| e.to_string())?;
+                    let timings = rec.submit().map_err(|e| e.to_string())?;
+                    let stage = |prefix: &str| -> Duration {
+                        timings.passes.iter().filter(|(l, _)| l.starts_with(prefix)).map(|(_, d)| *d).sum()
+                    };
+                    let render = stage("volume");
+                    let update = timings.gpu().saturating_sub(render);
+                    let img = r.download(gpu, &image).map_err(|e| e.to_string())?;
+                    let nodes = *gpu.download(&on_gpu.levels).map_err(|e| e.to_string())?.last().unwrap_or(&0);
+                    (img, update, render, nodes as usize)
                 }
             };
             points.positions = next;
-            let (img, rt) = render_once(&backend, &points, &tree, args.depth, &camera, &args.options)?;
             let path = frame_path(&args.out, i);
             img.save_png(&path).map_err(|e| e.to_string())?;
             bar.suspend(|| {
                 println!(
-                    "frame {i}: update {:.2} ms ({where_}), render {:.2} ms, {} nodes -> {}",
+                    "frame {i}: update {:.2} ms ({where_}), render {:.2} ms, {nodes} nodes -> {}",
                     update.as_secs_f64() * 1e3,
-                    rt.as_secs_f64() * 1e3,
-                    tree.nodes.len(),
+                    render.as_secs_f64() * 1e3,
                     path.display()
                 )
             });
@@ -199,7 +210,7 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
         let mut total = Duration::ZERO;
         for i in 0..args.orbit {
             let cam = Camera::orbit(bounds, aspect, i, args.orbit);
-            let (img, rt) = render_once(&backend, &points, &tree, args.depth, &cam, &args.options)?;
+            let (img, rt) = render_once(&backend, &tree, args.depth, &cam, &args.options)?;
             total += rt;
             let path = frame_path(&args.out, i);
             img.save_png(&path).map_err(|e| e.to_string())?;
@@ -212,7 +223,7 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
         println!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / args.orbit as f64);
         return Ok(());
     }
-    let (img, rt) = render_once(&backend, &points, &tree, args.depth, &camera, &args.options)?;
+    let (img, rt) = render_once(&backend, &tree, args.depth, &camera, &args.options)?;
     img.save_png(&args.out).map_err(|e| e.to_string())?;
     println!("render {:.2} ms ({where_}) -> {}", rt.as_secs_f64() * 1e3, args.out.display());
     Ok(())

@@ -167,11 +167,6 @@ impl Gpu {
         self.raw_buffer(len, fit, wgpu::BufferUsages::empty())
     }
 
-    /// A buffer that can also be bound as `var<uniform>` and used for indirect dispatch.
-    pub fn zeroed_indirect<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        self.raw_buffer(len, Fit::Binding, wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::UNIFORM)
-    }
-
     /// Uploads `data` into a new buffer that fits one binding.
     pub fn upload<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         self.upload_fit(data, Fit::Binding)

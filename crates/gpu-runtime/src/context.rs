@@ -258,11 +258,6 @@ impl Gpu {
         &self.0.info
     }
 
-    /// Whether the adapter is a CPU implementation (lavapipe, WARP, SwiftShader).
-    pub fn is_cpu_adapter(&self) -> bool {
-        self.0.info.device_type == wgpu::DeviceType::Cpu
-    }
-
     /// Limits in force (the adapter's own, possibly lowered by [`GpuOptions::max_binding_size`]).
     pub fn limits(&self) -> &wgpu::Limits {
         &self.0.limits

@@ -96,25 +96,6 @@ impl Recorder {
         Ok(())
     }
 
-    /// Records a dispatch whose grid is read from `args` (three u32: x, y, z) on the GPU.
-    pub fn dispatch_indirect(
-        &mut self,
-        label: &'static str,
-        kernel: &Kernel,
-        resources: &[wgpu::BindingResource<'_>],
-        args: &Buffer<u32>,
-        offset_values: usize,
-    ) -> Result<()> {
-        let bind = self.gpu.bind(kernel, resources);
-        let raw = args.raw().clone();
-        self.pass(label, |pass| {
-            pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups_indirect(&raw, (offset_values * 4) as u64);
-        });
-        Ok(())
-    }
-
     /// Records an arbitrary compute pass (several dispatches sharing one timing entry).
     pub fn pass(&mut self, label: &'static str, f: impl FnOnce(&mut wgpu::ComputePass<'_>)) {
         let queries = self.next_queries();
