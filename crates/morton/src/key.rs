@@ -100,10 +100,23 @@ macro_rules! node_key {
             }
 
             /// The node's box inside the root box `[min, min + size]` (cubic root).
+            ///
+            /// Computed level by level from the root, adding the child's side on each axis
+            /// where the path goes up: a traversal that derives each child's box from its
+            /// parent's the same way gets bit-identical boxes without decoding keys.
             pub fn bounds(self, min: [f32; 3], size: f32) -> ([f32; 3], [f32; 3]) {
-                let cell = self.cell();
-                let side = size / (1u64 << self.level()) as f32;
-                let lo: [f32; 3] = std::array::from_fn(|a| min[a] + cell[a] as f32 * side);
+                let level = self.level();
+                let mut lo = min;
+                let mut side = size;
+                for l in 1..=level {
+                    side = size / (1u64 << l) as f32;
+                    let octant = (self.0 >> (3 * (level - l))) & 7;
+                    for (a, v) in lo.iter_mut().enumerate() {
+                        if (octant >> a) & 1 == 1 {
+                            *v += side;
+                        }
+                    }
+                }
                 (lo, std::array::from_fn(|a| lo[a] + side))
             }
 

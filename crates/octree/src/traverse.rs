@@ -91,12 +91,16 @@ impl Octree {
             if node.node_key().level() == level {
                 return Some(VoxelHit { t: tn, node: i, normal: normal_of(axis as usize, dir) });
             }
-            // Children in order of entry, pushed far to near so the nearest pops first.
+            // Children in order of entry, pushed far to near so the nearest pops first. Their
+            // boxes come from this node's, as `NodeKey32::bounds` builds them (bit-identical).
+            let (lo, _) = self.bounds(i as usize);
+            let half = self.root.size / (1u64 << (node.node_key().level() + 1)) as f32;
             let mut kids = [(0u32, 0.0f32, 0.0f32, 0u32); 8];
             let mut n = 0;
             for o in 0..8 {
                 if let Some(c) = node.child(o) {
-                    let (clo, chi) = self.bounds(c as usize);
+                    let clo: [f32; 3] = std::array::from_fn(|a| if (o >> a) & 1 == 1 { lo[a] + half } else { lo[a] });
+                    let chi = clo.map(|v| v + half);
                     // The ray's own interval, not the parent's: the child's entry is then
                     // exactly what a test of the child box alone gives (no rounding from
                     // clipping), so results match the brute force bit for bit.

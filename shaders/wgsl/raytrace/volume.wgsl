@@ -60,26 +60,17 @@ fn key_level(key: u32) -> u32 {
     return (31u - countLeadingZeros(key)) / 3u;
 }
 
-fn compact3(v: u32) -> u32 {
-    var x = v & 0x09249249u;
-    x = (x | (x >> 2u)) & 0x030c30c3u;
-    x = (x | (x >> 4u)) & 0x0300f00fu;
-    x = (x | (x >> 8u)) & 0x030000ffu;
-    x = (x | (x >> 16u)) & 0x3ffu;
-    return x;
-}
-
-// Lower corner of the node with `key` (NodeKey32::bounds).
+// Lower corner of the node with `key`, level by level from the root as
+// NodeKey32::bounds computes it (so child boxes derived from a parent's match it exactly).
 fn node_lo(key: u32) -> vec3<f32> {
-    let l = key_level(key);
-    let value = key ^ (1u << (3u * l));
-    let side = params.root_size / f32(1u << l);
-    let cell = vec3<f32>(f32(compact3(value)), f32(compact3(value >> 1u)), f32(compact3(value >> 2u)));
-    return params.root_min + cell * side;
-}
-
-fn node_side(key: u32) -> f32 {
-    return params.root_size / f32(1u << key_level(key));
+    let level = key_level(key);
+    var lo = params.root_min;
+    for (var l = 1u; l <= level; l++) {
+        let side = params.root_size / f32(1u << l);
+        let oct = (key >> (3u * (level - l))) & 7u;
+        lo += select(vec3<f32>(0.0), vec3<f32>(side), vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u));
+    }
+    return lo;
 }
 
 // lumbre_octree::slab: (t_near, t_far, entry axis or 3, 1) or w = 0 for a miss.
@@ -151,21 +142,23 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
         sp -= 1u;
         let i = stack[sp];
         let node = nodes[i];
+        let level_here = key_level(node.key);
         let lo = node_lo(node.key);
-        let s = slab(o, inv, lo, lo + vec3<f32>(node_side(node.key)), t_min, t_max);
-        if key_level(node.key) == level {
+        let side = params.root_size / f32(1u << level_here);
+        let s = slab(o, inv, lo, lo + vec3<f32>(side), t_min, t_max);
+        if level_here == level {
             return VoxelHit(s.x, i, normal_of(u32(s.z), d));
         }
-        // Push far to near so the nearest child pops first.
+        // Children's boxes from this one's; push far to near so the nearest pops first.
+        let half = params.root_size / f32(1u << (level_here + 1u));
         for (var j = 0u; j < 8u; j++) {
             let oct = (7u - j) ^ m;
             if (node.child_mask & (1u << oct)) == 0u {
                 continue;
             }
             let c = node.first_child + countOneBits(node.child_mask & ((1u << oct) - 1u));
-            let ck = (node.key << 3u) | oct;
-            let clo = node_lo(ck);
-            let cs = slab(o, inv, clo, clo + vec3<f32>(node_side(ck)), t_min, t_max);
+            let clo = lo + select(vec3<f32>(0.0), vec3<f32>(half), vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u));
+            let cs = slab(o, inv, clo, clo + vec3<f32>(half), t_min, t_max);
             if cs.w != 0.0 && sp < STACK {
                 stack[sp] = c;
                 sp += 1u;
