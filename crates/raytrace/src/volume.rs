@@ -340,19 +340,6 @@ mod gpu {
             let (near, far) = depth_range(&shell, self.camera.eye);
             let pixels = gpu.zeroed::<[f32; 4]>(o.width as usize * o.height as usize)?;
             let kernel = gpu.kernel(&lumbre_shaders::raytrace::VOLUME, "render")?;
-            // The traversal's 16-byte view of the nodes.
-            let topo = gpu.zeroed::<[u32; 4]>(tree.nodes.len())?;
-            let prep = gpu.kernel(&lumbre_shaders::raytrace::VOLUME, "topology")?;
-            let no_params = gpu.uniform(&[0u32; 4])?;
-            let res = [
-                no_params.as_entire_binding(),
-                tree.nodes.binding(),
-                lights_buf.binding(),
-                pixels.binding(),
-                topo.binding(),
-                topo.binding(),
-            ];
-            rec.dispatch("volume topology", &prep, &res, (tree.nodes.len() as u64).div_ceil(256))?;
             let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
             let mut base = 0;
             while base < tiles {
@@ -376,14 +363,7 @@ mod gpu {
                     ns: VOXEL_SPECULAR.1,
                     pixel_base: base,
                 })?;
-                let res = [
-                    params.as_entire_binding(),
-                    tree.nodes.binding(),
-                    lights_buf.binding(),
-                    pixels.binding(),
-                    topo.binding(),
-                    topo.binding(),
-                ];
+                let res = [params.as_entire_binding(), tree.nodes.binding(), lights_buf.binding(), pixels.binding()];
                 rec.dispatch("volume", &kernel, &res, count as u64)?;
                 base += count;
             }

@@ -39,10 +39,6 @@ struct Params {
 // per light: position, intensity
 @group(0) @binding(2) var<storage, read> lights: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> image: array<vec4<f32>>;
-// What traversal reads of each node: key, first child, child mask, in 16 bytes (one memory
-// sector; a whole node is 36 bytes over two). Filled by `topology` before rendering.
-@group(0) @binding(4) var<storage, read> topo: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read_write> topo_out: array<vec4<u32>>;
 
 const WG: u32 = 64u;
 const NONE: u32 = 0xffffffffu;
@@ -145,9 +141,9 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
     while sp > 0u {
         sp -= 1u;
         let i = stack[sp];
-        let node = topo[i];
-        let level_here = key_level(node.x);
-        let lo = node_lo(node.x);
+        let node = nodes[i];
+        let level_here = key_level(node.key);
+        let lo = node_lo(node.key);
         let side = params.root_size / f32(1u << level_here);
         let s = slab(o, inv, lo, lo + vec3<f32>(side), t_min, t_max);
         if level_here == level {
@@ -157,10 +153,10 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
         let half = params.root_size / f32(1u << (level_here + 1u));
         for (var j = 0u; j < 8u; j++) {
             let oct = (7u - j) ^ m;
-            if (node.z & (1u << oct)) == 0u {
+            if (node.child_mask & (1u << oct)) == 0u {
                 continue;
             }
-            let c = node.y + countOneBits(node.z & ((1u << oct) - 1u));
+            let c = node.first_child + countOneBits(node.child_mask & ((1u << oct) - 1u));
             let clo = lo + select(vec3<f32>(0.0), vec3<f32>(half), vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u));
             let cs = slab(o, inv, clo, clo + vec3<f32>(half), t_min, t_max);
             if cs.w != 0.0 && sp < STACK {
@@ -244,15 +240,6 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
         rd = reflect_dir(rd, n);
     }
     return color;
-}
-
-@compute @workgroup_size(256)
-fn topology(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let i = flat_index(wid, nwg, lid, 256u);
-    if i < arrayLength(&nodes) {
-        let n = nodes[i];
-        topo_out[i] = vec4<u32>(n.key, n.first_child, n.child_mask, 0u);
-    }
 }
 
 @compute @workgroup_size(64)
