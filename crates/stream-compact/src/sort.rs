@@ -35,12 +35,72 @@ impl SortKey for u64 {
 }
 
 /// Keys per CPU chunk: each chunk counts and scatters its own keys in parallel.
-const CPU_CHUNK: usize = 1 << 16;
+const CPU_CHUNK: usize = 1 << 18;
 
-/// One stable counting pass on the CPU, in parallel and without `unsafe`: the output is cut
-/// into one disjoint slice per (digit, chunk), in (digit, chunk) order, and each chunk
-/// fills its slices.
-fn cpu_pass<K: SortKey>(keys: &[K], vals: Option<&[u32]>, keys_out: &mut [K], vals_out: Option<&mut [u32]>, pass: u32) {
+/// Cuts `out` into one slice per (digit, chunk), in (digit, chunk) order, and regroups them
+/// per chunk: chunk `c`'s keys of digit `d` go to `result[c][d]`.
+fn split_by_digit<'a, T>(out: &'a mut [T], hist: &[[usize; 256]]) -> Vec<Vec<&'a mut [T]>> {
+    let mut per_chunk: Vec<Vec<&mut [T]>> = (0..hist.len()).map(|_| Vec::with_capacity(256)).collect();
+    let mut rest = out;
+    for d in 0..256 {
+        for (c, h) in hist.iter().enumerate() {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(h[d]);
+            per_chunk[c].push(head);
+            rest = tail;
+        }
+    }
+    per_chunk
+}
+
+/// Software write combining for one chunk's scatter: each digit collects 128 bytes before
+/// they are written out together, so the scatter writes whole cache lines instead of one
+/// element at a time to 256 places (about 1.8x faster on the 2-core machine).
+struct Combiner<'a, T> {
+    dst: Vec<&'a mut [T]>,
+    buf: Vec<T>,
+    fill: [usize; 256],
+    width: usize,
+}
+
+impl<'a, T: Pod> Combiner<'a, T> {
+    fn new(dst: Vec<&'a mut [T]>) -> Self {
+        let width = (128 / std::mem::size_of::<T>()).max(1);
+        Combiner { dst, buf: vec![T::zeroed(); 256 * width], fill: [0; 256], width }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, d: usize, x: T) {
+        let (w, f) = (self.width, self.fill[d]);
+        self.buf[d * w + f] = x;
+        if f + 1 == w {
+            let (head, tail) = std::mem::take(&mut self.dst[d]).split_at_mut(w);
+            head.copy_from_slice(&self.buf[d * w..(d + 1) * w]);
+            self.dst[d] = tail;
+            self.fill[d] = 0;
+        } else {
+            self.fill[d] = f + 1;
+        }
+    }
+
+    fn finish(mut self) {
+        for d in 0..256 {
+            let f = self.fill[d];
+            self.dst[d][..f].copy_from_slice(&self.buf[d * self.width..d * self.width + f]);
+        }
+    }
+}
+
+/// One stable counting pass on the CPU, in parallel and without `unsafe`: per-chunk digit
+/// counts give every chunk its own disjoint output slices, which it fills in order. Returns
+/// the count of each digit, or `None`, having written nothing, when every key has the same
+/// digit (the pass would not change the order).
+fn cpu_pass<K: SortKey>(
+    keys: &[K],
+    vals: Option<&[u32]>,
+    keys_out: &mut [K],
+    vals_out: Option<&mut [u32]>,
+    pass: u32,
+) -> Option<[usize; 256]> {
     let hist: Vec<[usize; 256]> = keys
         .par_chunks(CPU_CHUNK)
         .map(|c| {
@@ -51,57 +111,56 @@ fn cpu_pass<K: SortKey>(keys: &[K], vals: Option<&[u32]>, keys_out: &mut [K], va
             h
         })
         .collect();
-    let chunks = hist.len();
-    // Slices in (digit, chunk) order; regroup per chunk.
-    let mut per_chunk: Vec<Vec<&mut [K]>> = (0..chunks).map(|_| Vec::with_capacity(256)).collect();
-    let mut rest = keys_out;
-    for d in 0..256 {
-        for (c, h) in hist.iter().enumerate() {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(h[d]);
-            per_chunk[c].push(head);
-            rest = tail;
-        }
+    let mut total = [0usize; 256];
+    for h in &hist {
+        total.iter_mut().zip(h).for_each(|(t, c)| *t += c);
     }
+    if total.contains(&keys.len()) {
+        return None;
+    }
+    let key_slices = split_by_digit(keys_out, &hist);
     match (vals, vals_out) {
         (Some(vals), Some(vals_out)) => {
-            let mut per_chunk_v: Vec<Vec<&mut [u32]>> = (0..chunks).map(|_| Vec::with_capacity(256)).collect();
-            let mut rest = vals_out;
-            for d in 0..256 {
-                for (c, h) in hist.iter().enumerate() {
-                    let (head, tail) = std::mem::take(&mut rest).split_at_mut(h[d]);
-                    per_chunk_v[c].push(head);
-                    rest = tail;
-                }
-            }
-            per_chunk
+            let val_slices = split_by_digit(vals_out, &hist);
+            key_slices
                 .into_par_iter()
-                .zip(per_chunk_v)
+                .zip(val_slices)
                 .zip(keys.par_chunks(CPU_CHUNK).zip(vals.par_chunks(CPU_CHUNK)))
-                .for_each(|((mut ks, mut vs), (kc, vc))| {
-                    let mut at = [0usize; 256];
-                    for (k, v) in kc.iter().zip(vc) {
+                .for_each(|((ks, vs), (kc, vc))| {
+                    let (mut ks, mut vs) = (Combiner::new(ks), Combiner::new(vs));
+                    for (&k, &v) in kc.iter().zip(vc) {
                         let d = k.digit(pass);
-                        ks[d][at[d]] = *k;
-                        vs[d][at[d]] = *v;
-                        at[d] += 1;
+                        ks.push(d, k);
+                        vs.push(d, v);
                     }
+                    ks.finish();
+                    vs.finish();
                 });
         }
         _ => {
-            per_chunk.into_par_iter().zip(keys.par_chunks(CPU_CHUNK)).for_each(|(ks, kc)| {
-                let mut ks: Vec<_> = ks.into_iter().map(|s| s.iter_mut()).collect();
-                for k in kc {
-                    if let Some(slot) = ks[k.digit(pass)].next() {
-                        *slot = *k;
-                    }
+            key_slices.into_par_iter().zip(keys.par_chunks(CPU_CHUNK)).for_each(|(ks, kc)| {
+                let mut ks = Combiner::new(ks);
+                for &k in kc {
+                    ks.push(k.digit(pass), k);
                 }
+                ks.finish();
             });
         }
     }
+    Some(total)
 }
 
-/// Stable LSD radix sort on the CPU (parallel counting passes), keys with optional values
-/// that move with them. Sorts in place.
+/// Keys per bucket below which the CPU sort finishes a bucket with LSD passes: the keys and
+/// their scratch then stay in a core's L2 cache, where a counting pass runs about twice as
+/// fast as one that scatters to memory.
+const CPU_IN_CACHE: usize = 1 << 16;
+
+/// Stable radix sort on the CPU, keys with optional values that move with them. Sorts in
+/// place.
+///
+/// Large inputs are split by their most significant varying digit (one parallel counting
+/// pass through memory), and each bucket is then sorted on its own, in parallel: by LSD
+/// passes once it fits the cache, else by splitting it again.
 ///
 /// ```
 /// let mut keys = vec![3u32, 1, 3, 0];
@@ -109,22 +168,119 @@ fn cpu_pass<K: SortKey>(keys: &[K], vals: Option<&[u32]>, keys_out: &mut [K], va
 /// lumbre_compact::radix_sort_cpu(&mut keys, Some(&mut vals));
 /// assert_eq!((keys, vals), (vec![0, 1, 3, 3], vec![3, 1, 0, 2]));
 /// ```
-pub fn radix_sort_cpu<K: SortKey>(keys: &mut [K], mut vals: Option<&mut [u32]>) {
+pub fn radix_sort_cpu<K: SortKey>(keys: &mut [K], vals: Option<&mut [u32]>) {
     if let Some(v) = &vals {
         assert_eq!(v.len(), keys.len(), "radix_sort_cpu: keys and values differ in length");
     }
-    let passes = 4 * K::WORDS;
-    let mut k_tmp = keys.to_vec();
-    let mut v_tmp = vals.as_ref().map(|v| v.to_vec());
-    for pass in 0..passes {
-        // Even passes read `keys` and write the scratch; odd passes the other way round.
-        if pass % 2 == 0 {
-            cpu_pass(keys, vals.as_deref(), &mut k_tmp, v_tmp.as_deref_mut(), pass);
-        } else {
-            cpu_pass(&k_tmp, v_tmp.as_deref(), keys, vals.as_deref_mut(), pass);
+    // Zeroed scratch, not a copy: the allocator hands out fresh zero pages at no cost.
+    let mut k_tmp = vec![K::zeroed(); keys.len()];
+    let mut v_tmp = vals.as_ref().map(|v| vec![0u32; v.len()]);
+    sort_digits(keys, vals, &mut k_tmp, v_tmp.as_deref_mut(), 4 * K::WORDS);
+}
+
+/// Sorts `keys` (and `vals`) by their digits `0..digits`, stably, using the scratch slices.
+fn sort_digits<K: SortKey>(
+    keys: &mut [K],
+    vals: Option<&mut [u32]>,
+    k_tmp: &mut [K],
+    mut v_tmp: Option<&mut [u32]>,
+    digits: u32,
+) {
+    if digits == 0 {
+        return;
+    }
+    if keys.len() <= CPU_IN_CACHE {
+        return lsd(keys, vals, k_tmp, v_tmp, digits);
+    }
+    let top = digits - 1;
+    let Some(counts) = cpu_pass(keys, vals.as_deref(), k_tmp, v_tmp.as_deref_mut(), top) else {
+        return sort_digits(keys, vals, k_tmp, v_tmp, top);
+    };
+    // The keys now lie in the scratch, grouped by their top digit; each group is sorted by
+    // the lower digits with the original slices as its scratch, then copied back.
+    let sizes: Vec<usize> = counts.into_iter().filter(|&c| c > 0).collect();
+    let groups: Vec<_> = split_sizes(k_tmp, &sizes).into_iter().zip(split_sizes(keys, &sizes)).collect();
+    let vals_groups: Vec<Option<(&mut [u32], &mut [u32])>> = match (v_tmp, vals) {
+        (Some(vt), Some(v)) => split_sizes(vt, &sizes).into_iter().zip(split_sizes(v, &sizes)).map(Some).collect(),
+        _ => sizes.iter().map(|_| None).collect(),
+    };
+    groups.into_par_iter().zip(vals_groups).for_each(|((src, dst), v)| {
+        let (mut vs, mut vd) = v.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+        sort_digits(src, vs.as_deref_mut(), dst, vd.as_deref_mut(), top);
+        dst.copy_from_slice(src);
+        if let (Some(vs), Some(vd)) = (vs, vd) {
+            vd.copy_from_slice(vs);
+        }
+    });
+}
+
+/// Sequential LSD passes over digits `0..digits` for inputs that fit the cache: one read
+/// counts every digit, then each pass scatters straight to its offsets. The result ends in
+/// `keys`.
+fn lsd<K: SortKey>(
+    keys: &mut [K],
+    mut vals: Option<&mut [u32]>,
+    k_tmp: &mut [K],
+    mut v_tmp: Option<&mut [u32]>,
+    digits: u32,
+) {
+    let mut counts = vec![[0usize; 256]; digits as usize];
+    for k in keys.iter() {
+        for (p, c) in counts.iter_mut().enumerate() {
+            c[k.digit(p as u32)] += 1;
         }
     }
-    // 4 or 8 passes: the result is back in `keys`.
+    let mut in_tmp = false;
+    for (pass, c) in counts.iter().enumerate() {
+        if c.contains(&keys.len()) {
+            continue;
+        }
+        let mut at = [0usize; 256];
+        let mut sum = 0;
+        for (a, &x) in at.iter_mut().zip(c) {
+            *a = sum;
+            sum += x;
+        }
+        let (src, dst): (&[K], &mut [K]) = if in_tmp { (k_tmp, keys) } else { (keys, k_tmp) };
+        let pass = pass as u32;
+        match (&mut vals, &mut v_tmp) {
+            (Some(v), Some(t)) => {
+                let (vsrc, vdst): (&[u32], &mut [u32]) = if in_tmp { (t, v) } else { (v, t) };
+                for (&k, &x) in src.iter().zip(vsrc) {
+                    let d = k.digit(pass);
+                    dst[at[d]] = k;
+                    vdst[at[d]] = x;
+                    at[d] += 1;
+                }
+            }
+            _ => {
+                for &k in src {
+                    let d = k.digit(pass);
+                    dst[at[d]] = k;
+                    at[d] += 1;
+                }
+            }
+        }
+        in_tmp = !in_tmp;
+    }
+    if in_tmp {
+        keys.copy_from_slice(k_tmp);
+        if let (Some(v), Some(t)) = (vals, v_tmp) {
+            v.copy_from_slice(t);
+        }
+    }
+}
+
+/// `a` cut into consecutive slices of the given sizes.
+fn split_sizes<'a, T>(mut a: &'a mut [T], sizes: &[usize]) -> Vec<&'a mut [T]> {
+    sizes
+        .iter()
+        .map(|&s| {
+            let (head, tail) = std::mem::take(&mut a).split_at_mut(s);
+            a = tail;
+            head
+        })
+        .collect()
 }
 
 #[repr(C)]
