@@ -89,7 +89,12 @@ impl Root {
     pub fn around(points: &[[f32; 3]]) -> Option<Root> {
         let (min, max) = lumbre_morton::Quantizer::bounds(points)?;
         let size = (0..3).map(|a| max[a] - min[a]).fold(0.0f32, f32::max);
-        Some(Root { min, size: if size > 0.0 { size } else { 1.0 } })
+        let mut size = if size > 0.0 { size } else { 1.0 };
+        // `min + (max - min)` can round below `max`: widen by an ulp until the cube holds it.
+        while (0..3).any(|a| min[a] + size < max[a]) {
+            size = size.next_up();
+        }
+        Some(Root { min, size })
     }
 
     /// The root twice as large that holds this one as a child and extends towards `p`

@@ -89,6 +89,16 @@ fn build_equals_brute_force_ancestor_counts() {
     }
 }
 
+proptest! {
+    /// `min + (max - min)` rounds below `max` for some pairs (found by the GPU build
+    /// property test: min z 0.10476446, max x 2.999347); the root must hold every point anyway.
+    #[test]
+    fn the_root_around_points_contains_them(a in prop::array::uniform3(-1e4f32..1e4), b in prop::array::uniform3(-1e4f32..1e4)) {
+        let root = Root::around(&[a, b]).unwrap();
+        prop_assert!(root.contains(a) && root.contains(b), "{root:?}");
+    }
+}
+
 #[test]
 fn non_finite_points_are_dropped_and_counted() {
     let pts = [[0.0, 0.0, 0.0], [f32::NAN, 0.0, 0.0], [1.0, f32::INFINITY, 0.0], [1.0, 1.0, 1.0]];
