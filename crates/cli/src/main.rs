@@ -137,6 +137,10 @@ enum BenchCommand {
         /// `cpu` skips the GPU columns.
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
         backend: BackendChoice,
+        /// Polls of an unpublished predecessor before a scan or compaction tile reduces its
+        /// input itself (the look-back fallback).
+        #[arg(long, default_value_t = lumbre_compact::Lookback::default().spin_limit)]
+        lookback_spins: u32,
     },
     /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
     Raytrace {
@@ -297,9 +301,11 @@ fn main() -> ExitCode {
                     Ok(())
                 })
             }
-            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend } => {
+            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins } => {
                 gpu_for(backend, &opts).and_then(|gpu| {
-                    let tables = primitives::primitives(gpu.as_ref(), max_log2, bench::Effort { warmup, repeats })?;
+                    let effort = bench::Effort { warmup, repeats };
+                    let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins };
+                    let tables = primitives::primitives(gpu.as_ref(), max_log2, effort, lookback)?;
                     print_tables(&tables, json);
                     Ok(())
                 })

@@ -121,6 +121,7 @@ fn scan_row<T: lumbre_compact::ScanElem>(
     kind: ScanKind,
     gpu: Option<&Gpu>,
     effort: Effort,
+    lookback: Lookback,
 ) -> Res<Row> {
     let n = input.len();
     let mut out = vec![T::default(); n];
@@ -131,8 +132,7 @@ fn scan_row<T: lumbre_compact::ScanElem>(
         Some(gpu) => {
             let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
             let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
-            let g =
-                gpu_time(gpu, effort, |rec| record_scan_with(rec, &src, &dst, kind, Lookback::default()).map(|_| ()))?;
+            let g = gpu_time(gpu, effort, |rec| record_scan_with(rec, &src, &dst, kind, lookback).map(|_| ()))?;
             (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?))
         }
         None => (None, None),
@@ -140,7 +140,9 @@ fn scan_row<T: lumbre_compact::ScanElem>(
     Ok(Row { op: name.into(), n, gpu: g, copy: c, cpu, rate_unit: "G elem/s", rate_per: n as f64 })
 }
 
-pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort) -> Res<Vec<Table>> {
+/// `lookback` sets the scan's and the compaction's look-back (how long a tile waits for a
+/// predecessor before reducing its input itself).
+pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lookback) -> Res<Vec<Table>> {
     let mut t = Table::new(
         "Primitives: GPU time vs the copy kernel moving the same bytes, and the CPU path",
         &["operation", "n", "GPU ms", "copy ms", "GPU/copy", "GPU rate", "CPU ms", "CPU rate", "rate unit"],
@@ -153,9 +155,9 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort) -> Res<Vec<T
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
     let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
-    push(&mut t, scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, gpu, effort)?);
+    push(&mut t, scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, gpu, effort, lookback)?);
     bar.inc(1);
-    push(&mut t, scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, gpu, effort)?);
+    push(&mut t, scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, gpu, effort, lookback)?);
     bar.inc(1);
     drop(inputf);
 
@@ -167,7 +169,7 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort) -> Res<Vec<T
         ("compact by predicate, half kept", Select::Where(Predicate::AnyBits(1)), 6u64),
     ];
     for (name, select, bytes_per) in compaction_rows {
-        let c = Compact { select, emit: Emit::Values, ..Default::default() };
+        let c = Compact { select, emit: Emit::Values, lookback };
         let cpu = wall(effort, || {
             compact_cpu(&stream.values, &stream.flags, select, Emit::Values);
         });
