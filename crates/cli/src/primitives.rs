@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use lumbre_compact::{
-    Compact, Emit, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu, radix_sort_cpu,
-    record_scan_with, record_sort, scan_cpu,
+    Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu,
+    radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
 };
 use lumbre_gpu::{Compute, Fit, Gpu, copy_time, median_time};
 use lumbre_morton::{MortonEncode, Quantizer};
@@ -176,7 +176,8 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         let (g, cp) = match gpu {
             Some(gpu) if scan_n * 4 <= gpu.limits().max_storage_buffer_binding_size as usize => {
                 let on_gpu = c.upload(gpu, &stream).map_err(err)?;
-                let g = gpu_time(gpu, effort, |rec| c.record_compact(rec, &on_gpu).map(|_| ()))?;
+                let out = GpuCompacted::new(gpu, scan_n).map_err(err)?;
+                let g = gpu_time(gpu, effort, |rec| c.record_compact_into(rec, &on_gpu, &out))?;
                 let copy = copy_time(gpu, bytes_per * scan_n as u64 / 2, effort.warmup, effort.repeats).map_err(err)?;
                 (Some(g), Some(copy))
             }

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{describe, gpus};
-use lumbre_compact::{COMPACT_TILE, Compact, Emit, HistoPyramid, Predicate, Select, Stream, compact_cpu};
+use lumbre_compact::{COMPACT_TILE, Compact, Emit, GpuCompacted, HistoPyramid, Predicate, Select, Stream, compact_cpu};
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use proptest::prelude::*;
 
@@ -20,6 +20,27 @@ fn cpu_compaction_is_stable() {
     assert_eq!(compact_cpu(&s.values, &s.flags, Select::Flags, Emit::Indices), vec![0, 3, 6, 9]);
     let odd = compact_cpu(&[5, 2, 7, 8, 1], &[], Select::Where(Predicate::AnyBits(1)), Emit::Values);
     assert_eq!(odd, vec![5, 7, 1]);
+}
+
+#[test]
+fn compactions_into_kept_buffers_reuse_them() {
+    let c = Compact::default();
+    for gpu in gpus() {
+        let out = GpuCompacted::new(&gpu, 3 * COMPACT_TILE).unwrap();
+        // Longer input first: the shorter one must not see its leftovers, nor its count.
+        for (n, every) in [(3 * COMPACT_TILE, 2), (COMPACT_TILE + 5, 3), (0, 1)] {
+            let s = stream(n, every);
+            let input = c.upload(&gpu, &s).unwrap();
+            let mut rec = gpu.recorder();
+            c.record_compact_into(&mut rec, &input, &out).unwrap();
+            rec.submit().unwrap();
+            let want = compact_cpu(&s.values, &s.flags, Select::Flags, Emit::Values);
+            assert_eq!(c.download(&gpu, &out).unwrap(), want, "{} n {n}", describe(&gpu));
+        }
+        let big = c.upload(&gpu, &stream(3 * COMPACT_TILE + 1, 2)).unwrap();
+        let err = c.record_compact_into(&mut gpu.recorder(), &big, &out).unwrap_err();
+        assert!(err.to_string().contains("into an output of"), "{err}");
+    }
 }
 
 #[test]
