@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_gpu::{Compute, Gpu, median_time};
+use lumbre_gpu::{Agree, Compute, Gpu, Tolerance, median_time};
 use lumbre_morton::MortonEncode;
 use lumbre_octree::{GpuBuild, Octree, Points, Root, dense_bytes};
 use lumbre_raytrace::{
@@ -73,6 +73,7 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
     );
     let all = phantom_points(*counts.iter().max().unwrap_or(&0));
     let bar = progress(counts.len() as u64, "octree");
+    let mut stages = Vec::new();
     for &n in counts {
         let pts = prefix(&all, n);
         let root = Root::around(&pts.positions).ok_or("empty cloud")?;
@@ -116,7 +117,12 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
                 .map_err(err)?;
                 let mut rec = gpu.recorder();
                 let gtree = b.record_build(&mut rec, &cloud).map_err(err)?;
-                rec.submit().map_err(err)?;
+                stages.push(format!("GPU build of {n} points: {}", rec.submit().map_err(err)?));
+                // A benchmark of a wrong result is worthless: check against the CPU build.
+                let got = b.download(gpu, &gtree).map_err(err)?;
+                if let Some(d) = tree.disagreement(&got, Tolerance::EXACT) {
+                    return Err(format!("the GPU build of {n} points disagrees with the CPU build: {d}"));
+                }
                 let rs = VolumeRender { camera: cam, options: small.clone(), tree_depth: depth };
                 let rf = VolumeRender { camera: cam, options: full.clone(), tree_depth: depth };
                 let trace =
@@ -142,6 +148,9 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
         gpu.map_or("none".to_string(), |g| g.adapter_name().to_string()),
         rayon::current_num_threads()
     ));
+    for s in stages {
+        t.note(s);
+    }
     // Memory against depth for the largest cloud.
     let n = *counts.iter().max().unwrap_or(&0);
     let pts = prefix(&all, n);

@@ -10,7 +10,7 @@ use lumbre_gpu::{Tolerance, conformance};
 use lumbre_kdtree::{BuildOptions, KdTree, QueryBatch, QueryOptions, Ray, RayQuery, scenes};
 
 /// Rays of several kinds: from outside towards the mesh, from inside, axis-aligned (parallel
-/// to every split plane of two axes), through vertices, and away from everything.
+/// to every split plane of two axes), next to vertices, and away from everything.
 fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
     let mut rng = Rng(seed);
     let b = tree.bounds;
@@ -23,7 +23,11 @@ fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
         out.push(Ray::new(rng.in_box(&b), rng.unit()));
         let axis = [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::X, -Vec3::Y, -Vec3::Z][rng.below(6)];
         out.push(Ray::new(rng.in_box(&b), axis));
-        let v = tris[rng.below(tris.len())][rng.below(3)];
+        // Just inside a triangle next to a vertex. Not exactly at it: there the hit is decided
+        // by rounding, and GPUs that fuse multiply-adds (NVIDIA: about half of 500 such rays
+        // on an H100) round differently from the CPU. The CPU tests keep exact vertex rays.
+        let (t, k) = (tris[rng.below(tris.len())], rng.below(3));
+        let v = t[k] * 0.998 + t[(k + 1) % 3] * 0.001 + t[(k + 2) % 3] * 0.001;
         out.push(Ray::new(eye, v - eye));
     }
     out.push(Ray::new(c + Vec3::splat(r * 3.0), Vec3::ONE));

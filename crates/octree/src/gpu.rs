@@ -85,7 +85,7 @@ struct Params {
     n: u32,
     depth: u32,
     level: u32,
-    _pad: u32,
+    out_cap: u32,
 }
 
 /// Worst-case node count of each level: no more than the points, nor than 8^level.
@@ -127,7 +127,9 @@ impl GpuBuild {
         let dummy_nodes = gpu.zeroed::<Node>(1)?;
         let flags = gpu.zeroed::<u32>(n)?;
         let counts = gpu.zeroed::<u32>(depth as usize + 1)?;
-        let params = |n: usize, level: u32| gpu.uniform(&Params { n: n as u32, depth, level, _pad: 0 });
+        let params = |n: usize, level: u32| {
+            gpu.uniform(&Params { n: n as u32, depth, level, out_cap: caps[level as usize] as u32 })
+        };
         let runs = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
         // 2. Leaves: runs of equal codes.
         let p = params(n, depth)?;
@@ -206,7 +208,8 @@ impl GpuBuild {
             if l == 0 {
                 rec.dispatch("octree gather", &gpu.kernel(&gather, "level_offsets")?, &res, 1)?;
             }
-            rec.dispatch("octree gather", &gpu.kernel(&gather, "copy_level")?, &res, groups(caps[l]))?;
+            let words = caps[l] * (size_of::<Node>() / 4);
+            rec.dispatch("octree gather", &gpu.kernel(&gather, "copy_level")?, &res, groups(words))?;
         }
         Ok(GpuOctree { nodes, levels: offsets, root: cloud.root, depth })
     }

@@ -1,10 +1,12 @@
 //! import shared/dispatch
-//! import shared/octree_node
 // GPU octree build, the stages between the sort of leaf codes and the finished node array.
 // Each matches a function of lumbre-octree's CPU build (build.rs) bit for bit.
 //
 // Levels are built deepest first into per-level buffers whose real lengths stay on the GPU
 // (`count[0]`); dispatches are sized for the worst case and threads past the count exit.
+// Per-level buffers hold nodes as planes of words (word f of node j at f * capacity + j),
+// so that consecutive threads touch consecutive words; the gather makes them 36-byte
+// lumbre_octree::Node records.
 
 struct Params {
     // sorted codes (leaf stages) or child nodes (parent stages) in the worst case
@@ -13,7 +15,8 @@ struct Params {
     depth: u32,
     // level being built
     level: u32,
-    _pad: u32,
+    // capacity of the level being built (the stride of its word planes)
+    out_cap: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -25,15 +28,29 @@ struct Params {
 // run starts (from a compaction of `flags`) and how many there are
 @group(0) @binding(4) var<storage, read> starts: array<u32>;
 @group(0) @binding(5) var<storage, read> count: array<u32>;
-// the finer level (parent stages) and its length
-@group(0) @binding(6) var<storage, read> children: array<Node>;
+// the finer level (parent stages; planes of stride `n`) and its length
+@group(0) @binding(6) var<storage, read> children: array<u32>;
 @group(0) @binding(7) var<storage, read> child_count: array<u32>;
 // outputs
 @group(0) @binding(8) var<storage, read_write> flags: array<u32>;
-@group(0) @binding(9) var<storage, read_write> nodes: array<Node>;
+@group(0) @binding(9) var<storage, read_write> nodes: array<u32>;
 
 const WG: u32 = 256u;
 const NO_CHILD: u32 = 0xffffffffu;
+// Word planes of a node: key, first child, child mask, count, then five sums.
+const W_KEY: u32 = 0u;
+const W_FIRST: u32 = 1u;
+const W_MASK: u32 = 2u;
+const W_COUNT: u32 = 3u;
+const W_SUM: u32 = 4u;
+
+fn put(j: u32, w: u32, v: u32) {
+    nodes[w * params.out_cap + j] = v;
+}
+
+fn child_word(k: u32, w: u32) -> u32 {
+    return children[w * params.n + k];
+}
 
 // flags[i] = 1 where a run of equal leaf codes starts (CPU: leaf_level).
 @compute @workgroup_size(256)
@@ -58,11 +75,6 @@ fn leaf_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if j + 1u < runs {
         end = starts[j + 1u];
     }
-    var node: Node;
-    node.key = (1u << (3u * params.depth)) | codes[start];
-    node.first_child = NO_CHILD;
-    node.child_mask = 0u;
-    node.count = end - start;
     var s = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
     for (var k = start; k < end; k++) {
         let a = attrs[order[k]];
@@ -72,8 +84,13 @@ fn leaf_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         s[3] += a.x >> 24u;
         s[4] += a.y;
     }
-    node.sum = s;
-    nodes[j] = node;
+    put(j, W_KEY, (1u << (3u * params.depth)) | codes[start]);
+    put(j, W_FIRST, NO_CHILD);
+    put(j, W_MASK, 0u);
+    put(j, W_COUNT, end - start);
+    for (var e = 0u; e < 5u; e++) {
+        put(j, W_SUM + e, s[e]);
+    }
 }
 
 // flags[j] = 1 where the children's parent changes (CPU: parent_level); 0 past the end.
@@ -85,7 +102,7 @@ fn parent_flags(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     var f = 0u;
     if j < child_count[0] {
-        f = select(0u, 1u, j == 0u || (children[j].key >> 3u) != (children[j - 1u].key >> 3u));
+        f = select(0u, 1u, j == 0u || (child_word(j, W_KEY) >> 3u) != (child_word(j - 1u, W_KEY) >> 3u));
     }
     flags[j] = f;
 }
@@ -104,20 +121,21 @@ fn parent_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if p + 1u < runs {
         end = starts[p + 1u];
     }
-    var node: Node;
-    node.key = children[start].key >> 3u;
-    node.first_child = start;
-    node.child_mask = 0u;
-    node.count = 0u;
+    var count = 0u;
+    var mask = 0u;
     var s = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
     for (var k = start; k < end; k++) {
-        let c = children[k];
-        node.count += c.count;
-        node.child_mask |= 1u << (c.key & 7u);
+        count += child_word(k, W_COUNT);
+        mask |= 1u << (child_word(k, W_KEY) & 7u);
         for (var e = 0u; e < 5u; e++) {
-            s[e] += c.sum[e];
+            s[e] += child_word(k, W_SUM + e);
         }
     }
-    node.sum = s;
-    nodes[p] = node;
+    put(p, W_KEY, child_word(start, W_KEY) >> 3u);
+    put(p, W_FIRST, start);
+    put(p, W_MASK, mask);
+    put(p, W_COUNT, count);
+    for (var e = 0u; e < 5u; e++) {
+        put(p, W_SUM + e, s[e]);
+    }
 }

@@ -1,5 +1,4 @@
 //! import shared/dispatch
-//! import shared/octree_node
 // Gathers the per-level node buffers into one array, root first, making child indices
 // global. `offsets` (depth + 2 words) is computed first by one thread from the counts.
 
@@ -15,11 +14,17 @@ struct Params {
 // level lengths, root first (depth + 1 words)
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read_write> offsets: array<u32>;
-@group(0) @binding(3) var<storage, read> level: array<Node>;
-@group(0) @binding(4) var<storage, read_write> nodes: array<Node>;
+// The level's nodes as planes of words (word f of node j at f * n + j, from the build), and
+// the output as lumbre_octree::Node records of NODE_WORDS words. A thread per output word,
+// so the writes are contiguous.
+@group(0) @binding(3) var<storage, read> level: array<u32>;
+@group(0) @binding(4) var<storage, read_write> nodes: array<u32>;
 
 const WG: u32 = 256u;
 const NO_CHILD: u32 = 0xffffffffu;
+const NODE_WORDS: u32 = 9u;
+// Word of `first_child` within a node.
+const FIRST_CHILD: u32 = 1u;
 
 @compute @workgroup_size(1)
 fn level_offsets() {
@@ -31,16 +36,19 @@ fn level_offsets() {
     offsets[params.depth + 1u] = at;
 }
 
+// One thread per word of the level (dispatched for its capacity).
 @compute @workgroup_size(256)
 fn copy_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let j = flat_index(wid, nwg, lid, WG);
+    let w = flat_index(wid, nwg, lid, WG);
     let l = params.level;
-    if j >= counts[l] {
+    if w >= counts[l] * NODE_WORDS {
         return;
     }
-    var node = level[j];
-    if node.first_child != NO_CHILD {
-        node.first_child += offsets[l + 1u];
+    let j = w / NODE_WORDS;
+    let f = w % NODE_WORDS;
+    var v = level[f * params.n + j];
+    if f == FIRST_CHILD && v != NO_CHILD {
+        v += offsets[l + 1u];
     }
-    nodes[offsets[l] + j] = node;
+    nodes[offsets[l] * NODE_WORDS + w] = v;
 }
