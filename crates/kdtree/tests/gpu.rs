@@ -7,7 +7,7 @@ use common::{Rng, TESTS, TRAVERSALS, load};
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Tolerance, conformance};
-use lumbre_kdtree::{BuildOptions, KdTree, QueryBatch, QueryOptions, Ray, RayQuery, scenes};
+use lumbre_kdtree::{Aabb, BuildOptions, KdTree, QueryBatch, QueryOptions, Ray, RayQuery, scenes};
 
 /// Rays of several kinds: from outside towards the mesh, from inside, axis-aligned (parallel
 /// to every split plane of two axes), next to vertices, and away from everything.
@@ -16,13 +16,17 @@ fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
     let b = tree.bounds;
     let c = (b.min + b.max) * 0.5;
     let r = b.size().length();
+    // Origins "inside" come from the bounds grown by 1% of their diagonal: in a flat scene
+    // the bounds are the triangles' plane, and whether a ray starting exactly on a triangle
+    // hits it at t ~ 1e-8 or misses is decided by rounding (57 of 500 flipped on an H200).
+    let grown = Aabb { min: b.min - Vec3::splat(0.01 * r), max: b.max + Vec3::splat(0.01 * r) };
     let mut out = Vec::new();
     for _ in 0..n {
         let eye = c + rng.unit() * r * 1.5;
         out.push(Ray::new(eye, rng.in_box(&b) - eye));
-        out.push(Ray::new(rng.in_box(&b), rng.unit()));
+        out.push(Ray::new(rng.in_box(&grown), rng.unit()));
         let axis = [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::X, -Vec3::Y, -Vec3::Z][rng.below(6)];
-        out.push(Ray::new(rng.in_box(&b), axis));
+        out.push(Ray::new(rng.in_box(&grown), axis));
         // Just inside a triangle next to a vertex. Not exactly at it: there the hit is decided
         // by rounding, and GPUs that fuse multiply-adds (NVIDIA: about half of 500 such rays
         // on an H100) round differently from the CPU. The CPU tests keep exact vertex rays.
@@ -34,6 +38,11 @@ fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
     out
 }
 
+/// Hit distances agree to 1e-4 relative, and to 1e-6 absolute for hits right at the
+/// origin (rays that start on a triangle's plane hit at t ~ 1e-8, where fused and unfused
+/// arithmetic differ by a few percent: seen on an H200).
+const T_TOLERANCE: Tolerance = Tolerance { abs: 1e-6, rel: 1e-4 };
+
 fn check(tris: Vec<[Vec3; 3]>, name: &str) {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let tree = KdTree::build(&tris, &BuildOptions::default());
@@ -43,14 +52,14 @@ fn check(tris: Vec<[Vec3; 3]>, name: &str) {
         for test in TESTS {
             for (any_hit, tiny_stack) in [(false, false), (true, false), (false, true)] {
                 let q = RayQuery { opts: QueryOptions { traversal, test }, any_hit, tiny_stack };
-                conformance(&q, &gpu, &batch, Tolerance::relative(1e-4))
+                conformance(&q, &gpu, &batch, T_TOLERANCE)
                     .unwrap_or_else(|e| panic!("{name} {traversal:?} {test:?} any={any_hit} tiny={tiny_stack}: {e}"));
             }
         }
     }
     // A bounded interval (shadow rays to a point at t = 0.5).
     let short = QueryBatch { t_max: 0.5, ..batch };
-    conformance(&RayQuery { any_hit: true, ..Default::default() }, &gpu, &short, Tolerance::relative(1e-4)).unwrap();
+    conformance(&RayQuery { any_hit: true, ..Default::default() }, &gpu, &short, T_TOLERANCE).unwrap();
 }
 
 #[test]

@@ -48,6 +48,15 @@ fn put(j: u32, w: u32, v: u32) {
     nodes[w * params.out_cap + j] = v;
 }
 
+// Sums of red, green, blue, reflection (rgbr) and refraction.
+fn put_sums(j: u32, rgbr: vec4<u32>, refr: u32) {
+    put(j, W_SUM, rgbr.x);
+    put(j, W_SUM + 1u, rgbr.y);
+    put(j, W_SUM + 2u, rgbr.z);
+    put(j, W_SUM + 3u, rgbr.w);
+    put(j, W_SUM + 4u, refr);
+}
+
 fn child_word(k: u32, w: u32) -> u32 {
     return children[w * params.n + k];
 }
@@ -75,22 +84,19 @@ fn leaf_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if j + 1u < runs {
         end = starts[j + 1u];
     }
-    var s = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
+    // Sums in named registers: a dynamically indexed array may live in slow local memory.
+    var rgbr = vec4<u32>(0u);
+    var refr = 0u;
     for (var k = start; k < end; k++) {
         let a = attrs[order[k]];
-        s[0] += a.x & 0xffu;
-        s[1] += (a.x >> 8u) & 0xffu;
-        s[2] += (a.x >> 16u) & 0xffu;
-        s[3] += a.x >> 24u;
-        s[4] += a.y;
+        rgbr += (vec4<u32>(a.x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu);
+        refr += a.y;
     }
     put(j, W_KEY, (1u << (3u * params.depth)) | codes[start]);
     put(j, W_FIRST, NO_CHILD);
     put(j, W_MASK, 0u);
     put(j, W_COUNT, end - start);
-    for (var e = 0u; e < 5u; e++) {
-        put(j, W_SUM + e, s[e]);
-    }
+    put_sums(j, rgbr, refr);
 }
 
 // flags[j] = 1 where the children's parent changes (CPU: parent_level); 0 past the end.
@@ -123,19 +129,17 @@ fn parent_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     var count = 0u;
     var mask = 0u;
-    var s = array<u32, 5>(0u, 0u, 0u, 0u, 0u);
+    var rgbr = vec4<u32>(0u);
+    var refr = 0u;
     for (var k = start; k < end; k++) {
         count += child_word(k, W_COUNT);
         mask |= 1u << (child_word(k, W_KEY) & 7u);
-        for (var e = 0u; e < 5u; e++) {
-            s[e] += child_word(k, W_SUM + e);
-        }
+        rgbr += vec4<u32>(child_word(k, W_SUM), child_word(k, W_SUM + 1u), child_word(k, W_SUM + 2u), child_word(k, W_SUM + 3u));
+        refr += child_word(k, W_SUM + 4u);
     }
     put(p, W_KEY, child_word(start, W_KEY) >> 3u);
     put(p, W_FIRST, start);
     put(p, W_MASK, mask);
     put(p, W_COUNT, count);
-    for (var e = 0u; e < 5u; e++) {
-        put(p, W_SUM + e, s[e]);
-    }
+    put_sums(p, rgbr, refr);
 }
