@@ -7,7 +7,7 @@ use lumbre_compact::{
     Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu,
     radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
 };
-use lumbre_gpu::{Compute, Fit, Gpu, copy_time, median_time};
+use lumbre_gpu::{Agree, Compute, Fit, Gpu, Tolerance, compare_slices, copy_time, median_time};
 use lumbre_morton::{MortonEncode, Quantizer};
 
 use crate::bench::{Effort, progress};
@@ -110,15 +110,25 @@ fn gpu_time(
     gpu_time_stages(gpu, effort, record).map(|(t, _)| t)
 }
 
+/// A benchmark of a wrong result is worthless: every GPU result is checked against the CPU's
+/// (exact for integers; f32 scans within 1e-3 relative, summation orders differ).
+fn check<S: lumbre_gpu::Scalar>(name: &str, cpu: &[S], gpu: &[S], tol: Tolerance) -> Res<()> {
+    match compare_slices(cpu, gpu, tol) {
+        Some(d) => Err(format!("{name}: the GPU result disagrees with the CPU's: {d}")),
+        None => Ok(()),
+    }
+}
+
 fn stages_note(name: &str, stages: &[(String, Duration)]) -> String {
     let parts: Vec<String> = stages.iter().map(|(l, d)| format!("{l} {}", ms(*d))).collect();
     format!("{name} stages (ms): {}", parts.join(", "))
 }
 
-fn scan_row<T: lumbre_compact::ScanElem>(
+fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     name: &str,
     input: &[T],
     kind: ScanKind,
+    tol: Tolerance,
     gpu: Option<&Gpu>,
     effort: Effort,
     lookback: Lookback,
@@ -133,6 +143,7 @@ fn scan_row<T: lumbre_compact::ScanElem>(
             let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
             let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
             let g = gpu_time(gpu, effort, |rec| record_scan_with(rec, &src, &dst, kind, lookback).map(|_| ()))?;
+            check(name, &out, &gpu.download(&dst).map_err(err)?, tol)?;
             (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?))
         }
         None => (None, None),
@@ -155,9 +166,12 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
     let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
-    push(&mut t, scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, gpu, effort, lookback)?);
+    push(&mut t, scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, Tolerance::EXACT, gpu, effort, lookback)?);
     bar.inc(1);
-    push(&mut t, scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, gpu, effort, lookback)?);
+    push(
+        &mut t,
+        scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, Tolerance::relative(1e-3), gpu, effort, lookback)?,
+    );
     bar.inc(1);
     drop(inputf);
 
@@ -170,14 +184,16 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     ];
     for (name, select, bytes_per) in compaction_rows {
         let c = Compact { select, emit: Emit::Values, lookback };
+        let mut kept = Vec::new();
         let cpu = wall(effort, || {
-            compact_cpu(&stream.values, &stream.flags, select, Emit::Values);
+            kept = compact_cpu(&stream.values, &stream.flags, select, Emit::Values);
         });
         let (g, cp) = match gpu {
             Some(gpu) if scan_n * 4 <= gpu.limits().max_storage_buffer_binding_size as usize => {
                 let on_gpu = c.upload(gpu, &stream).map_err(err)?;
                 let out = GpuCompacted::new(gpu, scan_n).map_err(err)?;
                 let g = gpu_time(gpu, effort, |rec| c.record_compact_into(rec, &on_gpu, &out))?;
+                check(name, &kept, &c.download(gpu, &out).map_err(err)?, Tolerance::EXACT)?;
                 let copy = copy_time(gpu, bytes_per * scan_n as u64 / 2, effort.warmup, effort.repeats).map_err(err)?;
                 (Some(g), Some(copy))
             }
@@ -200,18 +216,23 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         [("sort u32 keys", 1, false), ("sort u32 keys + u32 values", 1, true), ("sort u64 keys", 2, false)]
     {
         // The copies of the unsorted input are made outside the timed part.
+        let (mut sorted, mut sorted64, mut sorted_vals) = (Vec::new(), Vec::new(), Vec::new());
         let cpu = median_time(effort.warmup.min(1), effort.repeats.min(5), || {
             if words == 2 {
                 let mut k = keys64.clone();
                 let t = Instant::now();
                 radix_sort_cpu(&mut k, None);
-                Ok(t.elapsed())
+                let e = t.elapsed();
+                sorted64 = k;
+                Ok(e)
             } else {
                 let mut k = keys.clone();
                 let mut v = if with_values { vals.clone() } else { Vec::new() };
                 let t = Instant::now();
                 radix_sort_cpu(&mut k, with_values.then_some(&mut v[..]));
-                Ok(t.elapsed())
+                let e = t.elapsed();
+                (sorted, sorted_vals) = (k, v);
+                Ok(e)
             }
         })
         .unwrap_or_default();
@@ -220,18 +241,27 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
                 let (g, stages) = if words == 2 {
                     let pristine = gpu.upload_fit(&keys64, Fit::Pieces).map_err(err)?;
                     let work = gpu.zeroed_fit::<u64>(sort_n, Fit::Pieces).map_err(err)?;
-                    gpu_time_stages(gpu, effort, |rec| {
+                    let timed = gpu_time_stages(gpu, effort, |rec| {
                         rec.copy(&pristine, &work)?;
                         record_sort(rec, &work, None)
-                    })?
+                    })?;
+                    check(name, &sorted64, &gpu.download(&work).map_err(err)?, Tolerance::EXACT)?;
+                    timed
                 } else {
                     let pristine = gpu.upload_fit(&keys, Fit::Pieces).map_err(err)?;
                     let work = gpu.zeroed_fit::<u32>(sort_n, Fit::Pieces).map_err(err)?;
                     let v = gpu.upload_fit(&vals, Fit::Pieces).map_err(err)?;
-                    gpu_time_stages(gpu, effort, |rec| {
+                    let pristine_vals = gpu.upload_fit(&vals, Fit::Pieces).map_err(err)?;
+                    let timed = gpu_time_stages(gpu, effort, |rec| {
                         rec.copy(&pristine, &work)?;
+                        rec.copy(&pristine_vals, &v)?;
                         record_sort(rec, &work, with_values.then_some(&v))
-                    })?
+                    })?;
+                    check(name, &sorted, &gpu.download(&work).map_err(err)?, Tolerance::EXACT)?;
+                    if with_values {
+                        check(name, &sorted_vals, &gpu.download(&v).map_err(err)?, Tolerance::EXACT)?;
+                    }
+                    timed
                 };
                 sort_notes.push(stages_note(name, &stages));
                 let bytes = (4 * words + 4 * with_values as usize) * sort_n;
@@ -250,13 +280,23 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     let points = random_points(morton_n);
     for bits in [10u32, 21] {
         let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).map_err(err)?, clamp: false };
+        let name = format!("Morton encode, {} -bit keys", if bits > 10 { 63 } else { 30 }).replace(" -", " ");
+        let mut codes = None;
         let cpu = wall(effort, || {
-            let _ = enc.cpu(&points);
+            codes = enc.cpu(&points).ok();
         });
         let (g, cp) = match gpu {
             Some(gpu) => {
                 let on_gpu = enc.upload(gpu, &points).map_err(err)?;
                 let g = gpu_time(gpu, effort, |rec| enc.record_keys(rec, &on_gpu).map(|_| ()))?;
+                let mut rec = gpu.recorder();
+                let keys = enc.record_keys(&mut rec, &on_gpu).map_err(err)?;
+                rec.submit().map_err(err)?;
+                if let Some(cpu) = &codes
+                    && let Some(d) = cpu.disagreement(&enc.download(gpu, &keys).map_err(err)?, Tolerance::EXACT)
+                {
+                    return Err(format!("{name}: the GPU result disagrees with the CPU's: {d}"));
+                }
                 let out_bytes = if bits > 10 { 8 } else { 4 };
                 let copy = copy_time(gpu, (12 + out_bytes) * morton_n as u64 / 2, effort.warmup, effort.repeats)
                     .map_err(err)?;
@@ -264,7 +304,6 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
             }
             None => (None, None),
         };
-        let name = format!("Morton encode, {} -bit keys", if bits > 10 { 63 } else { 30 }).replace(" -", " ");
         push(
             &mut t,
             Row { op: name, n: morton_n, gpu: g, copy: cp, cpu, rate_unit: "G keys/s", rate_per: morton_n as f64 },
@@ -281,6 +320,9 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         rayon::current_num_threads()
     ));
     t.note("copy ms: the copy kernel reading and writing (bytes read + bytes written) / 2 each way");
+    if gpu.is_some() {
+        t.note("every GPU result was checked against the CPU's (exact; the f32 scan within 1e-3 relative)");
+    }
     for n in sort_notes {
         t.note(n);
     }
@@ -308,6 +350,11 @@ fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table>
         let on_gpu = one.upload(gpu, &stream).map_err(err)?;
         let a = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;
         let b = gpu_time(gpu, effort, |rec| one.record_compact(rec, &on_gpu).map(|_| ()))?;
+        let mut rec = gpu.recorder();
+        let (pyr, onep) = (hp.record(&mut rec, &on_gpu).map_err(err)?, one.record(&mut rec, &on_gpu).map_err(err)?);
+        rec.submit().map_err(err)?;
+        let name = format!("histogram pyramid at 2^{log2}");
+        check(&name, &one.download(gpu, &onep).map_err(err)?, &hp.download(gpu, &pyr).map_err(err)?, Tolerance::EXACT)?;
         t.row(vec![format!("2^{log2}"), ms(a), ms(b), format!("{:.2}", a.as_secs_f64() / b.as_secs_f64())]);
         bar.inc(1);
     }
