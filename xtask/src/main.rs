@@ -6,6 +6,10 @@
 //! - `validate-shaders`: compose and validate every WGSL shader with naga, with a report.
 //! - `golden [--bless]`: run the golden-image tests; with `--bless`, rewrite the images in
 //!   `testdata/golden/` from the CPU renders first.
+//! - `gpu-tests DIR`: build the release test binaries that use a GPU, strip them into `DIR`
+//!   with a `run.sh` that runs them all with `LUMBRE_REQUIRE_GPU=1`: the GPU test suite on
+//!   a machine without a Rust toolchain (run it from a checkout at this same path, where the
+//!   tests find their data).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -22,8 +26,9 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("validate-shaders") => validate_shaders(),
         Some("golden") => golden(args.iter().any(|a| a == "--bless")),
+        Some("gpu-tests") if args.len() == 2 => gpu_tests(Path::new(&args[1])),
         _ => {
-            eprintln!("usage: cargo xtask <test | validate-shaders | golden [--bless]>");
+            eprintln!("usage: cargo xtask <test | validate-shaders | golden [--bless] | gpu-tests DIR>");
             return ExitCode::from(2);
         }
     };
@@ -146,5 +151,54 @@ fn test() -> Result<(), String> {
     validate_shaders()?;
     run(cargo().args(["test", "--workspace"]).env("LUMBRE_REQUIRE_GPU", "1"))?;
     println!("all checks passed");
+    Ok(())
+}
+
+/// The value of `"key":"..."` in one line of cargo's JSON messages (no escapes in paths).
+fn json_str<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let at = line.find(&format!("\"{key}\":\""))? + key.len() + 4;
+    line[at..].split('"').next()
+}
+
+fn gpu_tests(dir: &Path) -> Result<(), String> {
+    let out = cargo()
+        .args(["test", "--release", "--workspace", "--no-run", "--message-format=json"])
+        .output()
+        .map_err(|e| format!("cargo test --no-run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo test --no-run failed:\n{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut names = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let (Some(exe), Some(src)) = (json_str(line, "executable"), json_str(line, "src_path")) else { continue };
+        // Integration tests that open a GPU through lumbre_gpu::testing (directly or in
+        // their `common` module).
+        let mut source = std::fs::read_to_string(src).unwrap_or_default();
+        if source.contains("mod common;") {
+            let common = Path::new(src).with_file_name("common").join("mod.rs");
+            source += &std::fs::read_to_string(common).unwrap_or_default();
+        }
+        if !line.contains("\"kind\":[\"test\"]") || !source.contains("lumbre_gpu::testing") {
+            continue;
+        }
+        let crate_dir = Path::new(src).ancestors().find(|p| p.join("Cargo.toml").exists());
+        let krate = crate_dir.and_then(|p| p.file_name()).map_or("x".into(), |n| n.to_string_lossy().to_string());
+        let stem = Path::new(src).file_stem().map_or("t".into(), |n| n.to_string_lossy().to_string());
+        let name = format!("{krate}-{stem}");
+        let dst = dir.join(&name);
+        let stripped = Command::new("strip").arg("-o").arg(&dst).arg(exe).status().is_ok_and(|s| s.success());
+        if !stripped {
+            std::fs::copy(exe, &dst).map_err(|e| format!("{exe}: {e}"))?;
+        }
+        names.push(name);
+    }
+    let script: String = std::iter::once("#!/bin/sh\n# GPU tests; exits non-zero if any fails.\nexport LUMBRE_REQUIRE_GPU=1\ncd \"$(dirname \"$0\")\"\nrc=0\n".to_string())
+        .chain(names.iter().map(|n| format!("echo \"== {n}\"; ./{n} --test-threads 4 || rc=1\n")))
+        .chain(std::iter::once("exit $rc\n".to_string()))
+        .collect();
+    std::fs::write(dir.join("run.sh"), script).map_err(|e| format!("run.sh: {e}"))?;
+    run(Command::new("chmod").arg("+x").arg(dir.join("run.sh")))?;
+    println!("{} GPU test binaries in {}: run {}/run.sh on the GPU machine", names.len(), dir.display(), dir.display());
     Ok(())
 }

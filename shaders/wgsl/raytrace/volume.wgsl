@@ -60,17 +60,14 @@ fn key_level(key: u32) -> u32 {
     return (31u - countLeadingZeros(key)) / 3u;
 }
 
-// Lower corner of the node with `key`, level by level from the root as
-// NodeKey32::bounds computes it (so child boxes derived from a parent's match it exactly).
-fn node_lo(key: u32) -> vec3<f32> {
-    let level = key_level(key);
-    var lo = params.root_min;
-    for (var l = 1u; l <= level; l++) {
-        let side = params.root_size / f32(1u << l);
-        let oct = (key >> (3u * (level - l))) & 7u;
-        lo += select(vec3<f32>(0.0), vec3<f32>(side), vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u));
-    }
-    return lo;
+// Side of a node at `level`: root_size / 2^level, exactly (a power-of-two scale).
+fn side(level: u32) -> f32 {
+    return ldexp(params.root_size, -i32(level));
+}
+
+// The offset of child `oct` in a box of children of side `s`.
+fn step_of(oct: u32, s: f32) -> vec3<f32> {
+    return select(vec3<f32>(0.0), vec3<f32>(s), vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u));
 }
 
 // lumbre_octree::slab: (t_near, t_far, entry axis or 3, 1) or w = 0 for a miss.
@@ -129,7 +126,7 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
         return miss;
     }
     let inv = vec3<f32>(1.0) / d;
-    let root = slab(o, inv, node_lo(1u), node_lo(1u) + vec3<f32>(params.root_size), t_min, t_max);
+    let root = slab(o, inv, params.root_min, params.root_min + vec3<f32>(params.root_size), t_min, t_max);
     if root.w == 0.0 {
         return miss;
     }
@@ -138,26 +135,36 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
     var stack: array<u32, STACK>;
     stack[0] = 0u;
     var sp = 1u;
+    // Lower corner of the last node popped at each level. Depth first, a node's parent is
+    // always the last node popped one level up, so a corner is its parent's plus one step,
+    // the same additions in the same order as NodeKey32::bounds (bit-identical).
+    var lo_at: array<vec3<f32>, 11>;
     while sp > 0u {
         sp -= 1u;
         let i = stack[sp];
-        let node = nodes[i];
-        let level_here = key_level(node.key);
-        let lo = node_lo(node.key);
-        let side = params.root_size / f32(1u << level_here);
-        let s = slab(o, inv, lo, lo + vec3<f32>(side), t_min, t_max);
+        // Only the words the walk needs, not the whole 36-byte node.
+        let key = nodes[i].key;
+        let level_here = key_level(key);
+        var lo = params.root_min;
+        if level_here > 0u {
+            lo = lo_at[level_here - 1u] + step_of(key & 7u, side(level_here));
+        }
+        lo_at[level_here] = lo;
         if level_here == level {
+            let s = slab(o, inv, lo, lo + vec3<f32>(side(level_here)), t_min, t_max);
             return VoxelHit(s.x, i, normal_of(u32(s.z), d));
         }
+        let mask = nodes[i].child_mask;
+        let first = nodes[i].first_child;
         // Children's boxes from this one's; push far to near so the nearest pops first.
-        let half = params.root_size / f32(1u << (level_here + 1u));
+        let half = side(level_here + 1u);
         for (var j = 0u; j < 8u; j++) {
             let oct = (7u - j) ^ m;
-            if (node.child_mask & (1u << oct)) == 0u {
+            if (mask & (1u << oct)) == 0u {
                 continue;
             }
-            let c = node.first_child + countOneBits(node.child_mask & ((1u << oct) - 1u));
-            let clo = lo + select(vec3<f32>(0.0), vec3<f32>(half), vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u));
+            let c = first + countOneBits(mask & ((1u << oct) - 1u));
+            let clo = lo + step_of(oct, half);
             let cs = slab(o, inv, clo, clo + vec3<f32>(half), t_min, t_max);
             if cs.w != 0.0 && sp < STACK {
                 stack[sp] = c;
