@@ -49,21 +49,25 @@ impl ScanElem for f32 {
     }
 }
 
-/// Sequential scan of `input` into `output`, starting from `carry`; returns the total.
+/// Sequential scan of `input` into `output` with `carry` added to every prefix; returns the
+/// input's total (without the carry). The running sum starts from zero and the carry is
+/// added to each output: a running f32 sum started at a large carry would round small
+/// inputs away (stalling at 2^36 on 2^28 values below 4096), where the GPU's tile-local
+/// sums do not.
 fn scan_serial<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind, carry: T) -> T {
-    let mut acc = carry;
+    let mut acc = T::default();
     // One loop per kind: no branch inside the hot loop.
     match kind {
         ScanKind::Exclusive => {
             for (o, &x) in output.iter_mut().zip(input) {
-                *o = acc;
+                *o = carry.add(acc);
                 acc = acc.add(x);
             }
         }
         ScanKind::Inclusive => {
             for (o, &x) in output.iter_mut().zip(input) {
                 acc = acc.add(x);
-                *o = acc;
+                *o = carry.add(acc);
             }
         }
     }

@@ -101,3 +101,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn cpu_f32_scans_do_not_stall_on_large_prefixes() {
+    // One chunk summing to 2^24, then ones: a running sum started at 2^24 adds 1.0 and
+    // rounds back to 2^24 (ties to even), so a scan carried that way never moves again.
+    let mut input = vec![256.0f32; 1 << 16];
+    input.extend(vec![1.0f32; 1 << 16]);
+    let mut out = vec![0.0f32; input.len()];
+    scan_cpu(&input, &mut out, ScanKind::Inclusive);
+    let exact = |i: usize| if i < 1 << 16 { 256.0 * (i + 1) as f64 } else { 16777216.0 + (i + 1 - (1 << 16)) as f64 };
+    assert_eq!(*out.last().unwrap(), 16842752.0);
+    assert!(out.iter().enumerate().all(|(i, &v)| (v as f64 - exact(i)).abs() <= 1.0));
+}

@@ -44,18 +44,11 @@ fn copy_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if w >= counts[l] * NODE_WORDS {
         return;
     }
-    // Where this level and the next start, from the (read-only, cached) counts rather than
-    // `offsets`: a read-write binding is read past the L1 cache on some GPUs.
-    var start = 0u;
-    for (var k = 0u; k < l; k++) {
-        start += counts[k];
-    }
-    let next = start + counts[l];
     let j = w / NODE_WORDS;
     let f = w % NODE_WORDS;
     var v = level[f * params.n + j];
     if f == FIRST_CHILD && v != NO_CHILD {
-        v += next;
+        v += offsets[l + 1u];
     }
-    nodes[start * NODE_WORDS + w] = v;
+    nodes[offsets[l] * NODE_WORDS + w] = v;
 }
