@@ -46,6 +46,12 @@ fn prefix(p: &Points, n: usize) -> Points {
     Points { positions: p.positions[..n].to_vec(), attrs: p.attrs[..n].to_vec() }
 }
 
+/// Median GPU time of `f` after a warm-up to the clocks of sustained load.
+fn gpu_median(gpu: &Gpu, effort: Effort, f: impl FnMut() -> lumbre_gpu::Result<Duration>) -> Result<Duration, String> {
+    lumbre_gpu::warm_up(gpu, lumbre_gpu::WARM_UP).map_err(|e| e.to_string())?;
+    median_time(effort.warmup, effort.repeats, f).map_err(|e| e.to_string())
+}
+
 fn wall<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let t = Instant::now();
     let v = f();
@@ -93,28 +99,26 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
         match gpu {
             Some(gpu) => {
                 let on_gpu_pts = enc.upload(gpu, &pts.positions).map_err(err)?;
-                let key = median_time(effort.warmup, effort.repeats, || {
+                let key = gpu_median(gpu, effort, || {
                     let mut rec = gpu.recorder();
                     enc.record_keys(&mut rec, &on_gpu_pts)?;
                     Ok(rec.submit()?.gpu())
-                })
-                .map_err(err)?;
+                })?;
                 let b = GpuBuild { depth, root: Some(padded) };
                 let cloud = b.upload(gpu, &pts).map_err(err)?;
-                let build = median_time(effort.warmup, effort.repeats, || {
+                let build = gpu_median(gpu, effort, || {
                     let mut rec = gpu.recorder();
                     b.record_build(&mut rec, &cloud)?;
                     Ok(rec.submit()?.gpu())
-                })
-                .map_err(err)?;
+                })?;
                 // Update: the moved points rebuilt in the same root (the GPU path's update).
                 let moved_cloud = b.upload(gpu, &moved).map_err(err)?;
-                let update = median_time(effort.warmup, effort.repeats, || {
+                let update = gpu_median(gpu, effort, || {
                     let mut rec = gpu.recorder();
                     b.record_build(&mut rec, &moved_cloud)?;
                     Ok(rec.submit()?.gpu())
-                })
-                .map_err(err)?;
+                })?;
+                lumbre_gpu::warm_up(gpu, lumbre_gpu::WARM_UP).map_err(err)?;
                 let mut rec = gpu.recorder();
                 let gtree = b.record_build(&mut rec, &cloud).map_err(err)?;
                 stages.push(format!("GPU build of {n} points: {}", rec.submit().map_err(err)?));
@@ -125,10 +129,8 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
                 }
                 let rs = VolumeRender { camera: cam, options: small.clone(), tree_depth: depth };
                 let rf = VolumeRender { camera: cam, options: full.clone(), tree_depth: depth };
-                let trace =
-                    median_time(effort.warmup, effort.repeats, || Ok(rs.render_timed(gpu, &gtree)?.1)).map_err(err)?;
-                let frame =
-                    median_time(effort.warmup, effort.repeats, || Ok(rf.render_timed(gpu, &gtree)?.1)).map_err(err)?;
+                let trace = gpu_median(gpu, effort, || Ok(rs.render_timed(gpu, &gtree)?.1))?;
+                let frame = gpu_median(gpu, effort, || Ok(rf.render_timed(gpu, &gtree)?.1))?;
                 row.extend([ms(key), ms(build), ms(update), ms(trace), ms(frame)]);
             }
             None => row.extend(std::iter::repeat_n("-".to_string(), 5)),

@@ -85,6 +85,9 @@ fn gpu_time_stages(
     effort: Effort,
     mut record: impl FnMut(&mut lumbre_gpu::Recorder) -> lumbre_gpu::Result<()>,
 ) -> Res<(Duration, Vec<(String, Duration)>)> {
+    if effort.warmup > 0 {
+        lumbre_gpu::warm_up(gpu, lumbre_gpu::WARM_UP).map_err(err)?;
+    }
     for _ in 0..effort.warmup {
         let mut rec = gpu.recorder();
         record(&mut rec).map_err(err)?;

@@ -101,8 +101,9 @@ pub fn raytrace(gpu: Option<&Gpu>, scenes: &[BenchScene], frames: u32, cpu_frame
                     ..Default::default()
                 };
                 let cam = |i| Camera::orbit(prepared.scene.bounds, w as f32 / h as f32, i, frames.max(1));
-                let (gpu_ms, gpu_rate) = match &renderer {
-                    Some(r) => {
+                let (gpu_ms, gpu_rate) = match (&renderer, gpu) {
+                    (Some(r), Some(g)) => {
+                        lumbre_gpu::warm_up(g, lumbre_gpu::WARM_UP).map_err(|e| e.to_string())?;
                         r.render_timed(&cam(0), &o).map_err(|e| e.to_string())?; // warm-up
                         let mut time = Duration::ZERO;
                         let mut rays = 0u64;
@@ -114,7 +115,7 @@ pub fn raytrace(gpu: Option<&Gpu>, scenes: &[BenchScene], frames: u32, cpu_frame
                         let mean = time / frames.max(1);
                         (ms(mean), format!("{:.3}", rays as f64 / time.as_secs_f64() / 1e9))
                     }
-                    None => ("-".into(), "-".into()),
+                    _ => ("-".into(), "-".into()),
                 };
                 // CPU: fewer frames, at 800x600 only (it is slow at full HD on few cores).
                 let (cpu_ms, cpu_rate) = if w == 800 && cpu_frames > 0 {

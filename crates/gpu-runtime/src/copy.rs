@@ -81,9 +81,13 @@ impl Compute for CopyKernel {
     }
 }
 
+/// How long benchmarks keep the GPU busy before measuring ([`warm_up`]).
+pub const WARM_UP: Duration = Duration::from_millis(150);
+
 /// Median GPU time of copying `bytes` (rounded up to 16) from one buffer to another with the
-/// copy kernel: the roofline for a kernel that reads and writes `bytes` each. Runs `warmup`
-/// unmeasured copies, then `repeats` measured ones.
+/// copy kernel: the roofline for a kernel that reads and writes `bytes` each. With
+/// `warmup > 0`, first [`warm_up`] for [`WARM_UP`] and `warmup` unmeasured copies; then
+/// `repeats` measured ones.
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;
@@ -95,6 +99,9 @@ pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result
     let n = bytes.div_ceil(16) as usize;
     let src = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
     let dst = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
+    if warmup > 0 {
+        warm_up(gpu, WARM_UP)?;
+    }
     median_time(warmup, repeats, || {
         let mut rec = gpu.recorder();
         CopyKernel::record_into(&mut rec, &src, &dst)?;
@@ -150,6 +157,32 @@ pub fn copy_variant_times(
         out.push((entry, t));
     }
     Ok(out)
+}
+
+/// Keeps the GPU busy copying 64 MiB back and forth for at least `min` (wall clock), so that
+/// a measurement that follows runs at the clocks of sustained load: after idle time (CPU
+/// work, readbacks) a GPU lowers its clocks, and a few short warm-up runs do not bring them
+/// back (on the H200 the same sort took 8.6 or 18.6 ms depending on what ran before it).
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// lumbre_gpu::warm_up(&gpu, std::time::Duration::from_millis(200))?;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn warm_up(gpu: &Gpu, min: Duration) -> Result<()> {
+    let n = (64usize << 20) / 16;
+    let a = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
+    let b = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
+    let start = std::time::Instant::now();
+    while start.elapsed() < min {
+        let mut rec = gpu.recorder().without_timestamps();
+        for _ in 0..16 {
+            CopyKernel::record_into(&mut rec, &a, &b)?;
+            CopyKernel::record_into(&mut rec, &b, &a)?;
+        }
+        rec.submit()?;
+    }
+    Ok(())
 }
 
 /// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the
