@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Compute, Gpu, Tolerance, median_time};
+use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Gpu, KeepBusy, Tolerance, busy_median_time};
 use lumbre_morton::MortonEncode;
 use lumbre_octree::{GpuBuild, Octree, Points, Root, dense_bytes};
 use lumbre_raytrace::{
@@ -46,10 +46,9 @@ fn prefix(p: &Points, n: usize) -> Points {
     Points { positions: p.positions[..n].to_vec(), attrs: p.attrs[..n].to_vec() }
 }
 
-/// Median GPU time of `f` after a warm-up to the clocks of sustained load.
+/// Median GPU time of `f`, each run submitted behind work that keeps the GPU busy.
 fn gpu_median(gpu: &Gpu, effort: Effort, f: impl FnMut() -> lumbre_gpu::Result<Duration>) -> Result<Duration, String> {
-    lumbre_gpu::warm_up(gpu, lumbre_gpu::WARM_UP).map_err(|e| e.to_string())?;
-    median_time(effort.warmup, effort.repeats, f).map_err(|e| e.to_string())
+    busy_median_time(gpu, effort.warmup, effort.repeats, f).map_err(|e| e.to_string())
 }
 
 fn wall<T>(f: impl FnOnce() -> T) -> (T, Duration) {
@@ -118,7 +117,7 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
                     b.record_build(&mut rec, &moved_cloud)?;
                     Ok(rec.submit()?.gpu())
                 })?;
-                lumbre_gpu::warm_up(gpu, lumbre_gpu::WARM_UP).map_err(err)?;
+                KeepBusy::new(gpu).and_then(|b| b.queue(gpu, BUSY_SPAN)).map_err(err)?;
                 let mut rec = gpu.recorder();
                 let gtree = b.record_build(&mut rec, &cloud).map_err(err)?;
                 stages.push(format!("GPU build of {n} points: {}", rec.submit().map_err(err)?));

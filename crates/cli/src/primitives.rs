@@ -7,7 +7,7 @@ use lumbre_compact::{
     Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu,
     radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
 };
-use lumbre_gpu::{Agree, Compute, Fit, Gpu, Tolerance, compare_slices, copy_time, median_time};
+use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, median_time};
 use lumbre_morton::{MortonEncode, Quantizer};
 
 use crate::bench::{Effort, progress};
@@ -85,16 +85,17 @@ fn gpu_time_stages(
     effort: Effort,
     mut record: impl FnMut(&mut lumbre_gpu::Recorder) -> lumbre_gpu::Result<()>,
 ) -> Res<(Duration, Vec<(String, Duration)>)> {
-    if effort.warmup > 0 {
-        lumbre_gpu::warm_up(gpu, lumbre_gpu::WARM_UP).map_err(err)?;
-    }
+    // Each run starts on a busy GPU (see lumbre_gpu::KeepBusy).
+    let busy = KeepBusy::new(gpu).map_err(err)?;
     for _ in 0..effort.warmup {
+        busy.queue(gpu, BUSY_SPAN).map_err(err)?;
         let mut rec = gpu.recorder();
         record(&mut rec).map_err(err)?;
         rec.submit().map_err(err)?;
     }
     let mut runs = Vec::new();
     for _ in 0..effort.repeats.max(1) {
+        busy.queue(gpu, BUSY_SPAN).map_err(err)?;
         let mut rec = gpu.recorder();
         record(&mut rec).map_err(err)?;
         runs.push(rec.submit().map_err(err)?);

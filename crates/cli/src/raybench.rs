@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_gpu::Gpu;
+use lumbre_gpu::{BUSY_SPAN, Gpu, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuRenderer, Prepared, RenderOptions, Scene};
 
@@ -103,11 +103,13 @@ pub fn raytrace(gpu: Option<&Gpu>, scenes: &[BenchScene], frames: u32, cpu_frame
                 let cam = |i| Camera::orbit(prepared.scene.bounds, w as f32 / h as f32, i, frames.max(1));
                 let (gpu_ms, gpu_rate) = match (&renderer, gpu) {
                     (Some(r), Some(g)) => {
-                        lumbre_gpu::warm_up(g, lumbre_gpu::WARM_UP).map_err(|e| e.to_string())?;
+                        // Each frame starts on a busy GPU (see lumbre_gpu::KeepBusy).
+                        let busy = KeepBusy::new(g).map_err(|e| e.to_string())?;
                         r.render_timed(&cam(0), &o).map_err(|e| e.to_string())?; // warm-up
                         let mut time = Duration::ZERO;
                         let mut rays = 0u64;
                         for i in 0..frames {
+                            busy.queue(g, BUSY_SPAN).map_err(|e| e.to_string())?;
                             let (_, stats, gpu_time) = r.render_timed(&cam(i), &o).map_err(|e| e.to_string())?;
                             time += gpu_time;
                             rays += stats.rays;

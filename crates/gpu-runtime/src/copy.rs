@@ -81,13 +81,9 @@ impl Compute for CopyKernel {
     }
 }
 
-/// How long benchmarks keep the GPU busy before measuring ([`warm_up`]).
-pub const WARM_UP: Duration = Duration::from_millis(150);
-
 /// Median GPU time of copying `bytes` (rounded up to 16) from one buffer to another with the
-/// copy kernel: the roofline for a kernel that reads and writes `bytes` each. With
-/// `warmup > 0`, first [`warm_up`] for [`WARM_UP`] and `warmup` unmeasured copies; then
-/// `repeats` measured ones.
+/// copy kernel: the roofline for a kernel that reads and writes `bytes` each, measured as
+/// [`busy_median_time`] does.
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;
@@ -99,10 +95,7 @@ pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result
     let n = bytes.div_ceil(16) as usize;
     let src = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
     let dst = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
-    if warmup > 0 {
-        warm_up(gpu, WARM_UP)?;
-    }
-    median_time(warmup, repeats, || {
+    busy_median_time(gpu, warmup, repeats, || {
         let mut rec = gpu.recorder();
         CopyKernel::record_into(&mut rec, &src, &dst)?;
         Ok(rec.submit()?.gpu())
@@ -117,7 +110,7 @@ pub fn copy_time_u32(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Re
     let dst = gpu.zeroed_fit::<u32>(n, Fit::Pieces)?;
     let kernel = gpu.kernel(&lumbre_shaders::runtime::COPY_U32, "main")?;
     let piece = (gpu.limits().max_storage_buffer_binding_size / 4) as usize / 256 * 256;
-    median_time(warmup, repeats, || {
+    busy_median_time(gpu, warmup, repeats, || {
         let mut rec = gpu.recorder();
         let mut at = 0;
         while at < n {
@@ -148,7 +141,7 @@ pub fn copy_variant_times(
     for entry in ["uniform_n", "barrier", "shared_mem", "atomic_branch", "four_strided"] {
         let kernel = gpu.kernel(&shader, entry)?;
         let groups = if entry == "four_strided" { (n as u64).div_ceil(1024) } else { (n as u64).div_ceil(256) };
-        let t = median_time(warmup, repeats, || {
+        let t = busy_median_time(gpu, warmup, repeats, || {
             let mut rec = gpu.recorder();
             let res = [params.as_entire_binding(), src.binding(), dst.binding(), counter.binding()];
             rec.dispatch("copy variant", &kernel, &res, groups)?;
@@ -159,31 +152,92 @@ pub fn copy_variant_times(
     Ok(out)
 }
 
-/// Keeps the GPU busy copying 64 MiB back and forth for at least `min` (wall clock), so that
-/// a measurement that follows runs at the clocks of sustained load: after idle time (CPU
-/// work, readbacks) a GPU lowers its clocks, and a few short warm-up runs do not bring them
-/// back (on the H200 the same sort took 8.6 or 18.6 ms depending on what ran before it).
+/// Keeps the GPU at the clocks of sustained load between measurements. A GPU lowers its
+/// clocks within milliseconds of idling, and benchmarks idle it between runs (allocating,
+/// recording, reading back); a few warm-up runs do not help when every run starts after
+/// such a gap. On the H200 the same octree build measured 4.2-9 ms that way and 1.8 ms
+/// with the queue kept busy. [`KeepBusy::new`] copies 64 MiB back and forth for at least
+/// [`WARM_UP`] and learns how long one copy takes; [`KeepBusy::queue`] then submits about
+/// a given span of copies without waiting, so the measured work submitted right after
+/// starts on a busy GPU.
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;
-/// lumbre_gpu::warm_up(&gpu, std::time::Duration::from_millis(200))?;
+/// let busy = lumbre_gpu::KeepBusy::new(&gpu)?;
+/// busy.queue(&gpu, std::time::Duration::from_millis(20))?;
+/// // ... record and submit the measured work here ...
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
-pub fn warm_up(gpu: &Gpu, min: Duration) -> Result<()> {
-    let n = (64usize << 20) / 16;
-    let a = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
-    let b = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
-    let start = std::time::Instant::now();
-    while start.elapsed() < min {
-        let mut rec = gpu.recorder().without_timestamps();
-        for _ in 0..16 {
-            CopyKernel::record_into(&mut rec, &a, &b)?;
-            CopyKernel::record_into(&mut rec, &b, &a)?;
-        }
-        rec.submit()?;
-    }
-    Ok(())
+#[derive(Debug)]
+pub struct KeepBusy {
+    a: Buffer<[u32; 4]>,
+    b: Buffer<[u32; 4]>,
+    per_copy: Duration,
 }
+
+/// How long [`KeepBusy::new`] keeps the GPU busy before measuring.
+pub const WARM_UP: Duration = Duration::from_millis(150);
+
+impl KeepBusy {
+    /// Warms the GPU up for [`WARM_UP`] and times its copies.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let n = (64usize << 20) / 16;
+        let (a, b) = (gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?, gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?);
+        let start = std::time::Instant::now();
+        let mut copies = 0u32;
+        while start.elapsed() < WARM_UP || copies == 0 {
+            let mut rec = gpu.recorder().without_timestamps();
+            for _ in 0..8 {
+                CopyKernel::record_into(&mut rec, &a, &b)?;
+                CopyKernel::record_into(&mut rec, &b, &a)?;
+            }
+            rec.submit()?;
+            copies += 16;
+        }
+        Ok(KeepBusy { a, b, per_copy: start.elapsed() / copies })
+    }
+
+    /// Submits about `span` of copies without waiting.
+    pub fn queue(&self, gpu: &Gpu, span: Duration) -> Result<()> {
+        let copies = (span.as_secs_f64() / self.per_copy.as_secs_f64().max(1e-9)).ceil().clamp(1.0, 4096.0) as usize;
+        let mut rec = gpu.recorder().without_timestamps();
+        for k in 0..copies {
+            let (src, dst) = if k % 2 == 0 { (&self.a, &self.b) } else { (&self.b, &self.a) };
+            CopyKernel::record_into(&mut rec, src, dst)?;
+        }
+        rec.submit_no_wait()
+    }
+}
+
+/// Median of the GPU times `f` reports, each run submitted right behind [`KeepBusy`] work
+/// (20 ms of copies), after `warmup` unmeasured runs.
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// let (src, dst) = (gpu.zeroed::<[u32; 4]>(1 << 20)?, gpu.zeroed::<[u32; 4]>(1 << 20)?);
+/// let t = lumbre_gpu::busy_median_time(&gpu, 2, 5, || {
+///     let mut rec = gpu.recorder();
+///     lumbre_gpu::CopyKernel::record_into(&mut rec, &src, &dst)?;
+///     Ok(rec.submit()?.gpu())
+/// })?;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn busy_median_time(
+    gpu: &Gpu,
+    warmup: usize,
+    repeats: usize,
+    mut f: impl FnMut() -> Result<Duration>,
+) -> Result<Duration> {
+    let busy = KeepBusy::new(gpu)?;
+    median_time(warmup, repeats, || {
+        busy.queue(gpu, BUSY_SPAN)?;
+        f()
+    })
+}
+
+/// How much GPU work [`busy_median_time`] queues ahead of each measured run: more than the
+/// CPU takes to record a large submission.
+pub const BUSY_SPAN: Duration = Duration::from_millis(20);
 
 /// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the
 /// durations it reports.

@@ -156,6 +156,16 @@ impl Recorder {
         &mut self.encoder
     }
 
+    /// Submits without waiting and without timings: work queued only to keep the GPU busy
+    /// while the CPU records what comes next (see [`crate::KeepBusy`]).
+    pub fn submit_no_wait(self) -> Result<()> {
+        let Recorder { gpu, encoder, .. } = self;
+        gpu.scoped(|| {
+            gpu.queue().submit([encoder.finish()]);
+            Ok(())
+        })
+    }
+
     /// Submits everything recorded, waits for it, and reports per-pass GPU times (timestamp
     /// queries) or the wall-clock time of the whole submission.
     pub fn submit(self) -> Result<Timings> {
