@@ -72,27 +72,38 @@ fn step_of(oct: u32, s: f32) -> vec3<f32> {
 
 // lumbre_octree::slab: (t_near, t_far, entry axis or 3, 1) or w = 0 for a miss.
 fn slab(o: vec3<f32>, inv: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>, t0: f32, t1: f32) -> vec4<f32> {
+    return slab_t((lo - o) * inv, (hi - o) * inv, t0, t1);
+}
+
+// `slab` from the ray distances of the box's low (ta) and high (tb) planes per axis.
+fn slab_t(ta: vec3<f32>, tb: vec3<f32>, t0: f32, t1: f32) -> vec4<f32> {
+    var near = select(tb, ta, ta <= tb);
+    var far = select(ta, tb, ta <= tb);
+    near = select(near, vec3<f32>(-inf()), vec3<bool>(is_nan(near.x), is_nan(near.y), is_nan(near.z)));
+    far = select(far, vec3<f32>(inf()), vec3<bool>(is_nan(far.x), is_nan(far.y), is_nan(far.z)));
     var tn = t0;
-    var tf = t1;
     var axis = 3.0;
-    for (var a = 0u; a < 3u; a++) {
-        let ta = (comp(lo, a) - comp(o, a)) * comp(inv, a);
-        let tb = (comp(hi, a) - comp(o, a)) * comp(inv, a);
-        var near = select(tb, ta, ta <= tb);
-        var far = select(ta, tb, ta <= tb);
-        if is_nan(near) {
-            near = -inf();
-        }
-        if is_nan(far) {
-            far = inf();
-        }
-        if near > tn {
-            tn = near;
-            axis = f32(a);
-        }
-        if far < tf {
-            tf = far;
-        }
+    if near.x > tn {
+        tn = near.x;
+        axis = 0.0;
+    }
+    if near.y > tn {
+        tn = near.y;
+        axis = 1.0;
+    }
+    if near.z > tn {
+        tn = near.z;
+        axis = 2.0;
+    }
+    var tf = t1;
+    if far.x < tf {
+        tf = far.x;
+    }
+    if far.y < tf {
+        tf = far.y;
+    }
+    if far.z < tf {
+        tf = far.z;
     }
     return vec4<f32>(tn, tf, axis, select(0.0, 1.0, tn <= tf));
 }
@@ -157,15 +168,22 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
         let mask = nodes[i].child_mask;
         let first = nodes[i].first_child;
         // Children's boxes from this one's; push far to near so the nearest pops first.
+        // The children's planes are the node's low, middle and high planes: their ray
+        // distances once per node, then each child picks its pair per axis. The same
+        // arithmetic as a slab test of the child's own box (lo + 0, lo + half, then + half).
         let half = side(level_here + 1u);
+        let mid = lo + vec3<f32>(half);
+        let t_lo = (lo - o) * inv;
+        let t_mid = (mid - o) * inv;
+        let t_hi = ((mid + vec3<f32>(half)) - o) * inv;
         for (var j = 0u; j < 8u; j++) {
             let oct = (7u - j) ^ m;
             if (mask & (1u << oct)) == 0u {
                 continue;
             }
             let c = first + countOneBits(mask & ((1u << oct) - 1u));
-            let clo = lo + step_of(oct, half);
-            let cs = slab(o, inv, clo, clo + vec3<f32>(half), t_min, t_max);
+            let upper = vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u);
+            let cs = slab_t(select(t_lo, t_mid, upper), select(t_mid, t_hi, upper), t_min, t_max);
             if cs.w != 0.0 && sp < STACK {
                 stack[sp] = c;
                 sp += 1u;
