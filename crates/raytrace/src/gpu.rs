@@ -9,8 +9,10 @@ use lumbre_kdtree::{GpuKdTree, Traversal, TriangleTest};
 
 use crate::{Camera, Image, Light, Prepared, RenderOptions, RenderStats, diff_stats};
 
-/// 8x8 pixel tiles per dispatch: keeps each submission short (drivers reset GPUs that hang).
-const TILES_PER_DISPATCH: u32 = 1 << 12;
+/// 8x8 pixel tiles per dispatch (a million pixels): bounds each dispatch (drivers reset GPUs
+/// whose dispatches run too long) while 1920x1080 takes two, not eight, each of which ends
+/// with its slowest rays.
+const TILES_PER_DISPATCH: u32 = 1 << 14;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]

@@ -317,7 +317,7 @@ mod gpu {
         pub height: u32,
     }
 
-    const TILES_PER_DISPATCH: u32 = 1 << 12;
+    const TILES_PER_DISPATCH: u32 = 1 << 14;
 
     impl VolumeRender {
         fn shell(&self, root: lumbre_octree::Root) -> Octree {
