@@ -132,7 +132,8 @@ impl MortonEncode {
                 words.binding_range(per_key * start..per_key * (start + len)),
                 outside.binding(),
             ];
-            rec.dispatch("morton encode", &kernel, &bind, (len as u64).div_ceil(256))?;
+            // Four points per thread, 256 threads per workgroup.
+            rec.dispatch("morton encode", &kernel, &bind, (len as u64).div_ceil(1024))?;
             start += len;
         }
         Ok(GpuKeys { words, wide, outside })
