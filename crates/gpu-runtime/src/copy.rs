@@ -176,10 +176,20 @@ pub struct KeepBusy {
 }
 
 /// How long [`KeepBusy::new`] keeps the GPU busy before measuring.
+///
+/// ```
+/// assert_eq!(lumbre_gpu::WARM_UP.as_millis(), 150);
+/// ```
 pub const WARM_UP: Duration = Duration::from_millis(150);
 
 impl KeepBusy {
     /// Warms the GPU up for [`WARM_UP`] and times its copies.
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let busy = lumbre_gpu::KeepBusy::new(&gpu)?;
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let n = (64usize << 20) / 16;
         let (a, b) = (gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?, gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?);
@@ -198,6 +208,16 @@ impl KeepBusy {
     }
 
     /// Submits about `span` of copies without waiting.
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let busy = lumbre_gpu::KeepBusy::new(&gpu)?;
+    /// busy.queue(&gpu, lumbre_gpu::BUSY_SPAN)?;
+    /// let mut rec = gpu.recorder();
+    /// // ... record the work to measure ...
+    /// let timings = rec.submit()?;
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn queue(&self, gpu: &Gpu, span: Duration) -> Result<()> {
         let copies = (span.as_secs_f64() / self.per_copy.as_secs_f64().max(1e-9)).ceil().clamp(1.0, 4096.0) as usize;
         let mut rec = gpu.recorder().without_timestamps();
@@ -237,6 +257,10 @@ pub fn busy_median_time(
 
 /// How much GPU work [`busy_median_time`] queues ahead of each measured run: more than the
 /// CPU takes to record a large submission.
+///
+/// ```
+/// assert!(lumbre_gpu::BUSY_SPAN > std::time::Duration::ZERO);
+/// ```
 pub const BUSY_SPAN: Duration = Duration::from_millis(20);
 
 /// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the

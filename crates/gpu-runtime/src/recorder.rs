@@ -158,6 +158,15 @@ impl Recorder {
 
     /// Submits without waiting and without timings: work queued only to keep the GPU busy
     /// while the CPU records what comes next (see [`crate::KeepBusy`]).
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let (a, b) = (gpu.zeroed::<[u32; 4]>(1 << 20)?, gpu.zeroed::<[u32; 4]>(1 << 20)?);
+    /// let mut rec = gpu.recorder().without_timestamps();
+    /// lumbre_gpu::CopyKernel::record_into(&mut rec, &a, &b)?;
+    /// rec.submit_no_wait()?; // returns at once; the copy runs behind whatever comes next
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn submit_no_wait(self) -> Result<()> {
         let Recorder { gpu, encoder, .. } = self;
         gpu.scoped(|| {
