@@ -1,18 +1,11 @@
 //! import shared/dispatch
 //! import shared/octree_node
+//! import shared/camera
 // Voxel rendering through the sparse octree, one thread per pixel: a port of
 // lumbre_octree::Octree::trace and lumbre_raytrace::voxel_radiance. Children are visited
 // in the order `i ^ m` (m: the octants the ray points away from), which is front to back
 // for every child the ray meets, so the first voxel reached at the render level is the
 // nearest one, as the CPU's sort by entry distance finds.
-
-struct Camera {
-    eye: vec4<f32>,
-    llc: vec4<f32>,
-    horizontal: vec4<f32>,
-    vertical: vec4<f32>,
-    size: vec4<f32>,
-}
 
 struct Params {
     cam: Camera,
@@ -269,20 +262,11 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
 
 @compute @workgroup_size(64)
 fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    // 8x8 pixel tiles; `pixel_base` counts tiles.
-    let tile = params.pixel_base + flat_workgroup(wid, nwg);
-    let tiles_x = (params.width + 7u) / 8u;
-    let x = (tile % tiles_x) * 8u + lid % 8u;
-    let y = (tile / tiles_x) * 8u + lid / 8u;
-    if x >= params.width || y >= params.height {
+    // `pixel_base` counts tiles.
+    let xy = tile_pixel(params.pixel_base + flat_workgroup(wid, nwg), params.width, lid);
+    if xy.x >= params.width || xy.y >= params.height {
         return;
     }
-    let st = vec2<f32>((f32(x) + 0.5) / params.cam.size.x, 1.0 - (f32(y) + 0.5) / params.cam.size.y);
-    let dv = params.cam.llc.xyz + params.cam.horizontal.xyz * st.x + params.cam.vertical.xyz * st.y - params.cam.eye.xyz;
-    let len = length(dv);
-    var dir = vec3<f32>(0.0);
-    if len > 0.0 {
-        dir = dv / len;
-    }
-    image[y * params.width + x] = vec4<f32>(radiance(params.cam.eye.xyz, dir), 1.0);
+    let dir = camera_dir(params.cam, f32(xy.x) + 0.5, f32(xy.y) + 0.5);
+    image[xy.y * params.width + xy.x] = vec4<f32>(radiance(params.cam.eye.xyz, dir), 1.0);
 }

@@ -2,16 +2,9 @@
 //! import shared/kd_stack_default
 //! import shared/kdtree
 //! import shared/sampling
+//! import shared/camera
 // The Whitted integrator, one thread per pixel: a step-by-step port of
 // lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack.
-
-struct Camera {
-    eye: vec4<f32>,
-    llc: vec4<f32>,
-    horizontal: vec4<f32>,
-    vertical: vec4<f32>,
-    size: vec4<f32>,
-}
 
 struct Params {
     cam: Camera,
@@ -94,13 +87,6 @@ fn query(o: vec3<f32>, d: vec3<f32>, t_max: f32, any_hit: bool) -> KdHit {
     return kd_query(r, (f & 1u) != 0u, (f & 2u) != 0u, any_hit, params.bmin, params.bmax, 0.0, t_max);
 }
 
-fn safe_normalize(v: vec3<f32>) -> vec3<f32> {
-    let l = length(v);
-    if l > 0.0 {
-        return v / l;
-    }
-    return vec3<f32>(0.0);
-}
 
 fn shade_normal(tri: u32, u: f32, v: f32, ng: vec3<f32>) -> vec3<f32> {
     let info = tri_info[tri];
@@ -291,14 +277,6 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
     return color;
 }
 
-// Pixels are handed out in 8x8 tiles, one per workgroup: neighbouring rays walk the same
-// nodes. `params.pixel_base` counts tiles.
-fn pixel_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> vec2<u32> {
-    let tile = params.pixel_base + flat_workgroup(wid, nwg);
-    let tiles_x = (params.width + 7u) / 8u;
-    return vec2<u32>((tile % tiles_x) * 8u + lid % 8u, (tile / tiles_x) * 8u + lid / 8u);
-}
-
 fn render_pixel(xy: vec2<u32>, direct: bool, rays: ptr<function, u32>) {
     let x = xy.x;
     let y = xy.y;
@@ -307,14 +285,11 @@ fn render_pixel(xy: vec2<u32>, direct: bool, rays: ptr<function, u32>) {
     var sum = vec3<f32>(0.0);
     for (var s = 0u; s < spp; s++) {
         let j = stratified(spp, s, seed);
-        let px = f32(x) + j.x;
-        let py = f32(y) + j.y;
-        let st = vec2<f32>(px / params.cam.size.x, 1.0 - py / params.cam.size.y);
-        let d = params.cam.llc.xyz + params.cam.horizontal.xyz * st.x + params.cam.vertical.xyz * st.y - params.cam.eye.xyz;
+        let d = camera_dir(params.cam, f32(x) + j.x, f32(y) + j.y);
         if direct {
-            sum += radiance_direct(params.cam.eye.xyz, safe_normalize(d), seed, s, rays);
+            sum += radiance_direct(params.cam.eye.xyz, d, seed, s, rays);
         } else {
-            sum += radiance(params.cam.eye.xyz, safe_normalize(d), seed, s, rays);
+            sum += radiance(params.cam.eye.xyz, d, seed, s, rays);
         }
     }
     image[seed] = vec4<f32>(sum / f32(spp), 1.0);
@@ -328,30 +303,26 @@ fn count_rays(lid: u32, rays: u32) {
     }
 }
 
-@compute @workgroup_size(64)
-fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+// `params.pixel_base` counts tiles.
+fn render_tile(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, direct: bool) {
     if lid == 0u {
         atomicStore(&wg_rays, 0u);
     }
     workgroupBarrier();
-    let xy = pixel_of(wid, nwg, lid);
+    let xy = tile_pixel(params.pixel_base + flat_workgroup(wid, nwg), params.width, lid);
     var rays = 0u;
     if xy.x < params.width && xy.y < params.height {
-        render_pixel(xy, false, &rays);
+        render_pixel(xy, direct, &rays);
     }
     count_rays(lid, rays);
 }
 
 @compute @workgroup_size(64)
+fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    render_tile(wid, nwg, lid, false);
+}
+
+@compute @workgroup_size(64)
 fn render_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    if lid == 0u {
-        atomicStore(&wg_rays, 0u);
-    }
-    workgroupBarrier();
-    let xy = pixel_of(wid, nwg, lid);
-    var rays = 0u;
-    if xy.x < params.width && xy.y < params.height {
-        render_pixel(xy, true, &rays);
-    }
-    count_rays(lid, rays);
+    render_tile(wid, nwg, lid, true);
 }
