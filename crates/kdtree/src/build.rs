@@ -213,6 +213,13 @@ struct NodeInput {
     starts: [usize; 2],
 }
 
+/// A child of a split: a node to split further, or a leaf, for which only its triangles
+/// are gathered (no clipping, no events: most children near the bottom are leaves).
+enum Child {
+    Node(NodeInput),
+    Leaf(Vec<u32>),
+}
+
 impl NodeInput {
     /// The sorted events of axis `k`.
     #[inline]
@@ -220,6 +227,11 @@ impl NodeInput {
         let from = if k == 0 { 0 } else { self.starts[k - 1] };
         let to = if k == 2 { self.events.len() } else { self.starts[k] };
         &self.events[from..to]
+    }
+
+    /// The node's triangles (each has exactly one START or PLANAR event per axis).
+    fn triangles(&self) -> impl Iterator<Item = u32> + '_ {
+        self.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e))
     }
 }
 
@@ -242,6 +254,13 @@ struct Ctx<'a> {
     /// [`MARGIN`] in scene units.
     margin: f64,
     parallel: bool,
+}
+
+impl Ctx<'_> {
+    /// Whether a node of `n` triangles at `depth` is a leaf without looking for a split.
+    fn is_leaf(&self, n: usize, depth: u32) -> bool {
+        n == 0 || n <= self.max_leaf_size || depth >= self.max_depth
+    }
 }
 
 /// Nodes and primitive indices of a subtree, depth first, indices relative to its start.
@@ -270,14 +289,12 @@ impl Out {
         self.prims.extend(other.prims);
     }
 
-    fn push_leaf(&mut self, input: &NodeInput) {
-        // Each triangle has exactly one start or planar event per axis.
+    fn push_leaf(&mut self, tris: impl IntoIterator<Item = u32>) {
         let start = self.prims.len();
-        self.prims.extend(input.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e)));
+        self.prims.extend(tris);
         // Ascending triangle order: nearby memory for the leaf's tests, and a canonical form.
         self.prims[start..].sort_unstable();
-        debug_assert_eq!(self.prims.len() - start, input.count);
-        self.nodes.push(KdNode::leaf(start as u32, input.count as u32));
+        self.nodes.push(KdNode::leaf(start as u32, (self.prims.len() - start) as u32));
     }
 }
 
@@ -292,15 +309,42 @@ struct Scratch {
     both: Vec<u32>,
     /// Fresh events of those triangles clipped to the left and the right child, per axis.
     fresh: [[Vec<Event>; 3]; 2],
+    /// A copy of one child's events of one axis while fresh events merge into them.
+    merged: Vec<Event>,
+}
+
+/// Merges the sorted `fresh` events into the sorted run `list[from..to]`, which grows in
+/// place; returns the run's new end.
+fn merge_fresh(list: &mut [Event], from: usize, to: usize, fresh: &[Event], copy: &mut Vec<Event>) -> usize {
+    if fresh.is_empty() {
+        return to;
+    }
+    copy.clear();
+    copy.extend_from_slice(&list[from..to]);
+    // Sentinels past both ends (no event is `u64::MAX`) make the merge branch-free: which
+    // list the next event comes from is as unpredictable as the triangles' sides.
+    copy.push(Event::MAX);
+    let (mut i, mut j) = (0, 0);
+    for slot in &mut list[from..to + fresh.len()] {
+        let (a, b) = (copy[i], fresh.get(j).copied().unwrap_or(Event::MAX));
+        let take_run = a < b;
+        *slot = if take_run { a } else { b };
+        i += take_run as usize;
+        j += !take_run as usize;
+    }
+    to + fresh.len()
 }
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-const BOTH: u8 = 0;
+// Sides as bits, so that `side & LEFT == LEFT` selects the triangles a left child holds.
 const LEFT: u8 = 1;
 const RIGHT: u8 = 2;
+const BOTH: u8 = LEFT | RIGHT;
+/// Matches no side.
+const NOWHERE: u8 = 0;
 
 impl KdTree {
     /// Builds the SAH kd-tree of `triangles` (see [`BuildOptions`] for the cost model).
@@ -398,33 +442,40 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
 /// Builds the subtree of one node into `out`, depth first.
 fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, out: &mut Out) {
     let n = input.count;
-    if n == 0 || n <= ctx.max_leaf_size || depth >= ctx.max_depth {
-        out.push_leaf(&input);
+    if ctx.is_leaf(n, depth) {
+        out.push_leaf(input.triangles());
         return;
     }
     let split = match find_split(ctx, &input) {
         Some(s) if s.cost < ctx.intersection_cost * n as f64 => s,
         _ => {
-            out.push_leaf(&input);
+            out.push_leaf(input.triangles());
             return;
         }
     };
-    let (left, right) = split_node(ctx, input, &split);
+    let (left, right) = split_node(ctx, input, &split, depth + 1);
 
     let index = out.nodes.len();
     out.nodes.push(KdNode::leaf(0, 0)); // patched below, once the above child's index is known
     if ctx.parallel && n >= PARALLEL_MIN {
         let mut right_out = Out::default();
-        rayon::join(|| build_node(ctx, left, depth + 1, out), || build_node(ctx, right, depth + 1, &mut right_out));
+        rayon::join(|| build_child(ctx, left, depth + 1, out), || build_child(ctx, right, depth + 1, &mut right_out));
         let above = out.nodes.len() as u32;
         out.append(right_out);
         out.nodes[index] = KdNode::interior(split.axis as u32, split.pos, above);
     } else {
-        build_node(ctx, left, depth + 1, out);
+        build_child(ctx, left, depth + 1, out);
         let above = out.nodes.len() as u32;
         assert!(above <= MAX_FIELD, "kd-tree has more nodes than fit in 30 bits");
-        build_node(ctx, right, depth + 1, out);
+        build_child(ctx, right, depth + 1, out);
         out.nodes[index] = KdNode::interior(split.axis as u32, split.pos, above);
+    }
+}
+
+fn build_child(ctx: &Ctx<'_>, child: Child, depth: u32, out: &mut Out) {
+    match child {
+        Child::Node(input) => build_node(ctx, input, depth, out),
+        Child::Leaf(tris) => out.push_leaf(tris),
     }
 }
 
@@ -569,8 +620,8 @@ fn count_backward(events: &[Event], to: usize, w: Window) -> Option<(usize, usiz
 /// than the margin before the plane, right if it starts more than the margin after it, both
 /// otherwise) and divides the events between the children in linear time; triangles on both
 /// sides are clipped to each child cell (grown by the margin) and their new events sorted
-/// and merged in.
-fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split) -> (NodeInput, NodeInput) {
+/// and merged in. Children at `depth` that will be leaves get only their triangles.
+fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Child, Child) {
     let (axis, pos) = (split.axis, split.pos);
     let mut left_bounds = input.bounds;
     left_bounds.max[axis] = pos;
@@ -580,7 +631,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split) -> (NodeInput, Nod
     let w = Window::new(pos, m);
 
     SCRATCH.with_borrow_mut(|scratch| {
-        let Scratch { sides, both, fresh } = scratch;
+        let Scratch { sides, both, fresh, merged } = scratch;
         if sides.len() < ctx.tris.len() {
             sides.resize(ctx.tris.len(), BOTH);
         }
@@ -609,73 +660,76 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split) -> (NodeInput, Nod
             }
         }
 
-        // Triangles on both sides: events of their parts in each child cell, sorted.
+        // Children that will be leaves need only their triangles.
+        let n_both = both.len();
+        let counts = [n_left + n_both, n_right + n_both];
+        let split = counts.map(|n| !ctx.is_leaf(n, depth));
+        let leaf = |side: u8| Child::Leaf(input.triangles().filter(|&t| sides[t as usize] & side == side).collect());
+
+        // Triangles on both sides: events of their parts in each child cell that is split
+        // further, sorted.
         for list in fresh.iter_mut().flatten() {
             list.clear();
         }
-        for &tri in both.iter() {
-            let (l, r) = clipped_boxes(&ctx.tris[tri as usize], &input.bounds, axis, pos, m);
-            push_events(&mut fresh[0], &l, tri);
-            push_events(&mut fresh[1], &r, tri);
-        }
-        for list in fresh.iter_mut().flatten() {
-            list.sort_unstable();
+        if split[0] || split[1] {
+            for &tri in both.iter() {
+                let (l, r) = clipped_boxes(&ctx.tris[tri as usize], &input.bounds, axis, pos, m);
+                if split[0] {
+                    push_events(&mut fresh[0], &l, tri);
+                }
+                if split[1] {
+                    push_events(&mut fresh[1], &r, tri);
+                }
+            }
+            for list in fresh.iter_mut().flatten() {
+                list.sort_unstable();
+            }
         }
 
         // Each child's lists: the parent's events of its one-sided triangles, in order,
-        // merged with the fresh ones. At most two events per triangle and axis.
-        let (n_both, [fresh_left, fresh_right]) = (both.len(), &*fresh);
-        let mut left = Vec::with_capacity(6 * (n_left + n_both));
-        let mut right = Vec::with_capacity(6 * (n_right + n_both));
+        // merged with the fresh ones. At most two events per triangle and axis, plus one
+        // slot that the branch-free partition may write past the end.
+        let [fresh_left, fresh_right] = &*fresh;
+        let capacity = |k: usize| if split[k] { 6 * counts[k] + 1 } else { 1 };
+        let (mut left, mut right) = (vec![0; capacity(0)], vec![0; capacity(1)]);
+        let (mut nl, mut nr) = (0, 0);
         let (mut left_starts, mut right_starts) = ([0; 2], [0; 2]);
+        // A side that becomes a leaf takes no events.
+        let (to_left, to_right) = (if split[0] { LEFT } else { NOWHERE }, if split[1] { RIGHT } else { NOWHERE });
         for k in 0..3 {
-            let (fl, fr) = (&fresh_left[k], &fresh_right[k]);
-            if fl.is_empty() && fr.is_empty() {
-                // Nothing to merge: a plain partition.
-                for &e in input.axis(k) {
-                    match sides[ev_tri(e) as usize] {
-                        LEFT => left.push(e),
-                        RIGHT => right.push(e),
-                        _ => {}
-                    }
-                }
-                if k < 2 {
-                    left_starts[k] = left.len();
-                    right_starts[k] = right.len();
-                }
-                continue;
+            if !(split[0] || split[1]) {
+                break;
             }
-            let (mut il, mut ir) = (0, 0);
+            let (l0, r0) = (nl, nr);
+            // Every event is written to both lists and kept by the one it belongs to: sides
+            // come in no predictable order, so a branch here would mispredict half the time.
             for &e in input.axis(k) {
-                match sides[ev_tri(e) as usize] {
-                    LEFT => {
-                        while il < fl.len() && fl[il] < e {
-                            left.push(fl[il]);
-                            il += 1;
-                        }
-                        left.push(e);
-                    }
-                    RIGHT => {
-                        while ir < fr.len() && fr[ir] < e {
-                            right.push(fr[ir]);
-                            ir += 1;
-                        }
-                        right.push(e);
-                    }
-                    _ => {}
-                }
+                let side = sides[ev_tri(e) as usize];
+                left[nl] = e;
+                nl += (side == to_left) as usize;
+                right[nr] = e;
+                nr += (side == to_right) as usize;
             }
-            left.extend_from_slice(&fl[il..]);
-            right.extend_from_slice(&fr[ir..]);
+            nl = merge_fresh(&mut left, l0, nl, &fresh_left[k], merged);
+            nr = merge_fresh(&mut right, r0, nr, &fresh_right[k], merged);
             if k < 2 {
-                left_starts[k] = left.len();
-                right_starts[k] = right.len();
+                left_starts[k] = nl;
+                right_starts[k] = nr;
             }
         }
-        (
-            NodeInput { bounds: left_bounds, count: n_left + n_both, events: left, starts: left_starts },
-            NodeInput { bounds: right_bounds, count: n_right + n_both, events: right, starts: right_starts },
-        )
+        left.truncate(nl);
+        right.truncate(nr);
+        let left = if split[0] {
+            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, starts: left_starts })
+        } else {
+            leaf(LEFT)
+        };
+        let right = if split[1] {
+            Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, starts: right_starts })
+        } else {
+            leaf(RIGHT)
+        };
+        (left, right)
     })
 }
 
@@ -990,7 +1044,12 @@ mod tests {
             margin: m as f64,
             parallel: false,
         };
-        let (left, right) = split_node(&ctx, input, &Split { axis: 0, pos: 0.0, cost: 0.0 });
+        let node = |c: Child| match c {
+            Child::Node(n) => n,
+            Child::Leaf(_) => panic!("max_leaf_size 0 splits any node with triangles"),
+        };
+        let (left, right) = split_node(&ctx, input, &Split { axis: 0, pos: 0.0, cost: 0.0 }, 1);
+        let (left, right) = (node(left), node(right));
         let ids = |n: &NodeInput| {
             let mut ids: Vec<u32> = n.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e)).collect();
             ids.sort_unstable();
