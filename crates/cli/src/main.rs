@@ -74,7 +74,7 @@ enum Command {
         /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
         /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid).
         cloud: String,
-        /// Depth of the octree (1..=10).
+        /// Depth of the octree (1..=21).
         #[arg(long, default_value_t = 8)]
         depth: u32,
         /// Level drawn (default: the depth).

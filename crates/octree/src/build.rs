@@ -89,10 +89,22 @@ pub(crate) fn quantizer(root: Root, depth: u32) -> Option<Quantizer> {
 }
 
 /// Leaf cell code (Morton code at `depth` bits per axis) of a point inside the root.
-pub(crate) fn leaf_code(q: &Option<Quantizer>, p: [f32; 3]) -> u32 {
+pub(crate) fn leaf_code(q: &Option<Quantizer>, p: [f32; 3]) -> u64 {
     match q {
-        Some(q) => lumbre_morton::encode_u32(q.cell_clamped(p)),
+        Some(q) => lumbre_morton::encode_u64(q.cell_clamped(p)),
         None => 0,
+    }
+}
+
+/// Sorts leaf codes with their point indices; codes of depth 10 or less sort as `u32`
+/// (half the radix passes of a `u64` sort).
+pub(crate) fn sort_codes(codes: &mut Vec<u64>, order: &mut [u32], depth: u32) {
+    if depth <= lumbre_morton::NodeKey32::MAX_LEVEL {
+        let mut narrow: Vec<u32> = codes.par_iter().map(|&c| c as u32).collect();
+        radix_sort_cpu(&mut narrow, Some(order));
+        *codes = narrow.into_par_iter().map(u64::from).collect();
+    } else {
+        radix_sort_cpu(codes, Some(order));
     }
 }
 
@@ -139,9 +151,9 @@ impl Octree {
             return Err(OctreeError::Outside { index: i as usize, point: points[i as usize] });
         }
         let q = quantizer(root, depth);
-        let mut codes: Vec<u32> = keep.par_iter().map(|&i| leaf_code(&q, points[i as usize])).collect();
+        let mut codes: Vec<u64> = keep.par_iter().map(|&i| leaf_code(&q, points[i as usize])).collect();
         let mut order = keep;
-        radix_sort_cpu(&mut codes, Some(&mut order));
+        sort_codes(&mut codes, &mut order, depth);
         let leaves = leaf_level(&codes, &order, attrs, depth);
         let tree = assemble(root, depth, leaves);
         let report = BuildReport { points: codes.len(), dropped_non_finite: dropped };
@@ -149,15 +161,29 @@ impl Octree {
     }
 }
 
-/// Leaf nodes from sorted leaf codes and the point index of each.
-pub(crate) fn leaf_level(codes: &[u32], order: &[u32], attrs: &[Attrs], depth: u32) -> Vec<Node> {
-    let mut leaves: Vec<Node> = Vec::new();
-    for (&code, &i) in codes.iter().zip(order) {
-        let key = (1u32 << (3 * depth)) | code;
-        if leaves.last().is_none_or(|n| n.key != key) {
-            leaves.push(Node { key, first_child: NO_CHILD, ..Default::default() });
+/// One level under construction: its nodes and, in step, their keys.
+pub(crate) struct Level {
+    pub keys: Vec<u64>,
+    pub nodes: Vec<Node>,
+}
+
+impl Level {
+    /// Appends `key` if it differs from the last key, and returns the last node.
+    fn entry(&mut self, key: u64, new: impl FnOnce() -> Node) -> &mut Node {
+        if self.keys.last() != Some(&key) {
+            self.keys.push(key);
+            self.nodes.push(new());
         }
-        let n = leaves.last_mut().expect("pushed above");
+        self.nodes.last_mut().expect("pushed above")
+    }
+}
+
+/// Leaf nodes from sorted leaf codes and the point index of each.
+pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u32) -> Level {
+    let mut leaves = Level { keys: Vec::new(), nodes: Vec::new() };
+    for (&code, &i) in codes.iter().zip(order) {
+        let key = (1u64 << (3 * depth)) | code;
+        let n = leaves.entry(key, || Node { first_child: NO_CHILD, ..Default::default() });
         n.count += 1;
         for (s, c) in n.sum.iter_mut().zip(attrs[i as usize].channels()) {
             *s += c;
@@ -167,16 +193,12 @@ pub(crate) fn leaf_level(codes: &[u32], order: &[u32], attrs: &[Attrs], depth: u
 }
 
 /// Parents of a sorted level; `first_child` holds the index within `children`.
-pub(crate) fn parent_level(children: &[Node]) -> Vec<Node> {
-    let mut parents: Vec<Node> = Vec::new();
-    for (i, c) in children.iter().enumerate() {
-        let key = c.key >> 3;
-        if parents.last().is_none_or(|p| p.key != key) {
-            parents.push(Node { key, first_child: i as u32, ..Default::default() });
-        }
-        let p = parents.last_mut().expect("pushed above");
+pub(crate) fn parent_level(children: &Level) -> Level {
+    let mut parents = Level { keys: Vec::new(), nodes: Vec::new() };
+    for (i, (&key, c)) in children.keys.iter().zip(&children.nodes).enumerate() {
+        let p = parents.entry(key >> 3, || Node { first_child: i as u32, ..Default::default() });
         p.count += c.count;
-        p.child_mask |= 1 << (c.key & 7);
+        p.child_mask |= 1 << (key & 7);
         for (s, x) in p.sum.iter_mut().zip(c.sum) {
             *s += x;
         }
@@ -186,7 +208,7 @@ pub(crate) fn parent_level(children: &[Node]) -> Vec<Node> {
 
 /// The whole tree from its leaf level: parents up to the root, root first, with global
 /// child indices.
-pub(crate) fn assemble(root: Root, depth: u32, leaves: Vec<Node>) -> Octree {
+pub(crate) fn assemble(root: Root, depth: u32, leaves: Level) -> Octree {
     let mut levels_rev = vec![leaves];
     for _ in 0..depth {
         let parents = parent_level(levels_rev.last().expect("at least the leaves"));
@@ -195,7 +217,7 @@ pub(crate) fn assemble(root: Root, depth: u32, leaves: Vec<Node>) -> Octree {
     let mut levels = vec![0u32];
     let mut nodes = Vec::new();
     for level in levels_rev.iter().rev() {
-        nodes.extend_from_slice(level);
+        nodes.extend_from_slice(&level.nodes);
         levels.push(nodes.len() as u32);
     }
     for l in 0..depth as usize {

@@ -35,7 +35,7 @@ pub fn dense_counts(points: &[[f32; 3]], root: Root, depth: u32) -> Result<Vec<u
     let q = quantizer(root, depth);
     let counters: Vec<AtomicU32> = (0..level_offset(depth + 1)).map(|_| AtomicU32::new(0)).collect();
     keep.par_iter().for_each(|&i| {
-        let leaf = NodeKey32((1 << (3 * depth)) | leaf_code(&q, points[i as usize]));
+        let leaf = NodeKey32((1 << (3 * depth)) | leaf_code(&q, points[i as usize]) as u32);
         for l in 0..=depth {
             if let Some(a) = leaf.ancestor(l) {
                 counters[a.index() as usize].fetch_add(1, Ordering::Relaxed);

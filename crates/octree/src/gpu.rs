@@ -88,6 +88,22 @@ struct Params {
     out_cap: u32,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GatherParams {
+    n: u32,
+    depth: u32,
+    level: u32,
+    key_words: u32,
+}
+
+/// Words of a node in the build's word planes: the key's (one word up to depth 10, two
+/// beyond), then the [`Node`]'s.
+fn plane_words(depth: u32) -> (usize, usize) {
+    let key_words = if depth > NodeKey32::MAX_LEVEL { 2 } else { 1 };
+    (key_words, key_words + size_of::<Node>() / 4)
+}
+
 /// Worst-case node count of each level: no more than the points, nor than 8^level.
 fn capacities(points: usize, depth: u32) -> Vec<usize> {
     (0..=depth).map(|l| if 3 * l >= 63 { points } else { points.min(1usize << (3 * l)) }.max(1)).collect()
@@ -108,7 +124,9 @@ impl GpuBuild {
         }
         let caps = capacities(n, depth);
         let total: usize = caps.iter().sum();
-        let build = lumbre_shaders::octree::BUILD;
+        let (key_words, words) = plane_words(depth);
+        let build =
+            if key_words == 2 { lumbre_shaders::octree::BUILD_KEY64 } else { lumbre_shaders::octree::BUILD_KEY32 };
         let kernel = |e| gpu.kernel(&build, e);
         let groups = |k: usize| (k as u64).div_ceil(256);
         // 1. Leaf codes and the sort of (code, point) pairs.
@@ -121,10 +139,14 @@ impl GpuBuild {
         };
         let order = gpu.zeroed::<u32>(n)?;
         record_iota(rec, &order, 0)?;
-        record_sort_bits(rec, &codes, Some(&order), 3 * depth)?;
+        if key_words == 2 {
+            record_sort_bits(rec, &codes.clone().cast::<u64>()?, Some(&order), 3 * depth)?;
+        } else {
+            record_sort_bits(rec, &codes, Some(&order), 3 * depth)?;
+        }
         // Buffers the stages do not use are bound to stand-ins.
         let dummy_u32 = gpu.zeroed::<u32>(1)?;
-        let dummy_nodes = gpu.zeroed::<Node>(1)?;
+        let dummy_nodes = gpu.zeroed::<u32>(words)?;
         let flags = gpu.zeroed::<u32>(n)?;
         let counts = gpu.zeroed::<u32>(depth as usize + 1)?;
         let params = |n: usize, level: u32| {
@@ -133,30 +155,29 @@ impl GpuBuild {
         let runs = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
         // 2. Leaves: runs of equal codes.
         let p = params(n, depth)?;
-        let bind_leaf =
-            |rec: &mut Recorder, entry, starts: &Buffer<u32>, count: &Buffer<u32>, out: &Buffer<Node>, k| {
-                let res = [
-                    p.as_entire_binding(),
-                    codes.binding(),
-                    order.binding(),
-                    cloud.attrs.binding(),
-                    starts.binding(),
-                    count.binding(),
-                    dummy_nodes.binding(),
-                    dummy_u32.binding(),
-                    flags.binding(),
-                    out.binding(),
-                ];
-                rec.dispatch("octree leaves", &kernel(entry)?, &res, groups(k))
-            };
+        let bind_leaf = |rec: &mut Recorder, entry, starts: &Buffer<u32>, count: &Buffer<u32>, out: &Buffer<u32>, k| {
+            let res = [
+                p.as_entire_binding(),
+                codes.binding(),
+                order.binding(),
+                cloud.attrs.binding(),
+                starts.binding(),
+                count.binding(),
+                dummy_nodes.binding(),
+                dummy_u32.binding(),
+                flags.binding(),
+                out.binding(),
+            ];
+            rec.dispatch("octree leaves", &kernel(entry)?, &res, groups(k))
+        };
         bind_leaf(rec, "leaf_flags", &dummy_u32, &dummy_u32, &dummy_nodes, n)?;
         let leaf_runs =
             runs.record_compact(rec, &GpuStream { values: dummy_u32.clone(), flags: flags.clone(), len: n })?;
-        let leaves = gpu.zeroed::<Node>(caps[depth as usize])?;
+        let leaves = gpu.zeroed::<u32>(caps[depth as usize] * words)?;
         bind_leaf(rec, "leaf_nodes", &leaf_runs.out, &leaf_runs.count, &leaves, caps[depth as usize])?;
         rec.copy_range(&leaf_runs.count, 0, &counts, depth as usize, 1)?;
         // 3. Parents, level by level up to the root.
-        let mut levels: Vec<Buffer<Node>> = vec![leaves];
+        let mut levels: Vec<Buffer<u32>> = vec![leaves];
         let mut child_count = leaf_runs.count;
         for level in (0..depth).rev() {
             let children = levels.last().expect("leaves").clone();
@@ -179,7 +200,7 @@ impl GpuBuild {
                 rec,
                 &GpuStream { values: dummy_u32.clone(), flags: flags.clone(), len: cap_children },
             )?;
-            let parents = gpu.zeroed::<Node>(caps[level as usize])?;
+            let parents = gpu.zeroed::<u32>(caps[level as usize] * words)?;
             let node_res = [
                 p.as_entire_binding(),
                 dummy_u32.binding(),
@@ -203,7 +224,8 @@ impl GpuBuild {
         let nodes = gpu.zeroed::<Node>(total)?;
         let offsets = gpu.zeroed::<u32>(depth as usize + 2)?;
         for (l, level) in levels.iter().enumerate() {
-            let p = params(caps[l], l as u32)?;
+            let p =
+                gpu.uniform(&GatherParams { n: caps[l] as u32, depth, level: l as u32, key_words: key_words as u32 })?;
             let res = [p.as_entire_binding(), counts.binding(), offsets.binding(), level.binding(), nodes.binding()];
             if l == 0 {
                 rec.dispatch("octree gather", &gpu.kernel(&gather, "level_offsets")?, &res, 1)?;
@@ -260,11 +282,6 @@ impl lumbre_gpu::Agree for Octree {
             ));
         }
         let bad = self.nodes.iter().zip(&gpu.nodes).position(|(a, b)| a != b)?;
-        Some(format!(
-            "node {bad} ({:?}) differs: cpu {:?} gpu {:?}",
-            NodeKey32(self.nodes[bad].key),
-            self.nodes[bad],
-            gpu.nodes[bad]
-        ))
+        Some(format!("node {bad} ({:?}) differs: cpu {:?} gpu {:?}", self.key(bad), self.nodes[bad], gpu.nodes[bad]))
     }
 }

@@ -1,14 +1,16 @@
-//! The octree's flat layout: one array of nodes, level by level, root first.
+//! The octree's flat layout: one array of nodes, level by level, root first. Nodes hold no
+//! keys: a node's key follows from where it sits (its level, and its parent's child mask),
+//! which keeps nodes small and lets the depth go to 21 whatever the key width.
 
-use lumbre_morton::NodeKey32;
+use lumbre_morton::NodeKey64;
 
 /// Marks a node without children.
 pub const NO_CHILD: u32 = u32::MAX;
 
-/// Deepest level the octree supports: 10 (keys in a `u32`, a 1024³ grid of leaves).
-pub const MAX_DEPTH: u32 = NodeKey32::MAX_LEVEL;
+/// Deepest level the octree supports: 21 (a 2^21 grid of leaves per axis, keys in a `u64`).
+pub const MAX_DEPTH: u32 = NodeKey64::MAX_LEVEL;
 
-/// One octree node (36 bytes), uploaded to the GPU as is.
+/// One octree node (32 bytes), uploaded to the GPU as is.
 ///
 /// Payloads are exact integer sums of the points' 8-bit attributes, so any two builds of
 /// the same points (CPU or GPU, fresh or updated) agree bit for bit; the mean colour is
@@ -16,14 +18,12 @@ pub const MAX_DEPTH: u32 = NodeKey32::MAX_LEVEL;
 ///
 /// ```
 /// use lumbre_octree::Node;
-/// let n = Node { key: 1, first_child: lumbre_octree::NO_CHILD, child_mask: 0, count: 2, sum: [510, 0, 255, 0, 0] };
+/// let n = Node { first_child: lumbre_octree::NO_CHILD, child_mask: 0, count: 2, sum: [510, 0, 255, 0, 0] };
 /// assert_eq!(n.mean_color(), [1.0, 0.0, 0.5]);
 /// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Node {
-    /// Level-prefixed Morton key ([`NodeKey32`]).
-    pub key: u32,
     /// Index of the first child in the node array, [`NO_CHILD`] for leaves. Children are
     /// contiguous, in octant order.
     pub first_child: u32,
@@ -36,11 +36,6 @@ pub struct Node {
 }
 
 impl Node {
-    /// The node's key.
-    pub fn node_key(&self) -> NodeKey32 {
-        NodeKey32(self.key)
-    }
-
     /// Index of child `octant`, if it exists.
     ///
     /// ```
@@ -178,18 +173,77 @@ impl Octree {
         self.nodes.len() * size_of::<Node>() + self.levels.len() * 4
     }
 
-    /// The box of node `i`.
-    pub fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
-        self.nodes[i].node_key().bounds(self.root.min, self.root.size)
+    /// The level of node `i`.
+    pub fn level_of(&self, i: usize) -> u32 {
+        (self.levels.partition_point(|&start| start as usize <= i) - 1) as u32
     }
 
-    /// Index of the node with `key`, by binary search in its level.
-    pub fn find(&self, key: lumbre_morton::NodeKey32) -> Option<usize> {
+    /// The key of node `i`: its parent is the node of the level above whose children hold
+    /// `i` (a binary search, children being in key order), up to the root.
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, Octree};
+    /// use lumbre_morton::NodeKey64;
+    /// let (tree, _) = Octree::build(&[[0.0; 3], [1.0; 3]], &[Attrs::default(); 2], 2).unwrap();
+    /// let last = tree.nodes.len() - 1;
+    /// assert_eq!(tree.key(last), NodeKey64::from_cell(2, [3, 3, 3]).unwrap());
+    /// assert_eq!(tree.find(tree.key(last)), Some(last));
+    /// ```
+    pub fn key(&self, i: usize) -> NodeKey64 {
+        let l = self.level_of(i);
+        if l == 0 {
+            return NodeKey64::ROOT;
+        }
+        let parents = self.level(l - 1);
+        let p = parents.partition_point(|n| n.first_child as usize <= i) - 1;
+        let parent = &parents[p];
+        // The octant is the (k+1)-th set bit of the mask, k = i - first_child.
+        let k = i as u32 - parent.first_child;
+        let octant =
+            (0..8).filter(|&o| parent.child_mask & (1 << o) != 0).nth(k as usize).expect("child of its parent");
+        let parent_key = self.key(self.levels[l as usize - 1] as usize + p);
+        parent_key.child(octant).expect("within MAX_DEPTH")
+    }
+
+    /// The keys of level `l`, in order (each level from the one above, root down).
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, Octree};
+    /// let (tree, _) = Octree::build(&[[0.0; 3], [1.0; 3]], &[Attrs::default(); 2], 1).unwrap();
+    /// assert_eq!(tree.level_keys(1), [0b1_000, 0b1_111]);
+    /// ```
+    pub fn level_keys(&self, l: u32) -> Vec<u64> {
+        let mut keys = vec![NodeKey64::ROOT.0];
+        for upper in 0..l.min(self.depth) {
+            keys = self.child_keys(upper, &keys);
+        }
+        keys
+    }
+
+    /// The keys of level `upper + 1`, given those of level `upper`.
+    pub(crate) fn child_keys(&self, upper: u32, keys: &[u64]) -> Vec<u64> {
+        let mut next = Vec::with_capacity(self.level(upper + 1).len());
+        for (n, &k) in self.level(upper).iter().zip(keys) {
+            next.extend((0..8).filter(|o| n.child_mask & (1 << o) != 0).map(|o| (k << 3) | o as u64));
+        }
+        next
+    }
+
+    /// The box of node `i`.
+    pub fn bounds(&self, i: usize) -> ([f32; 3], [f32; 3]) {
+        self.key(i).bounds(self.root.min, self.root.size)
+    }
+
+    /// Index of the node with `key`, by descent from the root through the child masks.
+    pub fn find(&self, key: NodeKey64) -> Option<usize> {
         let l = key.level();
-        if l > self.depth {
+        if l > self.depth || self.nodes.is_empty() {
             return None;
         }
-        let start = self.levels[l as usize] as usize;
-        self.level(l).binary_search_by_key(&key.0, |n| n.key).ok().map(|i| start + i)
+        let mut i = 0;
+        for upper in 1..=l {
+            i = self.nodes[i].child(key.ancestor(upper)?.octant())? as usize;
+        }
+        Some(i)
     }
 }

@@ -15,7 +15,7 @@ pub struct VoxelHit {
 }
 
 /// Stack entries: the depth bounds the number of pending siblings (7 per level).
-pub const STACK_SIZE: usize = 8 * 11;
+pub const STACK_SIZE: usize = 8 * (crate::MAX_DEPTH as usize + 1);
 
 /// Slab test of `[lo, hi]` against the ray, clipped to `(t0, t1)`: the entry and exit
 /// parameters and the axis of entry, or `None`. `inv` is `1 / dir` per axis (infinite for
@@ -80,22 +80,22 @@ impl Octree {
         let level = level.min(self.depth);
         let inv = dir.map(|d| 1.0 / d);
         let (lo, hi) = self.bounds(0);
-        let (t0, t1, axis0) = slab(origin, inv, lo, hi, t_min, t_max)?;
-        let mut stack = [(0u32, 0.0f32, 0.0f32, 0u32); STACK_SIZE];
-        stack[0] = (0, t0, t1, axis0 as u32);
+        let (t0, _, axis0) = slab(origin, inv, lo, hi, t_min, t_max)?;
+        // Pending nodes: index, entry t, entry axis, level and lower corner.
+        let mut stack = [(0u32, 0.0f32, 0u32, 0u32, [0.0f32; 3]); STACK_SIZE];
+        stack[0] = (0, t0, axis0 as u32, 0, lo);
         let mut top = 1;
         while top > 0 {
             top -= 1;
-            let (i, tn, _, axis) = stack[top];
+            let (i, tn, axis, l, lo) = stack[top];
             let node: &Node = &self.nodes[i as usize];
-            if node.node_key().level() == level {
+            if l == level {
                 return Some(VoxelHit { t: tn, node: i, normal: normal_of(axis as usize, dir) });
             }
             // Children in order of entry, pushed far to near so the nearest pops first. Their
-            // boxes come from this node's, as `NodeKey32::bounds` builds them (bit-identical).
-            let (lo, _) = self.bounds(i as usize);
-            let half = self.root.size / (1u64 << (node.node_key().level() + 1)) as f32;
-            let mut kids = [(0u32, 0.0f32, 0.0f32, 0u32); 8];
+            // boxes come from this node's, as `NodeKey64::bounds` builds them (bit-identical).
+            let half = self.root.size / (1u64 << (l + 1)) as f32;
+            let mut kids = [(0u32, 0.0f32, 0u32, 0u32, [0.0f32; 3]); 8];
             let mut n = 0;
             for o in 0..8 {
                 if let Some(c) = node.child(o) {
@@ -104,8 +104,8 @@ impl Octree {
                     // The ray's own interval, not the parent's: the child's entry is then
                     // exactly what a test of the child box alone gives (no rounding from
                     // clipping), so results match the brute force bit for bit.
-                    if let Some((cn, cf, ca)) = slab(origin, inv, clo, chi, t_min, t_max) {
-                        kids[n] = (c, cn, cf, ca as u32);
+                    if let Some((cn, _, ca)) = slab(origin, inv, clo, chi, t_min, t_max) {
+                        kids[n] = (c, cn, ca as u32, l + 1, clo);
                         n += 1;
                     }
                 }
@@ -141,8 +141,8 @@ impl Octree {
         let inv = dir.map(|d| 1.0 / d);
         let start = self.levels[level as usize] as usize;
         let mut best: Option<VoxelHit> = None;
-        for (k, _) in self.level(level).iter().enumerate() {
-            let (lo, hi) = self.bounds(start + k);
+        for (k, key) in self.level_keys(level).into_iter().enumerate() {
+            let (lo, hi) = lumbre_morton::NodeKey64(key).bounds(self.root.min, self.root.size);
             if let Some((tn, _, axis)) = slab(origin, inv, lo, hi, t_min, t_max)
                 && best.is_none_or(|b| tn < b.t)
             {

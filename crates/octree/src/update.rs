@@ -5,7 +5,7 @@
 //! becomes a child of a twice larger one, keys re-prefixed) instead of being dropped. The
 //! result equals a fresh build of the moved points in the same root box, bit for bit.
 
-use crate::build::{check, finite_points, leaf_code, quantizer};
+use crate::build::{Level, check, finite_points, leaf_code, quantizer};
 use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError};
 
 /// What an update changed.
@@ -44,19 +44,17 @@ impl Octree {
         let depth = self.depth;
         // Old level l becomes new level l + 1; old leaves (level depth) are dropped since
         // their parents, old level depth - 1, become the new leaves.
-        let mut leaves: Vec<Node> = if depth == 0 { self.level(0).to_vec() } else { self.level(depth - 1).to_vec() };
         let from_level = depth.saturating_sub(1);
-        for n in &mut leaves {
-            let value = n.key ^ (1 << (3 * from_level));
-            n.key = (1 << (3 * (from_level + 1))) | (octant << (3 * from_level)) | value;
+        let mut leaves = Level { keys: self.level_keys(from_level), nodes: self.level(from_level).to_vec() };
+        for (k, n) in leaves.keys.iter_mut().zip(&mut leaves.nodes) {
+            let value = *k ^ (1 << (3 * from_level));
+            *k = (1 << (3 * (from_level + 1))) | ((octant as u64) << (3 * from_level)) | value;
             n.first_child = NO_CHILD;
             n.child_mask = 0;
         }
         if depth == 0 {
             // A depth-0 tree is one node: the root itself is the leaf.
-            for n in &mut leaves {
-                n.key = 1;
-            }
+            leaves.keys.iter_mut().for_each(|k| *k = 1);
         }
         *self = crate::build::assemble(root, depth, leaves);
         octant
@@ -103,7 +101,7 @@ impl Octree {
         // Old leaf codes: from the old positions in the root the tree was built with.
         let (old_keep, _) = finite_points(old);
         let q_old = quantizer(self.root, self.depth);
-        let mut old_code: Vec<Option<u32>> = vec![None; old.len()];
+        let mut old_code: Vec<Option<u64>> = vec![None; old.len()];
         for &i in &old_keep {
             old_code[i as usize] = Some(leaf_code(&q_old, old[i as usize]));
         }
@@ -117,11 +115,11 @@ impl Octree {
             report.root_growths += 1;
             let d = self.depth;
             for c in old_code.iter_mut().flatten() {
-                *c = if d == 0 { 0 } else { (octant << (3 * (d - 1))) | (*c >> 3) };
+                *c = if d == 0 { 0 } else { ((octant as u64) << (3 * (d - 1))) | (*c >> 3) };
             }
         }
         let q_new = quantizer(self.root, self.depth);
-        let mut new_code: Vec<Option<u32>> = vec![None; new.len()];
+        let mut new_code: Vec<Option<u64>> = vec![None; new.len()];
         for &i in &new_keep {
             new_code[i as usize] = Some(leaf_code(&q_new, new[i as usize]));
         }
@@ -137,8 +135,8 @@ impl Octree {
         let d = self.depth;
         // (node key, point index, +1 or -1) for every ancestor a moved point leaves or enters;
         // sorted and summed per key below (a sort beats a map here).
-        let mut changes: Vec<(u32, u32, i8)> = Vec::new();
-        let mut apply = |key: u32, sign: i8, i: usize| changes.push((key, i as u32, sign));
+        let mut changes: Vec<(u64, u32, i8)> = Vec::new();
+        let mut apply = |key: u64, sign: i8, i: usize| changes.push((key, i as u32, sign));
         for i in 0..new.len() {
             let (o, n) = (old_code[i], new_code[i]);
             if o == n {
@@ -147,7 +145,7 @@ impl Octree {
             report.moved += 1;
             for l in 0..=d {
                 let shift = 3 * (d - l);
-                let anc = |c: u32| (1u32 << (3 * l)) | (c >> shift);
+                let anc = |c: u64| (1u64 << (3 * l)) | (c >> shift);
                 let (oa, na) = (o.map(anc), n.map(anc));
                 if oa != na {
                     if let Some(k) = oa {
@@ -163,7 +161,7 @@ impl Octree {
             return Ok(report);
         }
         changes.sort_unstable_by_key(|c| c.0);
-        let mut deltas: Vec<(u32, Delta)> = Vec::new();
+        let mut deltas: Vec<(u64, Delta)> = Vec::new();
         for &(key, i, sign) in &changes {
             if deltas.last().is_none_or(|d| d.0 != key) {
                 deltas.push((key, Delta::default()));
@@ -177,24 +175,26 @@ impl Octree {
         }
         // Merge the deltas into each level, deepest first, then relink parents.
         let mut pending = deltas.into_iter().peekable();
-        let mut merged_levels: Vec<Vec<Node>> = Vec::new();
+        let mut merged_levels: Vec<Level> = Vec::new();
+        let mut keys = vec![lumbre_morton::NodeKey64::ROOT.0];
         for l in 0..=d {
-            let start = self.levels[l as usize] as usize;
-            let end = self.levels[l as usize + 1] as usize;
-            let level_end = 1u64 << (3 * (l + 1)); // keys of level l are below this
-            let mut out = Vec::with_capacity(end - start);
-            let mut existing = self.nodes[start..end].iter().peekable();
+            if l > 0 {
+                keys = self.child_keys(l - 1, &keys);
+            }
+            let level_end = 1u128 << (3 * (l + 1)); // keys of level l are below this
+            let mut out = Level { keys: Vec::with_capacity(keys.len()), nodes: Vec::with_capacity(keys.len()) };
+            let mut existing = keys.iter().copied().zip(self.level(l).iter().copied()).peekable();
             loop {
-                let next_delta = pending.peek().filter(|(k, _)| (*k as u64) < level_end).map(|(k, _)| *k);
-                let next_node = existing.peek().map(|n| n.key);
+                let next_delta = pending.peek().filter(|(k, _)| (*k as u128) < level_end).map(|(k, _)| *k);
+                let next_node = existing.peek().map(|(k, _)| *k);
                 let (key, node, delta) = match (next_node, next_delta) {
                     (None, None) => break,
-                    (Some(a), Some(b)) if a == b => (a, existing.next().copied(), pending.next().map(|p| p.1)),
-                    (Some(a), Some(b)) if a < b => (a, existing.next().copied(), None),
-                    (Some(a), None) => (a, existing.next().copied(), None),
+                    (Some(a), Some(b)) if a == b => (a, existing.next().map(|e| e.1), pending.next().map(|p| p.1)),
+                    (Some(a), Some(b)) if a < b => (a, existing.next().map(|e| e.1), None),
+                    (Some(a), None) => (a, existing.next().map(|e| e.1), None),
                     (_, Some(b)) => (b, None, pending.next().map(|p| p.1)),
                 };
-                let mut n = node.unwrap_or(Node { key, first_child: NO_CHILD, ..Default::default() });
+                let mut n = node.unwrap_or(Node { first_child: NO_CHILD, ..Default::default() });
                 if let Some(dl) = delta {
                     let count = n.count as i64 + dl.count;
                     if count <= 0 {
@@ -207,7 +207,8 @@ impl Octree {
                         *s = (*s as i64 + x) as u32;
                     }
                 }
-                out.push(n);
+                out.keys.push(key);
+                out.nodes.push(n);
             }
             merged_levels.push(out);
         }
@@ -215,17 +216,17 @@ impl Octree {
         // have it as parent; positions shift where nodes were created or deleted.
         for l in 0..d as usize {
             let (upper, lower) = merged_levels.split_at_mut(l + 1);
-            let (parents, children) = (&mut upper[l], &lower[0]);
+            let (parents, children) = (&mut upper[l], &lower[0].keys);
             let mut c = 0;
-            for p in parents.iter_mut() {
-                while c < children.len() && children[c].key >> 3 < p.key {
+            for (&key, p) in parents.keys.iter().zip(&mut parents.nodes) {
+                while c < children.len() && children[c] >> 3 < key {
                     c += 1;
                 }
                 p.first_child = c as u32;
                 p.child_mask = 0;
                 let mut k = c;
-                while k < children.len() && children[k].key >> 3 == p.key {
-                    p.child_mask |= 1 << (children[k].key & 7);
+                while k < children.len() && children[k] >> 3 == key {
+                    p.child_mask |= 1 << (children[k] & 7);
                     k += 1;
                 }
             }
@@ -233,7 +234,7 @@ impl Octree {
         let mut nodes = Vec::new();
         let mut levels = vec![0u32];
         for level in &merged_levels {
-            nodes.extend_from_slice(level);
+            nodes.extend_from_slice(&level.nodes);
             levels.push(nodes.len() as u32);
         }
         for l in 0..d as usize {

@@ -27,7 +27,20 @@ fn cloud(n: usize, seed: u32, spread: f32) -> Points {
 #[test]
 fn gpu_build_equals_cpu_build() {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
-    for (n, depth) in [(1, 0), (1, 1), (2, 10), (100, 3), (5000, 6), (20_000, 10), (70_000, 8)] {
+    // Depths above 10 take two-word keys.
+    for (n, depth) in [
+        (1, 0),
+        (1, 1),
+        (2, 10),
+        (100, 3),
+        (5000, 6),
+        (20_000, 10),
+        (70_000, 8),
+        (2, 11),
+        (20_000, 11),
+        (5000, 17),
+        (20_000, 21),
+    ] {
         let c = cloud(n, n as u32, 2.0);
         conformance(&GpuBuild::new(depth), &gpu, &c, Tolerance::EXACT)
             .unwrap_or_else(|e| panic!("n={n} depth={depth}: {e}"));
@@ -43,11 +56,11 @@ fn duplicates_and_non_finite_points() {
     }
     c.positions[1500] = [f32::NAN, 0.0, 0.0];
     c.positions[1501] = [0.0, f32::INFINITY, 0.0];
-    for depth in [1, 5, 10] {
+    for depth in [1, 5, 10, 11, 21] {
         let tree = conformance(&GpuBuild::new(depth), &gpu, &c, Tolerance::EXACT).unwrap();
         assert_eq!(tree.points(), 2998);
     }
-    assert!(GpuBuild::new(11).gpu(&gpu, &c).is_err());
+    assert!(GpuBuild::new(22).gpu(&gpu, &c).is_err());
     let empty = Points { positions: vec![[f32::NAN; 3]], attrs: vec![Attrs::default()] };
     assert!(GpuBuild::new(4).gpu(&gpu, &empty).is_err());
 }
@@ -68,7 +81,7 @@ fn dense_counters_on_the_gpu_equal_the_cpu() {
 fn rebuilding_in_the_old_root_equals_the_cpu_update() {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let c = cloud(10_000, 8, 1.0);
-    for (depth, shift) in [(6, 0.001f32), (10, 0.003), (8, 0.7)] {
+    for (depth, shift) in [(6, 0.001f32), (10, 0.003), (8, 0.7), (16, 0.002)] {
         let (mut tree, _) = lumbre_octree::Octree::build(&c.positions, &c.attrs, depth).unwrap();
         let old_root = tree.root;
         // Every point moves; with the large shift some leave the root.
@@ -83,7 +96,7 @@ fn rebuilding_in_the_old_root_equals_the_cpu_update() {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     #[test]
-    fn generated_clouds_build_identically(n in 1usize..4000, seed in any::<u32>(), depth in 0u32..=10, flat in any::<bool>()) {
+    fn generated_clouds_build_identically(n in 1usize..4000, seed in any::<u32>(), depth in 0u32..=21, flat in any::<bool>()) {
         let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return Ok(()) };
         let c = cloud(n, seed, if flat { 0.0 } else { 3.0 });
         conformance(&GpuBuild::new(depth), &gpu, &c, Tolerance::EXACT).map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use lumbre_morton::NodeKey32;
+use lumbre_morton::{NodeKey32, NodeKey64};
 use lumbre_octree::*;
 use proptest::prelude::*;
 
@@ -23,9 +23,9 @@ fn cloud(n: usize, seed: u32) -> (Vec<[f32; 3]>, Vec<Attrs>) {
 }
 
 /// Every node's count and sums, from each point's ancestors directly.
-fn brute_force(tree: &Octree, points: &[[f32; 3]], attrs: &[Attrs]) -> BTreeMap<u32, (u32, [u32; 5])> {
+fn brute_force(tree: &Octree, points: &[[f32; 3]], attrs: &[Attrs]) -> BTreeMap<u64, (u32, [u32; 5])> {
     let cells = (1u32 << tree.depth) as f32;
-    let mut m: BTreeMap<u32, (u32, [u32; 5])> = BTreeMap::new();
+    let mut m: BTreeMap<u64, (u32, [u32; 5])> = BTreeMap::new();
     for (p, a) in points.iter().zip(attrs) {
         if !p.iter().all(|c| c.is_finite()) {
             continue;
@@ -33,7 +33,7 @@ fn brute_force(tree: &Octree, points: &[[f32; 3]], attrs: &[Attrs]) -> BTreeMap<
         let scale = cells / tree.root.size;
         let cell: [u32; 3] =
             std::array::from_fn(|k| (((p[k] - tree.root.min[k]) * scale) as u32).min(cells as u32 - 1));
-        let leaf = if tree.depth == 0 { NodeKey32::ROOT } else { NodeKey32::from_cell(tree.depth, cell).unwrap() };
+        let leaf = if tree.depth == 0 { NodeKey64::ROOT } else { NodeKey64::from_cell(tree.depth, cell).unwrap() };
         for l in 0..=tree.depth {
             let e = m.entry(leaf.ancestor(l).unwrap().0).or_default();
             e.0 += 1;
@@ -47,12 +47,22 @@ fn brute_force(tree: &Octree, points: &[[f32; 3]], attrs: &[Attrs]) -> BTreeMap<
 
 fn check_structure(tree: &Octree) {
     assert_eq!(tree.levels.len() as u32, tree.depth + 2);
+    let keys: Vec<u64> = (0..=tree.depth).flat_map(|l| tree.level_keys(l)).collect();
+    assert_eq!(keys.len(), tree.nodes.len());
     for l in 0..=tree.depth {
         let level = tree.level(l);
-        assert!(level.windows(2).all(|w| w[0].key < w[1].key), "level {l} sorted and unique");
+        let start = tree.levels[l as usize] as usize;
+        let level_keys = &keys[start..start + level.len()];
+        assert!(level_keys.windows(2).all(|w| w[0] < w[1]), "level {l} sorted and unique");
         for (k, n) in level.iter().enumerate() {
-            assert_eq!(n.node_key().level(), l);
-            let i = tree.levels[l as usize] as usize + k;
+            let key = NodeKey64(level_keys[k]);
+            assert_eq!(key.level(), l);
+            let i = start + k;
+            // Spot checks of the key of one node and of the search by key.
+            if k % 97 == 0 {
+                assert_eq!(tree.key(i), key);
+                assert_eq!(tree.find(key), Some(i));
+            }
             if l == tree.depth {
                 assert_eq!((n.first_child, n.child_mask), (NO_CHILD, 0));
                 continue;
@@ -63,8 +73,8 @@ fn check_structure(tree: &Octree) {
             for o in 0..8 {
                 if let Some(c) = n.child(o) {
                     let child = &tree.nodes[c as usize];
-                    assert_eq!(child.node_key().parent(), Some(n.node_key()));
-                    assert_eq!(child.node_key().octant(), o);
+                    assert_eq!(NodeKey64(keys[c as usize]).parent(), Some(key));
+                    assert_eq!(NodeKey64(keys[c as usize]).octant(), o);
                     count += child.count;
                     for (s, x) in sum.iter_mut().zip(child.sum) {
                         *s += x;
@@ -78,13 +88,14 @@ fn check_structure(tree: &Octree) {
 
 #[test]
 fn build_equals_brute_force_ancestor_counts() {
-    for (n, depth) in [(1, 0), (1, 3), (10, 1), (1000, 4), (5000, 7), (3000, 10)] {
+    for (n, depth) in [(1, 0), (1, 3), (10, 1), (1000, 4), (5000, 7), (3000, 10), (3000, 11), (2000, 16), (2000, 21)] {
         let (pts, attrs) = cloud(n, n as u32);
         let (tree, report) = Octree::build(&pts, &attrs, depth).unwrap();
         assert_eq!(report.points, n);
         check_structure(&tree);
         let want = brute_force(&tree, &pts, &attrs);
-        let got: BTreeMap<u32, (u32, [u32; 5])> = tree.nodes.iter().map(|n| (n.key, (n.count, n.sum))).collect();
+        let keys = (0..=depth).flat_map(|l| tree.level_keys(l));
+        let got: BTreeMap<u64, (u32, [u32; 5])> = keys.zip(&tree.nodes).map(|(k, n)| (k, (n.count, n.sum))).collect();
         assert_eq!(got, want, "n={n} depth={depth}");
     }
 }
@@ -109,7 +120,7 @@ fn non_finite_points_are_dropped_and_counted() {
         Octree::build(&pts, &[Attrs::default(); 3], 3).unwrap_err(),
         OctreeError::Lengths { points: 4, attrs: 3 }
     );
-    assert_eq!(Octree::build(&pts, &[Attrs::default(); 4], 11).unwrap_err(), OctreeError::Depth(11));
+    assert_eq!(Octree::build(&pts, &[Attrs::default(); 4], 22).unwrap_err(), OctreeError::Depth(22));
     let root = Root { min: [0.0; 3], size: 0.5 };
     assert!(matches!(
         Octree::build_in(&pts, &[Attrs::default(); 4], 3, root),
@@ -127,7 +138,7 @@ fn dense_counters_agree_with_the_sparse_tree() {
         let mut nonzero = 0;
         for (i, &c) in dense.iter().enumerate() {
             let key = NodeKey32::from_index(i as u64).unwrap();
-            match tree.find(key) {
+            match tree.find(NodeKey64(key.0 as u64)) {
                 Some(n) => assert_eq!(tree.nodes[n].count, c),
                 None => assert_eq!(c, 0, "dense counter {i} without a sparse node"),
             }
@@ -159,9 +170,10 @@ fn rays(n: usize) -> Vec<([f32; 3], [f32; 3])> {
 #[test]
 fn traversal_equals_brute_force_over_leaf_boxes() {
     let (pts, attrs) = cloud(3000, 5);
-    for depth in [0, 2, 5, 8] {
+    for depth in [0, 2, 5, 8, 21] {
         let (tree, _) = Octree::build(&pts, &attrs, depth).unwrap();
-        for level in 0..=depth {
+        let step = if depth > 10 { 7 } else { 1 };
+        for level in (0..=depth).step_by(step) {
             for (o, d) in rays(300) {
                 let a = tree.trace(o, d, 0.0, f32::INFINITY, level);
                 let b = tree.trace_brute_force(o, d, 0.0, f32::INFINITY, level);
@@ -195,7 +207,7 @@ fn moved(points: &[[f32; 3]], seed: u32, scale: f32, fraction: f32) -> Vec<[f32;
 #[test]
 fn update_equals_rebuild_when_every_point_moves() {
     let (pts, attrs) = cloud(5000, 3);
-    for depth in [1, 4, 8, 10] {
+    for depth in [1, 4, 8, 10, 13, 21] {
         let (mut tree, _) = Octree::build(&pts, &attrs, depth).unwrap();
         let new = moved(&pts, 11, 0.01, 1.0);
         // Keep them in the box: this case is about moving, not growing.
@@ -220,7 +232,7 @@ proptest! {
     fn update_equals_rebuild_for_random_moves(
         n in 1usize..600,
         seed in any::<u32>(),
-        depth in 0u32..=10,
+        depth in 0u32..=21,
         scale in prop_oneof![Just(0.001f32), Just(0.05), Just(0.5), Just(3.0)],
         fraction in prop_oneof![Just(0.1f32), Just(1.0)],
         nan in any::<bool>(),

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
-use lumbre_octree::{GpuBuild, Octree};
+use lumbre_octree::{Attrs, GpuBuild, Octree};
 use lumbre_raytrace::{
     Camera, Image, VolumeMode, VolumeOptions, VolumeRender, cloud_points, diff_stats, phantom_cloud,
 };
@@ -70,6 +70,41 @@ fn coarser_render_levels_agree() {
         let mut r = render(VolumeMode::Depth);
         r.options.level = level;
         conformance(&r, &gpu, &tree, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("level {level}: {e}"));
+    }
+}
+
+/// A unit root (two corner points) holding a solid 8x8x8 block of leaf voxels at `depth`,
+/// and a camera close enough to see them: rays descend the whole depth and hit.
+fn deep_block(depth: u32) -> (Octree, Camera) {
+    let s = 1.0 / (1u32 << depth) as f32;
+    let c = 0.3f32;
+    let mut positions = vec![[0.0; 3], [1.0; 3]];
+    for i in 0..512 {
+        let cell = [i % 8, (i / 8) % 8, i / 64];
+        positions.push(cell.map(|k| c + (k as f32 + 0.5) * s));
+    }
+    let attrs =
+        (0..positions.len()).map(|i| Attrs::from_unit([(i % 7) as f32 / 7.0, 0.5, 1.0], 0.0, 0.0)).collect::<Vec<_>>();
+    let tree = Octree::build(&positions, &attrs, depth).unwrap().0;
+    let centre = glam::Vec3::splat(c + 4.0 * s);
+    let camera = Camera { eye: centre + glam::Vec3::new(9.0, 6.0, 14.0) * s, target: centre, ..camera() };
+    (tree, camera)
+}
+
+#[test]
+fn trees_deeper_than_ten_levels_render_alike() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    for (depth, level) in [(14, 14), (21, 21), (21, 20)] {
+        let (tree, camera) = deep_block(depth);
+        let mut r = render(VolumeMode::Colour);
+        (r.tree_depth, r.options.level, r.camera) = (depth, level, camera);
+        // Most of the image is the block, not the background.
+        let cpu = r.cpu(&tree).unwrap();
+        let background = cpu.get(0, 0);
+        let hits = (0..64).flat_map(|y| (0..64).map(move |x| (x, y))).filter(|&(x, y)| cpu.get(x, y) != background);
+        assert!(hits.count() > 1000, "depth {depth} level {level}: the block fills the view");
+        conformance(&r, &gpu, &tree, Tolerance::absolute(GPU_TOL))
+            .unwrap_or_else(|e| panic!("depth {depth} level {level}: {e}"));
     }
 }
 

@@ -1,12 +1,14 @@
+//! variants key32, key64
 //! import shared/dispatch
+//! import shared/octree_{variant}
 // GPU octree build, the stages between the sort of leaf codes and the finished node array.
 // Each matches a function of lumbre-octree's CPU build (build.rs) bit for bit.
 //
 // Levels are built deepest first into per-level buffers whose real lengths stay on the GPU
 // (`count[0]`); dispatches are sized for the worst case and threads past the count exit.
 // Per-level buffers hold nodes as planes of words (word f of node j at f * capacity + j),
-// so that consecutive threads touch consecutive words; the gather makes them 36-byte
-// lumbre_octree::Node records.
+// so that consecutive threads touch consecutive words: the key's KEY_WORDS planes, then the
+// node's. The gather makes them 32-byte lumbre_octree::Node records, without the keys.
 
 struct Params {
     // sorted codes (leaf stages) or child nodes (parent stages) in the worst case
@@ -20,7 +22,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-// leaf stages: sorted leaf codes and the point index of each
+// leaf stages: sorted leaf codes (KEY_WORDS words each) and the point index of each
 @group(0) @binding(1) var<storage, read> codes: array<u32>;
 @group(0) @binding(2) var<storage, read> order: array<u32>;
 // per point: r | g << 8 | b << 16 | reflection << 24, refraction
@@ -37,12 +39,11 @@ struct Params {
 
 const WG: u32 = 256u;
 const NO_CHILD: u32 = 0xffffffffu;
-// Word planes of a node: key, first child, child mask, count, then five sums.
-const W_KEY: u32 = 0u;
-const W_FIRST: u32 = 1u;
-const W_MASK: u32 = 2u;
-const W_COUNT: u32 = 3u;
-const W_SUM: u32 = 4u;
+// Word planes of a node: the key's, then first child, child mask, count and five sums.
+const W_FIRST: u32 = KEY_WORDS;
+const W_MASK: u32 = KEY_WORDS + 1u;
+const W_COUNT: u32 = KEY_WORDS + 2u;
+const W_SUM: u32 = KEY_WORDS + 3u;
 
 fn put(j: u32, w: u32, v: u32) {
     nodes[w * params.out_cap + j] = v;
@@ -68,7 +69,7 @@ fn leaf_flags(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if i >= params.n {
         return;
     }
-    flags[i] = select(0u, 1u, i == 0u || codes[i] != codes[i - 1u]);
+    flags[i] = select(0u, 1u, i == 0u || !same_key(load_code(i), load_code(i - 1u)));
 }
 
 // One leaf per run: key, count and the sums of its points' attributes.
@@ -92,7 +93,7 @@ fn leaf_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         rgbr += (vec4<u32>(a.x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu);
         refr += a.y;
     }
-    put(j, W_KEY, (1u << (3u * params.depth)) | codes[start]);
+    put_key(j, leaf_key(load_code(start), params.depth));
     put(j, W_FIRST, NO_CHILD);
     put(j, W_MASK, 0u);
     put(j, W_COUNT, end - start);
@@ -108,7 +109,7 @@ fn parent_flags(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     var f = 0u;
     if j < child_count[0] {
-        f = select(0u, 1u, j == 0u || (child_word(j, W_KEY) >> 3u) != (child_word(j - 1u, W_KEY) >> 3u));
+        f = select(0u, 1u, j == 0u || !same_key(parent_key(child_key(j)), parent_key(child_key(j - 1u))));
     }
     flags[j] = f;
 }
@@ -133,11 +134,11 @@ fn parent_nodes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     var refr = 0u;
     for (var k = start; k < end; k++) {
         count += child_word(k, W_COUNT);
-        mask |= 1u << (child_word(k, W_KEY) & 7u);
+        mask |= 1u << key_octant(child_key(k));
         rgbr += vec4<u32>(child_word(k, W_SUM), child_word(k, W_SUM + 1u), child_word(k, W_SUM + 2u), child_word(k, W_SUM + 3u));
         refr += child_word(k, W_SUM + 4u);
     }
-    put(p, W_KEY, child_word(start, W_KEY) >> 3u);
+    put_key(p, parent_key(child_key(start)));
     put(p, W_FIRST, start);
     put(p, W_MASK, mask);
     put(p, W_COUNT, count);

@@ -7,24 +7,25 @@ struct Params {
     n: u32,
     depth: u32,
     level: u32,
-    _pad: u32,
+    // words of the key planes that lead each level's planes (not copied: nodes hold no key)
+    key_words: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 // level lengths, root first (depth + 1 words)
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read_write> offsets: array<u32>;
-// The level's nodes as planes of words (word f of node j at f * n + j, from the build), and
-// the output as lumbre_octree::Node records of NODE_WORDS words. A thread per output word,
-// so the writes are contiguous.
+// The level's nodes as planes of words (word f of node j at f * n + j, from the build; the
+// key's planes first), and the output as lumbre_octree::Node records of NODE_WORDS words. A
+// thread per output word, so the writes are contiguous.
 @group(0) @binding(3) var<storage, read> level: array<u32>;
 @group(0) @binding(4) var<storage, read_write> nodes: array<u32>;
 
 const WG: u32 = 256u;
 const NO_CHILD: u32 = 0xffffffffu;
-const NODE_WORDS: u32 = 9u;
+const NODE_WORDS: u32 = 8u;
 // Word of `first_child` within a node.
-const FIRST_CHILD: u32 = 1u;
+const FIRST_CHILD: u32 = 0u;
 
 @compute @workgroup_size(1)
 fn level_offsets() {
@@ -46,7 +47,7 @@ fn copy_level(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let j = w / NODE_WORDS;
     let f = w % NODE_WORDS;
-    var v = level[f * params.n + j];
+    var v = level[(params.key_words + f) * params.n + j];
     if f == FIRST_CHILD && v != NO_CHILD {
         v += offsets[l + 1u];
     }

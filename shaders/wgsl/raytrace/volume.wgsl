@@ -35,7 +35,10 @@ struct Params {
 
 const WG: u32 = 64u;
 const NONE: u32 = 0xffffffffu;
-const STACK: u32 = 88u;
+// lumbre_octree::STACK_SIZE: 8 entries per level of the deepest tree (21), plus the root's.
+const STACK: u32 = 176u;
+// lumbre_octree::MAX_DEPTH + 1
+const LEVELS: u32 = 22u;
 
 fn comp(v: vec3<f32>, a: u32) -> f32 {
     return select(select(v.z, v.y, a == 1u), v.x, a == 0u);
@@ -47,10 +50,6 @@ fn is_nan(x: f32) -> bool {
 
 fn inf() -> f32 {
     return bitcast<f32>(0x7f800000u);
-}
-
-fn key_level(key: u32) -> u32 {
-    return (31u - countLeadingZeros(key)) / 3u;
 }
 
 // Side of a node at `level`: root_size / 2^level, exactly (a power-of-two scale).
@@ -136,22 +135,21 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
     }
     // Octants the ray points away from along each axis.
     let m = select(0u, 1u, d.x < 0.0) | select(0u, 2u, d.y < 0.0) | select(0u, 4u, d.z < 0.0);
-    var stack: array<u32, STACK>;
-    stack[0] = 0u;
+    // Pending nodes: index, and level << 3 | octant (nodes hold no keys).
+    var stack: array<vec2<u32>, STACK>;
+    stack[0] = vec2<u32>(0u, 0u);
     var sp = 1u;
     // Lower corner of the last node popped at each level. Depth first, a node's parent is
     // always the last node popped one level up, so a corner is its parent's plus one step,
-    // the same additions in the same order as NodeKey32::bounds (bit-identical).
-    var lo_at: array<vec3<f32>, 11>;
+    // the same additions in the same order as NodeKey64::bounds (bit-identical).
+    var lo_at: array<vec3<f32>, LEVELS>;
     while sp > 0u {
         sp -= 1u;
-        let i = stack[sp];
-        // Only the words the walk needs, not the whole 36-byte node.
-        let key = nodes[i].key;
-        let level_here = key_level(key);
+        let i = stack[sp].x;
+        let level_here = stack[sp].y >> 3u;
         var lo = params.root_min;
         if level_here > 0u {
-            lo = lo_at[level_here - 1u] + step_of(key & 7u, side(level_here));
+            lo = lo_at[level_here - 1u] + step_of(stack[sp].y & 7u, side(level_here));
         }
         lo_at[level_here] = lo;
         if level_here == level {
@@ -178,7 +176,7 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
             let upper = vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u);
             let cs = slab_t(select(t_lo, t_mid, upper), select(t_mid, t_hi, upper), t_min, t_max);
             if cs.w != 0.0 && sp < STACK {
-                stack[sp] = c;
+                stack[sp] = vec2<u32>(c, ((level_here + 1u) << 3u) | oct);
                 sp += 1u;
             }
         }
