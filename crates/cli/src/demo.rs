@@ -149,7 +149,7 @@ fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
         Some(g) => {
             let b = GpuBuild { depth, root: Some(root) };
             let (t, timings) = b.gpu_timed(g, &points).map_err(|e| e.to_string())?;
-            if t != tree {
+            if t != tree.pack() {
                 return Err("GPU octree differs from the CPU octree".into());
             }
             format!("{:.2}", timings.gpu().as_secs_f64() * 1e3)

@@ -127,7 +127,7 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
         Backend::Gpu(gpu) => {
             let b = GpuBuild { depth: args.depth, root: Some(root) };
             let (on_gpu, t) = b.gpu_timed(gpu, &points).map_err(|e| e.to_string())?;
-            if on_gpu != tree {
+            if on_gpu != tree.pack() {
                 return Err("GPU and CPU octrees differ (please report this)".into());
             }
             Some(t.gpu())
@@ -141,13 +141,13 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
         None => Camera::frame(bounds, aspect),
     };
     println!(
-        "{}: {} points ({} dropped), depth {}: {} nodes, {:.1} bytes/point; load {:.1} ms, CPU build {:.1} ms{}",
+        "{}: {} points ({} dropped), depth {}: {} nodes, {:.1} bytes/point packed; load {:.1} ms, CPU build {:.1} ms{}",
         args.cloud,
         report.points,
         report.dropped_non_finite,
         args.depth,
         tree.nodes.len(),
-        tree.bytes() as f64 / report.points.max(1) as f64,
+        tree.pack().bytes() as f64 / report.points.max(1) as f64,
         load.as_secs_f64() * 1e3,
         build_cpu.as_secs_f64() * 1e3,
         build_gpu.map(|t| format!(", GPU build {:.2} ms", t.as_secs_f64() * 1e3)).unwrap_or_default()

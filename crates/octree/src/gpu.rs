@@ -2,12 +2,12 @@
 //! one reduction per level, deepest first, and a gather into the final node array. Every
 //! stage stays on the GPU; the result equals [`Octree::build`] bit for bit.
 
-use lumbre_compact::{Compact, Emit, GpuStream, Select, record_sort_bits};
+use lumbre_compact::{Compact, Emit, GpuStream, ScanKind, Select, record_scan, record_sort_bits};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result, record_iota};
 use lumbre_morton::{GpuPoints, MortonEncode, NodeKey32};
 
 use crate::build::{check, finite_points, quantizer};
-use crate::{Attrs, Node, Octree, Root};
+use crate::{Attrs, Inner, Node, Octree, PackedOctree, Payload, Root};
 
 /// A point cloud: positions and their attributes (same length).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -31,13 +31,16 @@ pub struct GpuCloud {
     pub root: Root,
 }
 
-/// An octree on the GPU: the node array (with spare capacity at the end) and the level
-/// offsets (`depth + 2` words; the last is the node count), both only on the GPU.
+/// A [`PackedOctree`] on the GPU: interior nodes and payloads (with spare capacity at the
+/// end) and the sizes, all only on the GPU.
 #[derive(Clone, Debug)]
 pub struct GpuOctree {
-    /// Nodes, level by level, root first.
-    pub nodes: Buffer<Node>,
-    /// Level offsets into `nodes`.
+    /// Interior nodes, level by level, root first.
+    pub nodes: Buffer<Inner>,
+    /// Payloads: the leaves', then the branching interior nodes'.
+    pub payloads: Buffer<Payload>,
+    /// `depth + 2` words: the `depth + 1` interior level offsets into `nodes` (the last is
+    /// the interior node count), then the payload count.
     pub levels: Buffer<u32>,
     /// The root cube.
     pub root: Root,
@@ -45,7 +48,8 @@ pub struct GpuOctree {
     pub depth: u32,
 }
 
-/// Builds an [`Octree`] on the GPU (or, through [`Compute::cpu`], with [`Octree::build`]).
+/// Builds a [`PackedOctree`] on the GPU (or, through [`Compute::cpu`], with
+/// [`Octree::build`] and [`Octree::pack`]).
 ///
 /// ```no_run
 /// use lumbre_gpu::{Compute, Gpu};
@@ -95,6 +99,9 @@ struct GatherParams {
     depth: u32,
     level: u32,
     key_words: u32,
+    seg: u32,
+    seg_below: u32,
+    _pad: [u32; 2],
 }
 
 /// Words of a node in the build's word planes: the key's (one word up to depth 10, two
@@ -123,7 +130,6 @@ impl GpuBuild {
             return Err(err(crate::OctreeError::Empty));
         }
         let caps = capacities(n, depth);
-        let total: usize = caps.iter().sum();
         let (key_words, words) = plane_words(depth);
         let build =
             if key_words == 2 { lumbre_shaders::octree::BUILD_KEY64 } else { lumbre_shaders::octree::BUILD_KEY32 };
@@ -219,27 +225,66 @@ impl GpuBuild {
             levels.push(parents);
         }
         levels.reverse();
-        // 4. One array, root first, with global child indices.
+        // 4. The packed form: which nodes own a payload (segments per level, leaves first),
+        // their numbers by a scan, each chain's shared index, then the gathers.
         let gather = lumbre_shaders::octree::GATHER;
-        let nodes = gpu.zeroed::<Node>(total)?;
-        let offsets = gpu.zeroed::<u32>(depth as usize + 2)?;
-        for (l, level) in levels.iter().enumerate() {
-            let p =
-                gpu.uniform(&GatherParams { n: caps[l] as u32, depth, level: l as u32, key_words: key_words as u32 })?;
-            let res = [p.as_entire_binding(), counts.binding(), offsets.binding(), level.binding(), nodes.binding()];
-            if l == 0 {
-                rec.dispatch("octree gather", &gpu.kernel(&gather, "level_offsets")?, &res, 1)?;
-            }
-            let words = caps[l] * (size_of::<Node>() / 4);
-            rec.dispatch("octree gather", &gpu.kernel(&gather, "copy_level")?, &res, groups(words))?;
+        let mut seg = vec![0usize; depth as usize + 2];
+        for l in (0..depth as usize).rev() {
+            seg[l] = seg[l + 1] + caps[l + 1];
         }
-        Ok(GpuOctree { nodes, levels: offsets, root: cloud.root, depth })
+        seg[depth as usize] = 0;
+        let flags_len = seg[0] + caps[0];
+        let owner = gpu.zeroed::<u32>(flags_len)?;
+        let payload_of = gpu.zeroed::<u32>(flags_len)?;
+        let interior: usize = caps[..depth as usize].iter().sum();
+        let nodes = gpu.zeroed::<Inner>(interior.max(1))?;
+        let payloads = gpu.zeroed::<Payload>(caps.iter().sum())?;
+        let offsets = gpu.zeroed::<u32>(depth as usize + 2)?;
+        let stage = |rec: &mut Recorder, entry: &'static str, l: usize| -> Result<()> {
+            let p = gpu.uniform(&GatherParams {
+                n: caps[l] as u32,
+                depth,
+                level: l as u32,
+                key_words: key_words as u32,
+                seg: seg[l] as u32,
+                seg_below: seg[l + 1] as u32,
+                _pad: [0; 2],
+            })?;
+            let res = [
+                p.as_entire_binding(),
+                counts.binding(),
+                offsets.binding(),
+                levels[l].binding(),
+                nodes.binding(),
+                owner.binding(),
+                payload_of.binding(),
+                payloads.binding(),
+            ];
+            // One thread per node slot of the level.
+            let groups = if entry == "level_offsets" { 1 } else { groups(caps[l]) };
+            rec.dispatch("octree pack", &gpu.kernel(&gather, entry)?, &res, groups)
+        };
+        for l in 0..=depth as usize {
+            stage(rec, "owner_flags", l)?;
+        }
+        record_scan(rec, &owner, &payload_of, ScanKind::Exclusive)?;
+        stage(rec, "level_offsets", 0)?;
+        for l in (0..depth as usize).rev() {
+            stage(rec, "payload_index", l)?;
+        }
+        for l in 0..depth as usize {
+            stage(rec, "gather_nodes", l)?;
+        }
+        for l in 0..=depth as usize {
+            stage(rec, "gather_payloads", l)?;
+        }
+        Ok(GpuOctree { nodes, payloads, levels: offsets, root: cloud.root, depth })
     }
 }
 
 impl Compute for GpuBuild {
     type Input = Points;
-    type Output = Octree;
+    type Output = PackedOctree;
     type GpuInput = GpuCloud;
     type GpuOutput = GpuOctree;
 
@@ -247,9 +292,9 @@ impl Compute for GpuBuild {
         "octree build"
     }
 
-    fn cpu(&self, cloud: &Points) -> Result<Octree> {
+    fn cpu(&self, cloud: &Points) -> Result<PackedOctree> {
         let root = self.root_for(&cloud.positions)?;
-        Octree::build_in(&cloud.positions, &cloud.attrs, self.depth, root).map(|(t, _)| t).map_err(err)
+        Octree::build_in(&cloud.positions, &cloud.attrs, self.depth, root).map(|(t, _)| t.pack()).map_err(err)
     }
 
     fn upload(&self, gpu: &Gpu, cloud: &Points) -> Result<GpuCloud> {
@@ -265,15 +310,17 @@ impl Compute for GpuBuild {
         self.record_build(rec, cloud)
     }
 
-    fn download(&self, gpu: &Gpu, tree: &GpuOctree) -> Result<Octree> {
-        let levels = gpu.download(&tree.levels)?;
-        let total = *levels.last().unwrap_or(&0) as usize;
-        let nodes = gpu.download_range(&tree.nodes, 0..total)?;
-        Ok(Octree { root: tree.root, depth: tree.depth, nodes, levels })
+    fn download(&self, gpu: &Gpu, tree: &GpuOctree) -> Result<PackedOctree> {
+        let mut levels = gpu.download(&tree.levels)?;
+        let payload_count = levels.pop().unwrap_or(0) as usize;
+        let interior = *levels.last().unwrap_or(&0) as usize;
+        let nodes = gpu.download_range(&tree.nodes, 0..interior)?;
+        let payloads = gpu.download_range(&tree.payloads, 0..payload_count)?;
+        Ok(PackedOctree { root: tree.root, depth: tree.depth, nodes, levels, payloads })
     }
 }
 
-impl lumbre_gpu::Agree for Octree {
+impl lumbre_gpu::Agree for PackedOctree {
     fn disagreement(&self, gpu: &Self, _: lumbre_gpu::Tolerance) -> Option<String> {
         if self.root != gpu.root || self.depth != gpu.depth || self.levels != gpu.levels {
             return Some(format!(
@@ -281,7 +328,13 @@ impl lumbre_gpu::Agree for Octree {
                 self.root, self.depth, self.levels, gpu.root, gpu.depth, gpu.levels
             ));
         }
-        let bad = self.nodes.iter().zip(&gpu.nodes).position(|(a, b)| a != b)?;
-        Some(format!("node {bad} ({:?}) differs: cpu {:?} gpu {:?}", self.key(bad), self.nodes[bad], gpu.nodes[bad]))
+        if self.payloads.len() != gpu.payloads.len() {
+            return Some(format!("cpu has {} payloads, gpu {}", self.payloads.len(), gpu.payloads.len()));
+        }
+        if let Some(bad) = self.nodes.iter().zip(&gpu.nodes).position(|(a, b)| a != b) {
+            return Some(format!("interior node {bad} differs: cpu {:?} gpu {:?}", self.nodes[bad], gpu.nodes[bad]));
+        }
+        let bad = self.payloads.iter().zip(&gpu.payloads).position(|(a, b)| a != b)?;
+        Some(format!("payload {bad} differs: cpu {:?} gpu {:?}", self.payloads[bad], gpu.payloads[bad]))
     }
 }

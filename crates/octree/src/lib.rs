@@ -29,6 +29,7 @@ mod build;
 mod dense;
 mod gpu;
 mod node;
+mod packed;
 mod traverse;
 mod update;
 
@@ -37,5 +38,6 @@ pub use build::{BuildReport, MAX_POINTS, OctreeError, quantizer_of};
 pub use dense::{DenseCounts, MAX_DENSE_DEPTH, dense_bytes, dense_counts};
 pub use gpu::{GpuBuild, GpuCloud, GpuOctree, Points};
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
+pub use packed::{Inner, PackedOctree, Payload};
 pub use traverse::{STACK_SIZE, VoxelHit, slab};
 pub use update::{REBUILD_FRACTION, UpdateReport};

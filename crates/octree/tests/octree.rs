@@ -93,6 +93,9 @@ fn build_equals_brute_force_ancestor_counts() {
         let (tree, report) = Octree::build(&pts, &attrs, depth).unwrap();
         assert_eq!(report.points, n);
         check_structure(&tree);
+        let packed = tree.pack();
+        assert_eq!(packed.unpack(), tree, "n={n} depth={depth}: pack, unpack");
+        assert_eq!(packed.points() as usize, n);
         let want = brute_force(&tree, &pts, &attrs);
         let keys = (0..=depth).flat_map(|l| tree.level_keys(l));
         let got: BTreeMap<u64, (u32, [u32; 5])> = keys.zip(&tree.nodes).map(|(k, n)| (k, (n.count, n.sum))).collect();
@@ -249,6 +252,7 @@ proptest! {
         prop_assert_eq!(&chosen, &tree);
         let (fresh, _) = Octree::build_in(&new, &attrs, depth, tree.root).unwrap();
         prop_assert_eq!(&tree, &fresh);
+        prop_assert_eq!(&tree.pack().unpack(), &tree);
         // Every new point is inside the (possibly grown) root.
         for p in new.iter().filter(|p| p.iter().all(|c| c.is_finite())) {
             prop_assert!(tree.root.contains(*p));

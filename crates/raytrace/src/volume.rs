@@ -249,7 +249,7 @@ mod gpu {
 
     use glam::Vec3;
     use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
-    use lumbre_octree::{GpuOctree, Node, Octree};
+    use lumbre_octree::{GpuOctree, Inner, Octree, Payload};
 
     use super::{VOXEL_SPECULAR, VolumeOptions, depth_range, render_volume_cpu, voxel_eps};
     use crate::{Camera, GpuCamera, Image};
@@ -274,6 +274,7 @@ mod gpu {
         ks: f32,
         ns: f32,
         pixel_base: u32,
+        tree_depth: u32,
     }
 
     /// A voxel render through the [`Compute`] trait: the CPU path is
@@ -362,8 +363,15 @@ mod gpu {
                     ks: VOXEL_SPECULAR.0,
                     ns: VOXEL_SPECULAR.1,
                     pixel_base: base,
+                    tree_depth: tree.depth,
                 })?;
-                let res = [params.as_entire_binding(), tree.nodes.binding(), lights_buf.binding(), pixels.binding()];
+                let res = [
+                    params.as_entire_binding(),
+                    tree.nodes.binding(),
+                    lights_buf.binding(),
+                    pixels.binding(),
+                    tree.payloads.binding(),
+                ];
                 rec.dispatch("volume", &kernel, &res, count as u64)?;
                 base += count;
             }
@@ -394,10 +402,16 @@ mod gpu {
         }
 
         fn upload(&self, gpu: &Gpu, tree: &Octree) -> Result<GpuOctree> {
-            let nodes: Vec<Node> = if tree.nodes.is_empty() { vec![Node::default()] } else { tree.nodes.clone() };
+            let packed = tree.pack();
+            // Bindings cannot be empty: a lone zero node, and a zero payload marks no points.
+            let nodes = if packed.nodes.is_empty() { vec![Inner::default()] } else { packed.nodes.clone() };
+            let payloads = if packed.payloads.is_empty() { vec![Payload::default()] } else { packed.payloads.clone() };
+            let mut levels = packed.levels.clone();
+            levels.push(packed.payloads.len() as u32);
             Ok(GpuOctree {
                 nodes: gpu.upload(&nodes)?,
-                levels: gpu.upload(&tree.levels)?,
+                payloads: gpu.upload(&payloads)?,
+                levels: gpu.upload(&levels)?,
                 root: tree.root,
                 depth: tree.depth,
             })

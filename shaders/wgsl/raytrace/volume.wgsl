@@ -25,13 +25,17 @@ struct Params {
     ks: f32,
     ns: f32,
     pixel_base: u32,
+    // depth of the tree: nodes at this level are payloads only
+    tree_depth: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> nodes: array<Node>;
+// the packed octree: interior nodes and payloads
+@group(0) @binding(1) var<storage, read> nodes: array<Inner>;
 // per light: position, intensity
 @group(0) @binding(2) var<storage, read> lights: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> image: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> payloads: array<Payload>;
 
 const WG: u32 = 64u;
 const NONE: u32 = 0xffffffffu;
@@ -100,6 +104,7 @@ fn slab_t(ta: vec3<f32>, tb: vec3<f32>, t0: f32, t1: f32) -> vec4<f32> {
     return vec4<f32>(tn, tf, axis, select(0.0, 1.0, tn <= tf));
 }
 
+// `node`: the voxel's payload index.
 struct VoxelHit {
     t: f32,
     node: u32,
@@ -125,7 +130,12 @@ fn normal_of(axis: u32, d: vec3<f32>) -> vec3<f32> {
 
 fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> VoxelHit {
     var miss = VoxelHit(0.0, NONE, vec3<f32>(0.0));
-    if arrayLength(&nodes) == 0u {
+    // An empty tree uploads one zero payload.
+    var root_payload = 0u;
+    if params.tree_depth > 0u {
+        root_payload = nodes[0].payload;
+    }
+    if payloads[root_payload].count == 0u {
         return miss;
     }
     let inv = vec3<f32>(1.0) / d;
@@ -135,26 +145,39 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
     }
     // Octants the ray points away from along each axis.
     let m = select(0u, 1u, d.x < 0.0) | select(0u, 2u, d.y < 0.0) | select(0u, 4u, d.z < 0.0);
-    // Pending nodes: index, and level << 3 | octant (nodes hold no keys).
-    var stack: array<vec2<u32>, STACK>;
-    stack[0] = vec2<u32>(0u, 0u);
+    // Pending nodes as index << 3 | octant (nodes hold no keys; 2^29 nodes is more than a
+    // tree of lumbre_octree::MAX_POINTS points can have). Their levels follow from where
+    // they sit: depth first, entries only get deeper towards the top of the stack, and
+    // `bound[l]` is where the entries of level l start.
+    var stack: array<u32, STACK>;
+    var bound: array<u32, LEVELS>;
+    stack[0] = 0u;
+    bound[0] = 0u;
     var sp = 1u;
+    var level_here = 0u;
     // Lower corner of the last node popped at each level. Depth first, a node's parent is
     // always the last node popped one level up, so a corner is its parent's plus one step,
     // the same additions in the same order as NodeKey64::bounds (bit-identical).
     var lo_at: array<vec3<f32>, LEVELS>;
     while sp > 0u {
         sp -= 1u;
-        let i = stack[sp].x;
-        let level_here = stack[sp].y >> 3u;
+        let i = stack[sp] >> 3u;
+        while sp < bound[level_here] {
+            level_here -= 1u;
+        }
         var lo = params.root_min;
         if level_here > 0u {
-            lo = lo_at[level_here - 1u] + step_of(stack[sp].y & 7u, side(level_here));
+            lo = lo_at[level_here - 1u] + step_of(stack[sp] & 7u, side(level_here));
         }
         lo_at[level_here] = lo;
         if level_here == level {
             let s = slab(o, inv, lo, lo + vec3<f32>(side(level_here)), t_min, t_max);
-            return VoxelHit(s.x, i, normal_of(u32(s.z), d));
+            // Leaves are payloads: their index is their payload's.
+            var payload = i;
+            if level_here < params.tree_depth {
+                payload = nodes[i].payload;
+            }
+            return VoxelHit(s.x, payload, normal_of(u32(s.z), d));
         }
         let mask = nodes[i].child_mask;
         let first = nodes[i].first_child;
@@ -163,6 +186,7 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
         // distances once per node, then each child picks its pair per axis. The same
         // arithmetic as a slab test of the child's own box (lo + 0, lo + half, then + half).
         let half = side(level_here + 1u);
+        bound[level_here + 1u] = sp;
         let mid = lo + vec3<f32>(half);
         let t_lo = (lo - o) * inv;
         let t_mid = (mid - o) * inv;
@@ -176,20 +200,22 @@ fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> Voxe
             let upper = vec3<bool>((oct & 1u) != 0u, (oct & 2u) != 0u, (oct & 4u) != 0u);
             let cs = slab_t(select(t_lo, t_mid, upper), select(t_mid, t_hi, upper), t_min, t_max);
             if cs.w != 0.0 && sp < STACK {
-                stack[sp] = vec2<u32>(c, ((level_here + 1u) << 3u) | oct);
+                stack[sp] = (c << 3u) | oct;
                 sp += 1u;
             }
         }
+        // The next entry popped is one of these children, if any was pushed.
+        level_here += 1u;
     }
     return miss;
 }
 
-fn mean_color(n: Node) -> vec3<f32> {
+fn mean_color(n: Payload) -> vec3<f32> {
     let c = f32(max(n.count, 1u)) * 255.0;
     return vec3<f32>(f32(n.sum[0]) / c, f32(n.sum[1]) / c, f32(n.sum[2]) / c);
 }
 
-fn mean_reflection(n: Node) -> f32 {
+fn mean_reflection(n: Payload) -> f32 {
     return f32(n.sum[3]) / (f32(max(n.count, 1u)) * 255.0);
 }
 
@@ -204,7 +230,7 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
         if h.node == NONE {
             return params.background;
         }
-        return mean_color(nodes[h.node]);
+        return mean_color(payloads[h.node]);
     }
     if params.mode == 1u {
         let h = trace(origin, dir, 0.0, inf(), level);
@@ -223,7 +249,7 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
             color += weight * params.background;
             break;
         }
-        let node = nodes[h.node];
+        let node = payloads[h.node];
         let albedo = mean_color(node);
         let refl = mean_reflection(node);
         let n = h.normal;
