@@ -46,6 +46,8 @@ pub struct GpuOctree {
     pub root: Root,
     /// Depth of the leaves.
     pub depth: u32,
+    /// Whether the tree holds no point (the GPU build never makes one; an upload can).
+    pub empty: bool,
 }
 
 /// Builds a [`PackedOctree`] on the GPU (or, through [`Compute::cpu`], with
@@ -278,7 +280,7 @@ impl GpuBuild {
         for l in 0..=depth as usize {
             stage(rec, "gather_payloads", l)?;
         }
-        Ok(GpuOctree { nodes, payloads, levels: offsets, root: cloud.root, depth })
+        Ok(GpuOctree { nodes, payloads, levels: offsets, root: cloud.root, depth, empty: false })
     }
 }
 

@@ -275,6 +275,7 @@ mod gpu {
         ns: f32,
         pixel_base: u32,
         tree_depth: u32,
+        empty: u32,
     }
 
     /// A voxel render through the [`Compute`] trait: the CPU path is
@@ -340,7 +341,13 @@ mod gpu {
             let lights_buf = if flat.is_empty() { gpu.zeroed(2)? } else { gpu.upload(&flat)? };
             let (near, far) = depth_range(&shell, self.camera.eye);
             let pixels = gpu.zeroed::<[f32; 4]>(o.width as usize * o.height as usize)?;
-            let kernel = gpu.kernel(&lumbre_shaders::raytrace::VOLUME, "render")?;
+            // Trees up to depth 10 take the variant with the smaller stack.
+            let shader = if tree.depth <= 10 {
+                lumbre_shaders::raytrace::VOLUME_SHALLOW
+            } else {
+                lumbre_shaders::raytrace::VOLUME_DEEP
+            };
+            let kernel = gpu.kernel(&shader, "render")?;
             let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
             let mut base = 0;
             while base < tiles {
@@ -364,6 +371,7 @@ mod gpu {
                     ns: VOXEL_SPECULAR.1,
                     pixel_base: base,
                     tree_depth: tree.depth,
+                    empty: tree.empty as u32,
                 })?;
                 let res = [
                     params.as_entire_binding(),
@@ -414,6 +422,7 @@ mod gpu {
                 levels: gpu.upload(&levels)?,
                 root: tree.root,
                 depth: tree.depth,
+                empty: packed.payloads.is_empty(),
             })
         }
 

@@ -1,5 +1,7 @@
+//! variants shallow, deep
 //! import shared/dispatch
 //! import shared/octree_node
+//! import shared/volume_stack_{variant}
 //! import shared/camera
 // Voxel rendering through the sparse octree, one thread per pixel: a port of
 // lumbre_octree::Octree::trace and lumbre_raytrace::voxel_radiance. Children are visited
@@ -27,6 +29,8 @@ struct Params {
     pixel_base: u32,
     // depth of the tree: nodes at this level are payloads only
     tree_depth: u32,
+    // 1 if the tree holds no point
+    empty: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -39,10 +43,6 @@ struct Params {
 
 const WG: u32 = 64u;
 const NONE: u32 = 0xffffffffu;
-// lumbre_octree::STACK_SIZE: 8 entries per level of the deepest tree (21), plus the root's.
-const STACK: u32 = 176u;
-// lumbre_octree::MAX_DEPTH + 1
-const LEVELS: u32 = 22u;
 
 fn comp(v: vec3<f32>, a: u32) -> f32 {
     return select(select(v.z, v.y, a == 1u), v.x, a == 0u);
@@ -130,12 +130,7 @@ fn normal_of(axis: u32, d: vec3<f32>) -> vec3<f32> {
 
 fn trace(o: vec3<f32>, d: vec3<f32>, t_min: f32, t_max: f32, level: u32) -> VoxelHit {
     var miss = VoxelHit(0.0, NONE, vec3<f32>(0.0));
-    // An empty tree uploads one zero payload.
-    var root_payload = 0u;
-    if params.tree_depth > 0u {
-        root_payload = nodes[0].payload;
-    }
-    if payloads[root_payload].count == 0u {
+    if params.empty != 0u {
         return miss;
     }
     let inv = vec3<f32>(1.0) / d;
