@@ -174,6 +174,12 @@ impl Octree {
     }
 
     /// The level of node `i`.
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, Octree};
+    /// let (tree, _) = Octree::build(&[[0.0; 3], [1.0; 3]], &[Attrs::default(); 2], 2).unwrap();
+    /// assert_eq!((0..tree.nodes.len()).map(|i| tree.level_of(i)).collect::<Vec<_>>(), [0, 1, 1, 2, 2]);
+    /// ```
     pub fn level_of(&self, i: usize) -> u32 {
         (self.levels.partition_point(|&start| start as usize <= i) - 1) as u32
     }

@@ -7,6 +7,14 @@
 use crate::{NO_CHILD, Node, Octree, Root};
 
 /// An interior node of a [`PackedOctree`] (12 bytes).
+///
+/// ```
+/// use lumbre_octree::{Attrs, Octree};
+/// let (tree, _) = Octree::build(&[[0.0; 3], [1.0; 3]], &[Attrs::default(); 2], 1).unwrap();
+/// let root = tree.pack().nodes[0];
+/// // Two leaves, octants 0 and 7: the first two payloads; the root owns the third.
+/// assert_eq!((root.first_child, root.child_mask, root.payload), (0, 0b1000_0001, 2));
+/// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Inner {
@@ -21,6 +29,13 @@ pub struct Inner {
 }
 
 /// The points of a node: their count and the sums of their attributes, as in [`Node`].
+///
+/// ```
+/// use lumbre_octree::{Attrs, Octree, Payload};
+/// let red = Attrs { rgb: [255, 0, 0], reflection: 0, refraction: 0 };
+/// let (tree, _) = Octree::build(&[[0.0; 3]], &[red], 3).unwrap();
+/// assert_eq!(tree.pack().payloads, [Payload { count: 1, sum: [255, 0, 0, 0, 0] }]);
+/// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Payload {
@@ -109,6 +124,16 @@ impl Octree {
 
 impl PackedOctree {
     /// Number of leaves (the first payloads).
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, Octree};
+    /// let (tree, _) = Octree::build(&[[0.0; 3], [1.0; 3]], &[Attrs::default(); 2], 5).unwrap();
+    /// let packed = tree.pack();
+    /// assert_eq!((packed.leaf_count(), packed.points()), (2, 2));
+    /// // 5 interior levels: the root branches, then two chains of 4 nodes.
+    /// assert_eq!(packed.nodes.len(), 9);
+    /// assert_eq!(packed.bytes(), 9 * 12 + 3 * 24 + 6 * 4);
+    /// ```
     pub fn leaf_count(&self) -> usize {
         // Every payload is a leaf's or a branching interior node's.
         self.payloads.len() - self.nodes.iter().filter(|n| n.child_mask.count_ones() != 1).count()
