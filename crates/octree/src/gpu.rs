@@ -1,6 +1,7 @@
 //! The GPU build: Morton encode, radix sort of (code, point) pairs, then one compaction and
-//! one reduction per level, deepest first, and a gather into the final node array. Every
-//! stage stays on the GPU; the result equals [`Octree::build`] bit for bit.
+//! one reduction per level, deepest first, and the packing into a [`PackedOctree`]. Every
+//! stage stays on the GPU; the result equals [`Octree::build`] then [`Octree::pack`] bit
+//! for bit.
 
 use lumbre_compact::{Compact, Emit, GpuStream, ScanKind, Select, record_scan, record_sort_bits};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result, record_iota};
@@ -240,7 +241,8 @@ impl GpuBuild {
         let payload_of = gpu.zeroed::<u32>(flags_len)?;
         let interior: usize = caps[..depth as usize].iter().sum();
         let nodes = gpu.zeroed::<Inner>(interior.max(1))?;
-        let payloads = gpu.zeroed::<Payload>(caps.iter().sum())?;
+        // Leaves, plus at most one per node with two or more children: under twice the leaves.
+        let payloads = gpu.zeroed::<Payload>((2 * caps[depth as usize]).min(caps.iter().sum()))?;
         let offsets = gpu.zeroed::<u32>(depth as usize + 2)?;
         let stage = |rec: &mut Recorder, entry: &'static str, l: usize| -> Result<()> {
             let p = gpu.uniform(&GatherParams {

@@ -3,10 +3,10 @@
 //! points are, memory grows with the data, and the root grows when points leave it.
 //!
 //! - [`Octree::build`]: sort leaf keys, one node per distinct key per level, exact integer
-//!   payload sums (count, colour, reflection, refraction), at any depth up to 21 (keys in a
-//!   `u32` up to depth 10, a `u64` beyond). Nodes store no key: [`Octree::key`] and
-//!   [`Octree::find`] follow the child masks. CPU here; the GPU build in [`GpuBuild`]
-//!   matches it bit for bit.
+//!   payload sums (count, colour, reflection, refraction), at any depth up to 21 (`u64`
+//!   keys; the GPU build uses one-word keys up to depth 10). Nodes store no key:
+//!   [`Octree::key`] and [`Octree::find`] follow the child masks. CPU here; the GPU build in
+//!   [`GpuBuild`] matches it bit for bit, in the packed form of [`Octree::pack`].
 //! - [`Octree::update`]: the thesis's in-place update when points move.
 //! - [`Octree::trace`]: slab tests and a front-to-back stack descent to the first voxel.
 //! - [`dense_counts`]: the thesis's own build (atomic counters over every possible node),

@@ -10,7 +10,8 @@ pub const NO_CHILD: u32 = u32::MAX;
 /// Deepest level the octree supports: 21 (a 2^21 grid of leaves per axis, keys in a `u64`).
 pub const MAX_DEPTH: u32 = NodeKey64::MAX_LEVEL;
 
-/// One octree node (32 bytes), uploaded to the GPU as is.
+/// One node of the editable [`Octree`] (32 bytes); the GPU holds the packed form
+/// ([`crate::PackedOctree`]).
 ///
 /// Payloads are exact integer sums of the points' 8-bit attributes, so any two builds of
 /// the same points (CPU or GPU, fresh or updated) agree bit for bit; the mean colour is
@@ -168,7 +169,8 @@ impl Octree {
         self.nodes.first().map_or(0, |n| n.count)
     }
 
-    /// Bytes of the node array (what lives on the GPU for rendering).
+    /// Bytes of the node array and level offsets (the GPU holds the packed form instead:
+    /// [`crate::PackedOctree::bytes`]).
     pub fn bytes(&self) -> usize {
         self.nodes.len() * size_of::<Node>() + self.levels.len() * 4
     }
@@ -211,7 +213,8 @@ impl Octree {
         parent_key.child(octant).expect("within MAX_DEPTH")
     }
 
-    /// The keys of level `l`, in order (each level from the one above, root down).
+    /// The keys of level `l`, in order (each level from the one above, root down); none
+    /// for an empty tree or a level below the leaves.
     ///
     /// ```
     /// use lumbre_octree::{Attrs, Octree};
@@ -219,8 +222,11 @@ impl Octree {
     /// assert_eq!(tree.level_keys(1), [0b1_000, 0b1_111]);
     /// ```
     pub fn level_keys(&self, l: u32) -> Vec<u64> {
+        if self.nodes.is_empty() || l > self.depth {
+            return Vec::new();
+        }
         let mut keys = vec![NodeKey64::ROOT.0];
-        for upper in 0..l.min(self.depth) {
+        for upper in 0..l {
             keys = self.child_keys(upper, &keys);
         }
         keys

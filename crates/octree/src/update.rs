@@ -176,7 +176,7 @@ impl Octree {
         // Merge the deltas into each level, deepest first, then relink parents.
         let mut pending = deltas.into_iter().peekable();
         let mut merged_levels: Vec<Level> = Vec::new();
-        let mut keys = vec![lumbre_morton::NodeKey64::ROOT.0];
+        let mut keys = self.level_keys(0);
         for l in 0..=d {
             if l > 0 {
                 keys = self.child_keys(l - 1, &keys);

@@ -132,6 +132,22 @@ fn non_finite_points_are_dropped_and_counted() {
 }
 
 #[test]
+fn a_tree_of_no_points_has_no_nodes_keys_or_hits() {
+    let root = Root { min: [0.0; 3], size: 1.0 };
+    let (tree, report) = Octree::build_in(&[[f32::NAN; 3]], &[Attrs::default()], 3, root).unwrap();
+    assert_eq!((tree.nodes.len(), report.points, report.dropped_non_finite), (0, 0, 1));
+    assert!((0..=3).all(|l| tree.level_keys(l).is_empty()));
+    assert_eq!(tree.find(NodeKey64::ROOT), None);
+    for level in 0..=3 {
+        assert_eq!(tree.trace([-1.0, 0.5, 0.5], [1.0, 0.0, 0.0], 0.0, f32::INFINITY, level), None);
+        assert_eq!(tree.trace_brute_force([-1.0, 0.5, 0.5], [1.0, 0.0, 0.0], 0.0, f32::INFINITY, level), None);
+    }
+    let packed = tree.pack();
+    assert_eq!((packed.points(), packed.payloads.len()), (0, 0));
+    assert_eq!(packed.unpack(), tree);
+}
+
+#[test]
 fn dense_counters_agree_with_the_sparse_tree() {
     let (pts, attrs) = cloud(4000, 9);
     for depth in [0, 1, 3, 5] {

@@ -8,7 +8,7 @@
 // (`count[0]`); dispatches are sized for the worst case and threads past the count exit.
 // Per-level buffers hold nodes as planes of words (word f of node j at f * capacity + j),
 // so that consecutive threads touch consecutive words: the key's KEY_WORDS planes, then the
-// node's. The gather makes them 32-byte lumbre_octree::Node records, without the keys.
+// node's. octree/gather.wgsl packs them into lumbre_octree::PackedOctree, without the keys.
 
 struct Params {
     // sorted codes (leaf stages) or child nodes (parent stages) in the worst case
