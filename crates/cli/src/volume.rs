@@ -165,7 +165,7 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
                     tree.update(&points.positions, &next, &points.attrs).map_err(|e| e.to_string())?;
                     let update = t.elapsed();
                     let (img, render) = render_once(&backend, &tree, args.depth, &camera, &args.options)?;
-                    (img, update, render, tree.nodes.len())
+                    (img, update, render, format!("{} nodes", tree.nodes.len()))
                 }
                 Backend::Gpu(gpu) => {
                     // On the GPU the update is a rebuild in the previous (grown) root, and the
@@ -185,8 +185,10 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
                     let render = stage("volume");
                     let update = timings.gpu().saturating_sub(render);
                     let img = r.download(gpu, &image).map_err(|e| e.to_string())?;
-                    let nodes = *gpu.download(&on_gpu.levels).map_err(|e| e.to_string())?.last().unwrap_or(&0);
-                    (img, update, render, nodes as usize)
+                    // Interior level offsets, then the payload count.
+                    let sizes = gpu.download(&on_gpu.levels).map_err(|e| e.to_string())?;
+                    let (interior, payloads) = (sizes[sizes.len() - 2], sizes[sizes.len() - 1]);
+                    (img, update, render, format!("{interior} interior nodes and {payloads} payloads (packed)"))
                 }
             };
             points.positions = next;
@@ -194,7 +196,7 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
             img.save_png(&path).map_err(|e| e.to_string())?;
             bar.suspend(|| {
                 println!(
-                    "frame {i}: update {:.2} ms ({where_}), render {:.2} ms, {nodes} nodes -> {}",
+                    "frame {i}: update {:.2} ms ({where_}), render {:.2} ms, {nodes} -> {}",
                     update.as_secs_f64() * 1e3,
                     render.as_secs_f64() * 1e3,
                     path.display()
