@@ -6,6 +6,7 @@ use lumbre_compact::radix_sort_cpu;
 use lumbre_morton::Quantizer;
 use rayon::prelude::*;
 
+use crate::node::concat_levels;
 use crate::{Attrs, MAX_DEPTH, NO_CHILD, Node, Octree, Root};
 
 /// Why an octree cannot be built or updated.
@@ -214,17 +215,6 @@ pub(crate) fn assemble(root: Root, depth: u32, leaves: Level) -> Octree {
         let parents = parent_level(levels_rev.last().expect("at least the leaves"));
         levels_rev.push(parents);
     }
-    let mut levels = vec![0u32];
-    let mut nodes = Vec::new();
-    for level in levels_rev.iter().rev() {
-        nodes.extend_from_slice(&level.nodes);
-        levels.push(nodes.len() as u32);
-    }
-    for l in 0..depth as usize {
-        let next = levels[l + 1];
-        for n in &mut nodes[levels[l] as usize..levels[l + 1] as usize] {
-            n.first_child += next;
-        }
-    }
+    let (nodes, levels) = concat_levels(levels_rev.iter().rev().map(|l| l.nodes.as_slice()), |n| &mut n.first_child);
     Octree { root, depth, nodes, levels }
 }

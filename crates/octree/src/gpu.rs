@@ -235,7 +235,6 @@ impl GpuBuild {
         for l in (0..depth as usize).rev() {
             seg[l] = seg[l + 1] + caps[l + 1];
         }
-        seg[depth as usize] = 0;
         let flags_len = seg[0] + caps[0];
         let owner = gpu.zeroed::<u32>(flags_len)?;
         let payload_of = gpu.zeroed::<u32>(flags_len)?;
@@ -283,6 +282,27 @@ impl GpuBuild {
             stage(rec, "gather_payloads", l)?;
         }
         Ok(GpuOctree { nodes, payloads, levels: offsets, root: cloud.root, depth, empty: false })
+    }
+}
+
+impl PackedOctree {
+    /// Uploads the tree for rendering (as [`GpuBuild`] leaves it on the GPU).
+    pub fn upload(&self, gpu: &Gpu) -> Result<GpuOctree> {
+        // Bindings cannot be empty: a lone zero node or payload stands in; `empty` says so.
+        let nodes = gpu.zeroed::<Inner>(self.nodes.len().max(1))?;
+        let payloads = gpu.zeroed::<Payload>(self.payloads.len().max(1))?;
+        gpu.write(&nodes, 0, &self.nodes)?;
+        gpu.write(&payloads, 0, &self.payloads)?;
+        let mut levels = self.levels.clone();
+        levels.push(self.payloads.len() as u32);
+        Ok(GpuOctree {
+            nodes,
+            payloads,
+            levels: gpu.upload(&levels)?,
+            root: self.root,
+            depth: self.depth,
+            empty: self.payloads.is_empty(),
+        })
     }
 }
 

@@ -259,3 +259,25 @@ impl Octree {
         Some(i)
     }
 }
+
+/// Levels laid one after another, root first, and the offset of each (plus the total);
+/// `first_child` (reached through `first`) goes from an index within the next level to a
+/// global one on every level but the last given, whose children live elsewhere or nowhere.
+pub(crate) fn concat_levels<'a, T: Copy + 'a>(
+    levels: impl IntoIterator<Item = &'a [T]>,
+    first: impl Fn(&mut T) -> &mut u32,
+) -> (Vec<T>, Vec<u32>) {
+    let mut offsets = vec![0u32];
+    let mut nodes = Vec::new();
+    for level in levels {
+        nodes.extend_from_slice(level);
+        offsets.push(nodes.len() as u32);
+    }
+    for l in 0..offsets.len().saturating_sub(2) {
+        let next = offsets[l + 1];
+        for n in &mut nodes[offsets[l] as usize..next as usize] {
+            *first(n) += next;
+        }
+    }
+    (nodes, offsets)
+}

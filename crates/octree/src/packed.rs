@@ -4,6 +4,7 @@
 //! child's payload instead of repeating it; leaves are payloads only. Sparse clouds at a
 //! depth finer than their spacing are mostly such chains, which is where the bytes went.
 
+use crate::node::concat_levels;
 use crate::{NO_CHILD, Node, Octree, Root};
 
 /// An interior node of a [`PackedOctree`] (12 bytes).
@@ -105,19 +106,8 @@ impl Octree {
             below = inner.iter().map(|n| n.payload).collect();
             levels_rev.push(inner);
         }
-        let mut levels = vec![0u32];
-        let mut nodes = Vec::new();
-        for level in levels_rev.iter().rev() {
-            nodes.extend_from_slice(level);
-            levels.push(nodes.len() as u32);
-        }
-        // Child indices into the next interior level become global (leaves' stay as they are).
-        for l in 0..d.saturating_sub(1) as usize {
-            let next = levels[l + 1];
-            for n in &mut nodes[levels[l] as usize..levels[l + 1] as usize] {
-                n.first_child += next;
-            }
-        }
+        // The last interior level's children are the leaves: payload indices, left as they are.
+        let (nodes, levels) = concat_levels(levels_rev.iter().rev().map(Vec::as_slice), |n| &mut n.first_child);
         PackedOctree { root: self.root, depth: d, nodes, levels, payloads }
     }
 }

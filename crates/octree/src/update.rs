@@ -6,6 +6,7 @@
 //! result equals a fresh build of the moved points in the same root box, bit for bit.
 
 use crate::build::{Level, check, finite_points, leaf_code, quantizer};
+use crate::node::concat_levels;
 use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError};
 
 /// What an update changed.
@@ -231,20 +232,8 @@ impl Octree {
                 }
             }
         }
-        let mut nodes = Vec::new();
-        let mut levels = vec![0u32];
-        for level in &merged_levels {
-            nodes.extend_from_slice(&level.nodes);
-            levels.push(nodes.len() as u32);
-        }
-        for l in 0..d as usize {
-            let next = levels[l + 1];
-            for n in &mut nodes[levels[l] as usize..levels[l + 1] as usize] {
-                n.first_child += next;
-            }
-        }
-        self.nodes = nodes;
-        self.levels = levels;
+        (self.nodes, self.levels) =
+            concat_levels(merged_levels.iter().map(|l| l.nodes.as_slice()), |n| &mut n.first_child);
         Ok(report)
     }
 }

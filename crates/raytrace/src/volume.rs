@@ -249,7 +249,7 @@ mod gpu {
 
     use glam::Vec3;
     use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
-    use lumbre_octree::{GpuOctree, Inner, Octree, Payload};
+    use lumbre_octree::{GpuOctree, Octree};
 
     use super::{VOXEL_SPECULAR, VolumeOptions, depth_range, render_volume_cpu, voxel_eps};
     use crate::{Camera, GpuCamera, Image};
@@ -321,6 +321,10 @@ mod gpu {
 
     const TILES_PER_DISPATCH: u32 = 1 << 14;
 
+    /// Deepest tree the `shallow` variant of `raytrace/volume.wgsl` takes (its stack holds
+    /// 88 entries, `shared/volume_stack_shallow.wgsl`); deeper trees take `deep`.
+    const SHALLOW_DEPTH: u32 = 10;
+
     impl VolumeRender {
         fn shell(&self, root: lumbre_octree::Root) -> Octree {
             // Enough of a tree for the helpers that only look at the root and depth.
@@ -341,8 +345,7 @@ mod gpu {
             let lights_buf = if flat.is_empty() { gpu.zeroed(2)? } else { gpu.upload(&flat)? };
             let (near, far) = depth_range(&shell, self.camera.eye);
             let pixels = gpu.zeroed::<[f32; 4]>(o.width as usize * o.height as usize)?;
-            // Trees up to depth 10 take the variant with the smaller stack.
-            let shader = if tree.depth <= 10 {
+            let shader = if tree.depth <= SHALLOW_DEPTH {
                 lumbre_shaders::raytrace::VOLUME_SHALLOW
             } else {
                 lumbre_shaders::raytrace::VOLUME_DEEP
@@ -410,20 +413,7 @@ mod gpu {
         }
 
         fn upload(&self, gpu: &Gpu, tree: &Octree) -> Result<GpuOctree> {
-            let packed = tree.pack();
-            // Bindings cannot be empty: a lone zero node, and a zero payload marks no points.
-            let nodes = if packed.nodes.is_empty() { vec![Inner::default()] } else { packed.nodes.clone() };
-            let payloads = if packed.payloads.is_empty() { vec![Payload::default()] } else { packed.payloads.clone() };
-            let mut levels = packed.levels.clone();
-            levels.push(packed.payloads.len() as u32);
-            Ok(GpuOctree {
-                nodes: gpu.upload(&nodes)?,
-                payloads: gpu.upload(&payloads)?,
-                levels: gpu.upload(&levels)?,
-                root: tree.root,
-                depth: tree.depth,
-                empty: packed.payloads.is_empty(),
-            })
+            tree.pack().upload(gpu)
         }
 
         fn record(&self, rec: &mut Recorder, tree: &GpuOctree) -> Result<GpuVolumeImage> {

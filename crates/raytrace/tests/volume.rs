@@ -109,6 +109,21 @@ fn trees_deeper_than_ten_levels_render_alike() {
 }
 
 #[test]
+fn a_tree_without_points_renders_the_background() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let root = lumbre_octree::Root { min: [-1.0; 3], size: 2.0 };
+    // Depth 0 matters: there the root is a payload, which the GPU must not mistake for a voxel.
+    for depth in [0, 3] {
+        let tree = Octree::build_in(&[[f32::NAN; 3]], &[Attrs::default()], depth, root).unwrap().0;
+        let mut r = render(VolumeMode::Colour);
+        (r.tree_depth, r.options.level) = (depth, depth);
+        let image = conformance(&r, &gpu, &tree, Tolerance::EXACT).unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+        let background = r.options.background;
+        assert!((0..64).all(|y| (0..64).all(|x| image.get(x, y) == background)), "depth {depth}");
+    }
+}
+
+#[test]
 fn gpu_build_then_gpu_render_in_one_submission() {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let points = cloud_points(&phantom_cloud(32));
