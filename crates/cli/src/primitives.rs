@@ -7,7 +7,9 @@ use lumbre_compact::{
     Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu,
     radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
 };
-use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, median_time};
+use lumbre_gpu::{
+    Agree, BUSY_SPAN, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, copy_time_between, median_time,
+};
 use lumbre_morton::{MortonEncode, Quantizer};
 
 use crate::bench::{Effort, progress};
@@ -55,6 +57,8 @@ struct Row {
     n: usize,
     gpu: Option<Duration>,
     copy: Option<Duration>,
+    /// The copy kernel between the operation's own input and output buffers.
+    own: Option<Duration>,
     cpu: Duration,
     rate_unit: &'static str,
     rate_per: f64,
@@ -66,12 +70,18 @@ fn push(t: &mut Table, r: Row) {
         (Some(g), Some(c)) => (ms(g), ms(c), format!("{:.2}", g.as_secs_f64() / c.as_secs_f64()), rate(g)),
         _ => ("-".into(), "-".into(), "-".into(), "-".into()),
     };
+    let (own, own_ratio) = match (r.gpu, r.own) {
+        (Some(g), Some(o)) => (ms(o), format!("{:.2}", g.as_secs_f64() / o.as_secs_f64())),
+        _ => ("-".into(), "-".into()),
+    };
     t.row(vec![
         r.op,
         format!("2^{}", r.n.trailing_zeros()),
         g,
         c,
         ratio,
+        own,
+        own_ratio,
         gr,
         ms(r.cpu),
         rate(r.cpu),
@@ -142,17 +152,18 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     let cpu = wall(effort, || {
         scan_cpu(input, &mut out, kind);
     });
-    let (g, c) = match gpu {
+    let (g, c, own) = match gpu {
         Some(gpu) => {
             let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
             let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
             let g = gpu_time(gpu, effort, |rec| record_scan_with(rec, &src, &dst, kind, lookback).map(|_| ()))?;
             check(name, &out, &gpu.download(&dst).map_err(err)?, tol)?;
-            (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?))
+            let own = copy_time_between(gpu, &src, &dst, effort.warmup, effort.repeats).map_err(err)?;
+            (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
-    Ok(Row { op: name.into(), n, gpu: g, copy: c, cpu, rate_unit: "G elem/s", rate_per: n as f64 })
+    Ok(Row { op: name.into(), n, gpu: g, copy: c, own, cpu, rate_unit: "G elem/s", rate_per: n as f64 })
 }
 
 /// `lookback` sets the scan's and the compaction's look-back (how long a tile waits for a
@@ -160,7 +171,19 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
 pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lookback) -> Res<Vec<Table>> {
     let mut t = Table::new(
         "Primitives: GPU time vs the copy kernel moving the same bytes, and the CPU path",
-        &["operation", "n", "GPU ms", "copy ms", "GPU/copy", "GPU rate", "CPU ms", "CPU rate", "rate unit"],
+        &[
+            "operation",
+            "n",
+            "GPU ms",
+            "copy ms",
+            "GPU/copy",
+            "own copy ms",
+            "GPU/own copy",
+            "GPU rate",
+            "CPU ms",
+            "CPU rate",
+            "rate unit",
+        ],
     );
     let scan_n = 1usize << 28.min(max_log2);
     let sort_n = 1usize << 26.min(max_log2);
@@ -192,20 +215,31 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         let cpu = wall(effort, || {
             kept = compact_cpu(&stream.values, &stream.flags, select, Emit::Values);
         });
-        let (g, cp) = match gpu {
+        let (g, cp, own) = match gpu {
             Some(gpu) if scan_n * 4 <= gpu.limits().max_storage_buffer_binding_size as usize => {
                 let on_gpu = c.upload(gpu, &stream).map_err(err)?;
                 let out = GpuCompacted::new(gpu, scan_n).map_err(err)?;
                 let g = gpu_time(gpu, effort, |rec| c.record_compact_into(rec, &on_gpu, &out))?;
                 check(name, &kept, &c.download(gpu, &out).map_err(err)?, Tolerance::EXACT)?;
+                let own =
+                    copy_time_between(gpu, &on_gpu.values, &out.out, effort.warmup, effort.repeats).map_err(err)?;
                 let copy = copy_time(gpu, bytes_per * scan_n as u64 / 2, effort.warmup, effort.repeats).map_err(err)?;
-                (Some(g), Some(copy))
+                (Some(g), Some(copy), Some(own))
             }
-            _ => (None, None),
+            _ => (None, None, None),
         };
         push(
             &mut t,
-            Row { op: name.into(), n: scan_n, gpu: g, copy: cp, cpu, rate_unit: "G elem/s", rate_per: scan_n as f64 },
+            Row {
+                op: name.into(),
+                n: scan_n,
+                gpu: g,
+                copy: cp,
+                own,
+                cpu,
+                rate_unit: "G elem/s",
+                rate_per: scan_n as f64,
+            },
         );
         bar.inc(1);
     }
@@ -240,9 +274,9 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
             }
         })
         .unwrap_or_default();
-        let (g, cp) = match gpu {
+        let (g, cp, own) = match gpu {
             Some(gpu) => {
-                let (g, stages) = if words == 2 {
+                let ((g, stages), own) = if words == 2 {
                     let pristine = gpu.upload_fit(&keys64, Fit::Pieces).map_err(err)?;
                     let work = gpu.zeroed_fit::<u64>(sort_n, Fit::Pieces).map_err(err)?;
                     let timed = gpu_time_stages(gpu, effort, |rec| {
@@ -250,7 +284,8 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
                         record_sort(rec, &work, None)
                     })?;
                     check(name, &sorted64, &gpu.download(&work).map_err(err)?, Tolerance::EXACT)?;
-                    timed
+                    let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats).map_err(err)?;
+                    (timed, own)
                 } else {
                     let pristine = gpu.upload_fit(&keys, Fit::Pieces).map_err(err)?;
                     let work = gpu.zeroed_fit::<u32>(sort_n, Fit::Pieces).map_err(err)?;
@@ -265,17 +300,27 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
                     if with_values {
                         check(name, &sorted_vals, &gpu.download(&v).map_err(err)?, Tolerance::EXACT)?;
                     }
-                    timed
+                    let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats).map_err(err)?;
+                    (timed, own)
                 };
                 sort_notes.push(stages_note(name, &stages));
                 let bytes = (4 * words + 4 * with_values as usize) * sort_n;
-                (Some(g), Some(copy_time(gpu, bytes as u64, effort.warmup, effort.repeats).map_err(err)?))
+                (Some(g), Some(copy_time(gpu, bytes as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         push(
             &mut t,
-            Row { op: name.into(), n: sort_n, gpu: g, copy: cp, cpu, rate_unit: "G keys/s", rate_per: sort_n as f64 },
+            Row {
+                op: name.into(),
+                n: sort_n,
+                gpu: g,
+                copy: cp,
+                own,
+                cpu,
+                rate_unit: "G keys/s",
+                rate_per: sort_n as f64,
+            },
         );
         bar.inc(1);
     }
@@ -310,7 +355,16 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         };
         push(
             &mut t,
-            Row { op: name, n: morton_n, gpu: g, copy: cp, cpu, rate_unit: "G keys/s", rate_per: morton_n as f64 },
+            Row {
+                op: name,
+                n: morton_n,
+                gpu: g,
+                copy: cp,
+                own: None,
+                cpu,
+                rate_unit: "G keys/s",
+                rate_per: morton_n as f64,
+            },
         );
         bar.inc(1);
     }
@@ -324,6 +378,11 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         rayon::current_num_threads()
     ));
     t.note("copy ms: the copy kernel reading and writing (bytes read + bytes written) / 2 each way");
+    t.note(
+        "own copy ms: the copy kernel between the operation's own buffers (a large buffer's speed depends on where the \
+         driver placed it): scans input -> output (the same bytes), compaction values -> output (8 of its 10 bytes \
+         per element), sorts unsorted keys -> work keys (the keys' bytes)",
+    );
     if gpu.is_some() {
         t.note("every GPU result was checked against the CPU's (exact; the f32 scan within 1e-3 relative)");
     }

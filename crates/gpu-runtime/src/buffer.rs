@@ -90,6 +90,12 @@ impl<T: Pod> Buffer<T> {
         })
     }
 
+    /// The first `n` vec4s of the buffer as a buffer of its own (same memory).
+    pub(crate) fn quads(&self, n: usize) -> Buffer<[u32; 4]> {
+        debug_assert!(n as u64 * 16 <= self.raw.size());
+        Buffer { raw: self.raw.clone(), len: n, _t: PhantomData }
+    }
+
     /// Reinterprets the buffer as a buffer of `U` (same bytes).
     pub fn cast<U: Pod>(self) -> Result<Buffer<U>> {
         let bytes = self.size_bytes();

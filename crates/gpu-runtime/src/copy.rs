@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use bytemuck::Pod;
+
 use crate::{Buffer, Compute, Fit, Gpu, Recorder, Result};
 
 /// Copies `vec4<u32>` values; the GPU path is `runtime/copy.wgsl`. Buffers larger than one
@@ -95,6 +97,34 @@ pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result
     let n = bytes.div_ceil(16) as usize;
     let src = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
     let dst = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
+    busy_median_time(gpu, warmup, repeats, || {
+        let mut rec = gpu.recorder();
+        CopyKernel::record_into(&mut rec, &src, &dst)?;
+        Ok(rec.submit()?.gpu())
+    })
+}
+
+/// Median GPU time of the copy kernel moving the first bytes of `src` into `dst` (as many
+/// whole vec4s as both hold): the roofline of a kernel measured on these very buffers. Large
+/// buffers' speed depends on where the driver placed them, so a kernel's own buffers give
+/// the fairest comparison.
+///
+/// ```no_run
+/// let gpu = lumbre_gpu::Gpu::new()?;
+/// let (a, b) = (gpu.zeroed::<u32>(1 << 20)?, gpu.zeroed::<u32>(1 << 20)?);
+/// let t = lumbre_gpu::copy_time_between(&gpu, &a, &b, 2, 5)?;
+/// println!("{:.1} GB/s", 2.0 * (4 << 20) as f64 / t.as_secs_f64() / 1e9);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn copy_time_between<S: Pod, D: Pod>(
+    gpu: &Gpu,
+    src: &Buffer<S>,
+    dst: &Buffer<D>,
+    warmup: usize,
+    repeats: usize,
+) -> Result<Duration> {
+    let quads = (src.size_bytes().min(dst.size_bytes()) / 16) as usize;
+    let (src, dst) = (src.quads(quads), dst.quads(quads));
     busy_median_time(gpu, warmup, repeats, || {
         let mut rec = gpu.recorder();
         CopyKernel::record_into(&mut rec, &src, &dst)?;

@@ -29,8 +29,8 @@ pub use compute::{Backend, Compute};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
 pub use context::{AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, adapters};
 pub use copy::{
-    BUSY_SPAN, COPY_WORKGROUP, CopyKernel, KeepBusy, WARM_UP, busy_median_time, copy_cpu, copy_time, copy_time_u32,
-    copy_variant_times, iota_cpu, median_time, record_iota,
+    BUSY_SPAN, COPY_WORKGROUP, CopyKernel, KeepBusy, WARM_UP, busy_median_time, copy_cpu, copy_time, copy_time_between,
+    copy_time_u32, copy_variant_times, iota_cpu, median_time, record_iota,
 };
 pub use error::{Error, Result};
 pub use kernel::{Kernel, grid};
