@@ -664,7 +664,11 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         let n_both = both.len();
         let counts = [n_left + n_both, n_right + n_both];
         let split = counts.map(|n| !ctx.is_leaf(n, depth));
-        let leaf = |side: u8| Child::Leaf(input.triangles().filter(|&t| sides[t as usize] & side == side).collect());
+        let leaf = |side: u8, n: usize| {
+            let mut tris = Vec::with_capacity(n);
+            tris.extend(input.triangles().filter(|&t| sides[t as usize] & side == side));
+            Child::Leaf(tris)
+        };
 
         // Triangles on both sides: events of their parts in each child cell that is split
         // further, sorted.
@@ -690,7 +694,11 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         // merged with the fresh ones. At most two events per triangle and axis, plus one
         // slot that the branch-free partition may write past the end.
         let [fresh_left, fresh_right] = &*fresh;
-        let capacity = |k: usize| if split[k] { 6 * counts[k] + 1 } else { 1 };
+        let capacity = |k: usize| match (split[k], split[0] || split[1]) {
+            (true, _) => 6 * counts[k] + 1,
+            (false, true) => 1,
+            (false, false) => 0,
+        };
         let (mut left, mut right) = (vec![0; capacity(0)], vec![0; capacity(1)]);
         let (mut nl, mut nr) = (0, 0);
         let (mut left_starts, mut right_starts) = ([0; 2], [0; 2]);
@@ -722,12 +730,12 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         let left = if split[0] {
             Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, starts: left_starts })
         } else {
-            leaf(LEFT)
+            leaf(LEFT, counts[0])
         };
         let right = if split[1] {
             Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, starts: right_starts })
         } else {
-            leaf(RIGHT)
+            leaf(RIGHT, counts[1])
         };
         (left, right)
     })
