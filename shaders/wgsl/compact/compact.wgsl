@@ -9,7 +9,6 @@
 // a predicate on its value holds.
 
 alias Elem = u32;
-alias Agg = u32;
 
 struct CompactParams {
     n: u32,
@@ -92,7 +91,7 @@ fn load_quad(v: u32) -> Quad {
     return q;
 }
 
-fn fallback_reduce(j: u32, l: Lanes) -> Agg {
+fn fallback_reduce(j: u32, l: Lanes) -> Elem {
     let vb = j * (TILE / 4u);
     let a = load_quad(vb + l.lid).keep;
     let b = load_quad(vb + WG + l.lid).keep;

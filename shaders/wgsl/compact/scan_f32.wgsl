@@ -5,4 +5,4 @@
 //! import shared/lookback_walk_{variant}
 //! import shared/scan_tile
 // Prefix scan of f32; the kernel is shared/scan_tile.wgsl.
-alias Val = f32;
+alias Elem = f32;

@@ -5,4 +5,4 @@
 //! import shared/lookback_walk_{variant}
 //! import shared/scan_tile
 // Prefix scan of u32; the kernel is shared/scan_tile.wgsl.
-alias Val = u32;
+alias Elem = u32;

@@ -8,8 +8,8 @@
 // with a ready flag in bit 16. Splitting values into halves keeps value and flag in one
 // atomic word, which is all WGSL's relaxed atomics can make consistent.
 //
-// The includer defines `alias Agg` (32-bit), the `state` binding and
-// `fn fallback_reduce(tile: u32, l: Lanes) -> Agg` (called by the whole workgroup), and
+// The includer defines `alias Elem` (32-bit), the `state` binding and
+// `fn fallback_reduce(tile: u32, l: Lanes) -> Elem` (called by the whole workgroup), and
 // imports a `lookback_walk_*` module: how the workgroup steps backwards (one thread
 // walking serially, or every thread examining one predecessor of a window at once).
 
@@ -21,7 +21,7 @@ const ACT_FALLBACK: u32 = 2u;
 var<workgroup> lb_tile: u32;
 var<workgroup> lb_action: u32;
 var<workgroup> lb_j: u32;
-var<workgroup> lb_prefix: Agg;
+var<workgroup> lb_prefix: Elem;
 var<workgroup> lb_spins: u32;
 
 // Tiles are numbered in the order workgroups start, which is what makes look-back cheap.
@@ -36,7 +36,7 @@ fn lb_slot(tile: u32, k: u32) -> u32 {
     return 4u + 4u * tile + k;
 }
 
-fn lb_publish(tile: u32, k: u32, v: Agg) {
+fn lb_publish(tile: u32, k: u32, v: Elem) {
     let b = bitcast<u32>(v);
     atomicStore(&state[lb_slot(tile, k)], READY | (b & 0xffffu));
     atomicStore(&state[lb_slot(tile, k + 1u)], READY | (b >> 16u));
@@ -55,11 +55,11 @@ fn lb_read(tile: u32, k: u32) -> vec2<u32> {
 // many times to poll an unpublished predecessor before reducing its input instead.
 struct Walk {
     j: u32,
-    prefix: Agg,
+    prefix: Elem,
     action: u32,
 }
 
-fn lookback(tile: u32, agg: Agg, carry_in: Agg, spin_limit: u32, l: Lanes) -> Agg {
+fn lookback(tile: u32, agg: Elem, carry_in: Elem, spin_limit: u32, l: Lanes) -> Elem {
     if l.lid == 0u {
         if tile == 0u {
             lb_publish(0u, 2u, carry_in + agg);
@@ -67,7 +67,7 @@ fn lookback(tile: u32, agg: Agg, carry_in: Agg, spin_limit: u32, l: Lanes) -> Ag
             lb_action = ACT_DONE;
         } else {
             lb_publish(tile, 0u, agg);
-            lb_prefix = Agg();
+            lb_prefix = Elem();
             lb_j = tile - 1u;
             lb_spins = 0u;
             lb_action = ACT_WALK;

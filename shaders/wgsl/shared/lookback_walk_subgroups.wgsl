@@ -37,7 +37,7 @@ fn lb_step(spin_limit: u32, l: Lanes) -> Walk {
     }
     let stop = subgroupMin(select(l.lane, NONE, status == ST_AGG));
     let take = l.lane < stop || (l.lane == stop && status == ST_INC);
-    let sum = subgroupAdd(select(Agg(), bitcast<Agg>(v), take));
+    let sum = subgroupAdd(select(Elem(), bitcast<Elem>(v), take));
     let inc_at_stop = subgroupAny(l.lane == stop && status == ST_INC);
     if l.lane == 0u {
         lb_part[l.sg] = vec3<u32>(stop, bitcast<u32>(sum), select(0u, 1u, inc_at_stop));
@@ -50,7 +50,7 @@ fn lb_step(spin_limit: u32, l: Lanes) -> Walk {
         var found = false;
         for (var s = 0u; s < l.nsg; s++) {
             let part = lb_part[s];
-            p = bitcast<Agg>(part.y) + p;
+            p = bitcast<Elem>(part.y) + p;
             if part.x != NONE {
                 first = s * l.size + part.x;
                 found = part.z == 1u;
