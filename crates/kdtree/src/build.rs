@@ -309,28 +309,26 @@ struct Scratch {
     both: Vec<u32>,
     /// Fresh events of those triangles clipped to the left and the right child, per axis.
     fresh: [[Vec<Event>; 3]; 2],
-    /// A copy of one child's events of one axis while fresh events merge into them.
-    merged: Vec<Event>,
 }
 
 /// Merges the sorted `fresh` events into the sorted run `list[from..to]`, which grows in
-/// place; returns the run's new end.
-fn merge_fresh(list: &mut [Event], from: usize, to: usize, fresh: &[Event], copy: &mut Vec<Event>) -> usize {
-    if fresh.is_empty() {
-        return to;
-    }
-    copy.clear();
-    copy.extend_from_slice(&list[from..to]);
-    // Sentinels past both ends (no event is `u64::MAX`) make the merge branch-free: which
-    // list the next event comes from is as unpredictable as the triangles' sides.
-    copy.push(Event::MAX);
-    let (mut i, mut j) = (0, 0);
-    for slot in &mut list[from..to + fresh.len()] {
-        let (a, b) = (copy[i], fresh.get(j).copied().unwrap_or(Event::MAX));
-        let take_run = a < b;
-        *slot = if take_run { a } else { b };
-        i += take_run as usize;
-        j += !take_run as usize;
+/// place into the free slots after it; returns the run's new end. The merge runs from the
+/// back, so the run needs no copy; it ends when the fresh events are placed (what is left
+/// of the run is already where it belongs). No event equals another (a triangle is in the
+/// run or among the fresh, not both), so the order is the forward merge's.
+fn merge_fresh(list: &mut [Event], from: usize, to: usize, fresh: &[Event]) -> usize {
+    let (mut i, mut j, mut w) = (to, fresh.len(), to + fresh.len());
+    while j > 0 {
+        // 0 is below every event (positions have keys above 2^32): a spent run never wins.
+        // Branch-free: which list the next event comes from is as unpredictable as the
+        // triangles' sides.
+        let a = if i > from { list[i - 1] } else { 0 };
+        let b = fresh[j - 1];
+        let take_run = a > b;
+        w -= 1;
+        list[w] = if take_run { a } else { b };
+        i -= take_run as usize;
+        j -= !take_run as usize;
     }
     to + fresh.len()
 }
@@ -631,7 +629,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
     let w = Window::new(pos, m);
 
     SCRATCH.with_borrow_mut(|scratch| {
-        let Scratch { sides, both, fresh, merged } = scratch;
+        let Scratch { sides, both, fresh } = scratch;
         if sides.len() < ctx.tris.len() {
             sides.resize(ctx.tris.len(), BOTH);
         }
@@ -718,8 +716,8 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
                 right[nr] = e;
                 nr += (side == to_right) as usize;
             }
-            nl = merge_fresh(&mut left, l0, nl, &fresh_left[k], merged);
-            nr = merge_fresh(&mut right, r0, nr, &fresh_right[k], merged);
+            nl = merge_fresh(&mut left, l0, nl, &fresh_left[k]);
+            nr = merge_fresh(&mut right, r0, nr, &fresh_right[k]);
             if k < 2 {
                 left_starts[k] = nl;
                 right_starts[k] = nr;
