@@ -10,7 +10,7 @@ use lumbre_compact::{
 use lumbre_gpu::{
     Agree, BUSY_SPAN, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, copy_time_between, median_time,
 };
-use lumbre_morton::{MortonEncode, Quantizer};
+use lumbre_morton::{Keys, MortonEncode, Quantizer};
 
 use crate::bench::{Effort, progress};
 use crate::table::Table;
@@ -330,9 +330,15 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     for bits in [10u32, 21] {
         let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).map_err(err)?, clamp: false };
         let name = format!("Morton encode, {} -bit keys", if bits > 10 { 63 } else { 30 }).replace(" -", " ");
-        let mut codes = None;
+        // Into one reused buffer, as the other rows' CPU paths write into one output: a fresh
+        // 64-128 MiB output would time the page faults of its first writes.
+        let mut codes = Some(Keys::U32(Vec::new()));
         let cpu = wall(effort, || {
-            codes = enc.cpu(&points).ok();
+            if let Some(k) = codes.as_mut()
+                && enc.encode_into(&points, k).is_err()
+            {
+                codes = None;
+            }
         });
         let (g, cp) = match gpu {
             Some(gpu) => {

@@ -107,6 +107,36 @@ impl MortonEncode {
         })
     }
 
+    /// Encodes `points` on the CPU into `keys`, reusing its allocation (what [`Compute::cpu`]
+    /// does into a new one): for repeated encodings of clouds of one size, where a fresh
+    /// output would cost a page fault per 4 KiB written. `keys` becomes the width the
+    /// quantizer's resolution needs. On an error its contents are unspecified.
+    ///
+    /// ```
+    /// use lumbre_morton::{Keys, MortonEncode, Quantizer};
+    /// let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], 10).unwrap(), clamp: false };
+    /// let mut keys = Keys::U32(Vec::new());
+    /// enc.encode_into(&[[1.0, 1.0, 1.0]], &mut keys).unwrap();
+    /// assert_eq!(keys, Keys::U32(vec![(1 << 30) - 1]));
+    /// assert!(enc.encode_into(&[[2.0, 0.0, 0.0]], &mut keys).is_err());
+    /// ```
+    pub fn encode_into(&self, points: &[[f32; 3]], keys: &mut Keys) -> Result<()> {
+        match (self.wide(), keys) {
+            (true, Keys::U64(k)) => {
+                k.resize(points.len(), 0);
+                self.encode_cpu(points, k, encode_u64)
+            }
+            (false, Keys::U32(k)) => {
+                k.resize(points.len(), 0);
+                self.encode_cpu(points, k, encode_u32)
+            }
+            (wide, keys) => {
+                *keys = if wide { Keys::U64(Vec::new()) } else { Keys::U32(Vec::new()) };
+                self.encode_into(points, keys)
+            }
+        }
+    }
+
     /// Records the encoding of `points` already on the GPU.
     pub fn record_keys(&self, rec: &mut Recorder, points: &GpuPoints) -> Result<GpuKeys> {
         let gpu = rec.gpu().clone();
@@ -151,15 +181,9 @@ impl Compute for MortonEncode {
     }
 
     fn cpu(&self, points: &[[f32; 3]]) -> Result<Keys> {
-        if self.wide() {
-            let mut keys = vec![0u64; points.len()];
-            self.encode_cpu(points, &mut keys, encode_u64)?;
-            Ok(Keys::U64(keys))
-        } else {
-            let mut keys = vec![0u32; points.len()];
-            self.encode_cpu(points, &mut keys, encode_u32)?;
-            Ok(Keys::U32(keys))
-        }
+        let mut keys = if self.wide() { Keys::U64(Vec::new()) } else { Keys::U32(Vec::new()) };
+        self.encode_into(points, &mut keys)?;
+        Ok(keys)
     }
 
     fn upload(&self, gpu: &Gpu, points: &[[f32; 3]]) -> Result<GpuPoints> {
