@@ -97,11 +97,7 @@ pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result
     let n = bytes.div_ceil(16) as usize;
     let src = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
     let dst = gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?;
-    busy_median_time(gpu, warmup, repeats, || {
-        let mut rec = gpu.recorder();
-        CopyKernel::record_into(&mut rec, &src, &dst)?;
-        Ok(rec.submit()?.gpu())
-    })
+    copy_time_between(gpu, &src, &dst, warmup, repeats)
 }
 
 /// Median GPU time of the copy kernel moving the first bytes of `src` into `dst` (as many

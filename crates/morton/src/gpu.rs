@@ -130,11 +130,16 @@ impl MortonEncode {
                 k.resize(points.len(), 0);
                 self.encode_cpu(points, k, encode_u32)
             }
-            (wide, keys) => {
-                *keys = if wide { Keys::U64(Vec::new()) } else { Keys::U32(Vec::new()) };
+            (_, keys) => {
+                *keys = self.no_keys();
                 self.encode_into(points, keys)
             }
         }
+    }
+
+    /// No keys, of the width this resolution needs.
+    fn no_keys(&self) -> Keys {
+        if self.wide() { Keys::U64(Vec::new()) } else { Keys::U32(Vec::new()) }
     }
 
     /// Records the encoding of `points` already on the GPU.
@@ -181,7 +186,7 @@ impl Compute for MortonEncode {
     }
 
     fn cpu(&self, points: &[[f32; 3]]) -> Result<Keys> {
-        let mut keys = if self.wide() { Keys::U64(Vec::new()) } else { Keys::U32(Vec::new()) };
+        let mut keys = self.no_keys();
         self.encode_into(points, &mut keys)?;
         Ok(keys)
     }
