@@ -2,13 +2,13 @@
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
 //! import shared/lookback
-//! import shared/lookback_walk_{variant}
 // Stable stream compaction in one pass: each tile counts its kept elements, finds how many
 // earlier tiles kept by decoupled look-back, and writes its kept values (or their indices)
 // there, coalesced through shared memory. An element is kept if its flag is non-zero, or if
 // a predicate on its value holds.
 
 alias Elem = u32;
+alias Agg = u32;
 
 struct CompactParams {
     n: u32,
@@ -91,7 +91,7 @@ fn load_quad(v: u32) -> Quad {
     return q;
 }
 
-fn fallback_reduce(j: u32, l: Lanes) -> Elem {
+fn fallback_reduce(j: u32, l: Lanes) -> Agg {
     let vb = j * (TILE / 4u);
     let a = load_quad(vb + l.lid).keep;
     let b = load_quad(vb + WG + l.lid).keep;

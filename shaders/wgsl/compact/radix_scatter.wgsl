@@ -93,6 +93,13 @@ fn stage2(base: u32, i: u32, k: vec4<u32>) {
     stage(base, i + 1u, w.y);
 }
 
+fn put4(i: u32, k: vec4<u32>) {
+    sm_b[pad(i)] = k.x;
+    sm_b[pad(i + 1u)] = k.y;
+    sm_b[pad(i + 2u)] = k.z;
+    sm_b[pad(i + 3u)] = k.w;
+}
+
 // Word `w` of the piece's keys (keys_in is bound as vec4s).
 fn key_word(w: u32) -> u32 {
     return keys_in[w / 4u][w % 4u];
@@ -107,12 +114,16 @@ fn scatter(ids: LaneIds) {
     workgroupBarrier();
     // Digits of the tile's keys from vec4 loads (all issued up front), staged as
     // (digit << 16) | position; positions past the end get digit 255 and sort last.
+    // One-word keys stay in registers until the tile is sorted, then go to shared memory
+    // (fetching them again from global memory by position cost more).
+    var ka = vec4<u32>();
+    var kb = vec4<u32>();
     if params.key_words == 1u {
         let vb = tile * (SORT_TILE / 4u);
-        let a = keys_in[vb + l.lid];
-        let b = keys_in[vb + WG + l.lid];
-        stage4(base, 4u * l.lid, a);
-        stage4(base, 4u * (WG + l.lid), b);
+        ka = keys_in[vb + l.lid];
+        kb = keys_in[vb + WG + l.lid];
+        stage4(base, 4u * l.lid, ka);
+        stage4(base, 4u * (WG + l.lid), kb);
     } else {
         let vb = tile * (SORT_TILE / 2u);
         let a = keys_in[vb + l.lid];
@@ -144,7 +155,11 @@ fn scatter(ids: LaneIds) {
         }
         workgroupBarrier();
     }
-    // After four rounds the sorted tile is back in sm_a.
+    // After four rounds the sorted tile is back in sm_a, and sm_b is free for the keys.
+    if params.key_words == 1u {
+        put4(4u * l.lid, ka);
+        put4(4u * (WG + l.lid), kb);
+    }
     // Where each digit starts inside the sorted tile, and where it goes in the output.
     let count = atomicLoad(&digit_count[l.rank]);
     let bs = block_scan(vec2<u32>(count, 0u), l);
@@ -162,7 +177,11 @@ fn scatter(ids: LaneIds) {
             if global >= params.out_base && global - params.out_base < params.out_len {
                 let dst = global - params.out_base;
                 let kw = params.key_words;
-                keys_out[dst * kw + params.word] = key_word(src * kw + params.word);
+                if kw == 1u {
+                    keys_out[dst] = sm_b[pad(e & 0xffffu)];
+                } else {
+                    keys_out[dst * kw + params.word] = key_word(src * kw + params.word);
+                }
                 if kw == 2u {
                     let other = 1u - params.word;
                     keys_out[dst * 2u + other] = key_word(src * 2u + other);

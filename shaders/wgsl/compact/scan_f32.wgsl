@@ -2,7 +2,6 @@
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
 //! import shared/lookback
-//! import shared/lookback_walk_{variant}
 //! import shared/scan_tile
 // Prefix scan of f32; the kernel is shared/scan_tile.wgsl.
-alias Elem = f32;
+alias Val = f32;

@@ -2,7 +2,15 @@
 // prefix by decoupled look-back, and writes the result. Inputs longer than one storage
 // binding are scanned piece by piece; `carry[piece]` holds the total of earlier pieces and
 // the last tile writes `carry[piece + 1]`.
-// The includer defines `alias Elem` and imports lanes, block_scan and lookback.
+// The includer defines `alias Val` (u32 or f32) and imports lanes, block_scan and lookback.
+//
+// The tile is four stripes of WG vec4s; the thread of rank r holds vec4 r of every stripe,
+// in registers, from load to store. One block scan (in rank order) of the four stripes'
+// per-thread sums, as a vec4, places every vec4: no staging of the tile through shared
+// memory, whose round trip cost more than the copy of the same bytes.
+
+alias Elem = vec4<Val>;
+alias Agg = Val;
 
 struct ScanParams {
     n: u32,
@@ -13,28 +21,21 @@ struct ScanParams {
 }
 
 @group(0) @binding(0) var<uniform> params: ScanParams;
-@group(0) @binding(1) var<storage, read> src: array<vec4<Elem>>;
-@group(0) @binding(2) var<storage, read_write> dst: array<vec4<Elem>>;
+@group(0) @binding(1) var<storage, read> src: array<vec4<Val>>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<Val>>;
 @group(0) @binding(3) var<storage, read_write> state: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> carry: array<Elem>;
+@group(0) @binding(4) var<storage, read_write> carry: array<Val>;
 
 const ITEMS: u32 = 16u;
 const TILE: u32 = WG * ITEMS;
 
-// Padding one slot per 32 avoids bank conflicts when a thread walks its contiguous chunk.
-var<workgroup> tile_mem: array<Elem, TILE + TILE / 32u>;
-
-fn pad(i: u32) -> u32 {
-    return i + (i >> 5u);
-}
-
 // Input vec4 `v` of this piece; lanes past `n` read as zero (buffers are padded to vec4s).
-fn load4(v: u32) -> vec4<Elem> {
+fn load4(v: u32) -> vec4<Val> {
     let e = 4u * v;
     if e + 3u < params.n {
         return src[v];
     }
-    var r = vec4<Elem>();
+    var r = vec4<Val>();
     if e < params.n {
         let x = src[v];
         r = select(r, x, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(params.n));
@@ -42,7 +43,7 @@ fn load4(v: u32) -> vec4<Elem> {
     return r;
 }
 
-fn store4(v: u32, x: vec4<Elem>) {
+fn store4(v: u32, x: vec4<Val>) {
     let e = 4u * v;
     if e + 3u < params.n {
         dst[v] = x;
@@ -55,69 +56,69 @@ fn store4(v: u32, x: vec4<Elem>) {
     }
 }
 
+// Exclusive prefix sums within a vec4, and its total as the last lane of `excl4(x) + x`.
+fn excl4(x: vec4<Val>) -> vec4<Val> {
+    let a = x.x + x.y;
+    return vec4<Val>(Val(), x.x, a, a + x.z);
+}
+
+fn sum4(x: vec4<Val>) -> Val {
+    return excl4(x).w + x.w;
+}
+
+// The tile's total from the block scan's per-stripe totals (the same order everywhere, so
+// a fallback reduction of a tile equals what the tile publishes).
+fn tile_total(t: vec4<Val>) -> Val {
+    return (t.x + t.y) + (t.z + t.w);
+}
+
+// The four stripe sums of the vec4s a thread holds.
+fn stripe_sums(a: vec4<Val>, b: vec4<Val>, c: vec4<Val>, d: vec4<Val>) -> vec4<Val> {
+    return vec4<Val>(sum4(a), sum4(b), sum4(c), sum4(d));
+}
+
 // Sum of tile j's input, by the whole workgroup (look-back fallback).
-fn fallback_reduce(j: u32, l: Lanes) -> Elem {
+fn fallback_reduce(j: u32, l: Lanes) -> Agg {
     let vb = j * (TILE / 4u);
-    let a = load4(vb + l.lid);
-    let b = load4(vb + WG + l.lid);
-    let c = load4(vb + 2u * WG + l.lid);
-    let d = load4(vb + 3u * WG + l.lid);
-    let s = (a + b) + (c + d);
-    return block_scan((s.x + s.y) + (s.z + s.w), l).total;
+    let a = load4(vb + l.rank);
+    let b = load4(vb + WG + l.rank);
+    let c = load4(vb + 2u * WG + l.rank);
+    let d = load4(vb + 3u * WG + l.rank);
+    return tile_total(block_scan(stripe_sums(a, b, c, d), l).total);
+}
+
+// Exclusive (or inclusive) scan of vec4 `x` whose first element is preceded by `before`.
+fn place(before: Val, x: vec4<Val>) -> vec4<Val> {
+    let e = vec4<Val>(before) + excl4(x);
+    if params.inclusive != 0u {
+        return e + x;
+    }
+    return e;
 }
 
 // Four vec4 loads per thread, all issued before any is used (one 4-byte load in flight per
-// thread cannot cover the memory latency), staged through shared memory so each thread then
-// scans 16 consecutive elements.
+// thread cannot cover the memory latency).
 @compute @workgroup_size(256)
 fn scan(ids: LaneIds) {
     let l = lanes(ids);
     let tile = acquire_tile(l);
     let vb = tile * (TILE / 4u);
-    let x0 = load4(vb + l.lid);
-    let x1 = load4(vb + WG + l.lid);
-    let x2 = load4(vb + 2u * WG + l.lid);
-    let x3 = load4(vb + 3u * WG + l.lid);
-    stage(l.lid, x0);
-    stage(WG + l.lid, x1);
-    stage(2u * WG + l.lid, x2);
-    stage(3u * WG + l.lid, x3);
-    workgroupBarrier();
-    var acc = Elem();
-    for (var k = 0u; k < ITEMS; k++) {
-        acc = acc + tile_mem[pad(l.rank * ITEMS + k)];
-    }
-    let bs = block_scan(acc, l);
-    let prefix = lookback(tile, bs.total, carry[params.piece], params.spin_limit, l);
-    var run = prefix + bs.excl;
-    for (var k = 0u; k < ITEMS; k++) {
-        let at = pad(l.rank * ITEMS + k);
-        let v = tile_mem[at];
-        if params.inclusive != 0u {
-            run = run + v;
-            tile_mem[at] = run;
-        } else {
-            tile_mem[at] = run;
-            run = run + v;
-        }
-    }
-    workgroupBarrier();
-    for (var k = 0u; k < 4u; k++) {
-        let v = k * WG + l.lid;
-        store4(vb + v, unstage(v));
-    }
+    let x0 = load4(vb + l.rank);
+    let x1 = load4(vb + WG + l.rank);
+    let x2 = load4(vb + 2u * WG + l.rank);
+    let x3 = load4(vb + 3u * WG + l.rank);
+    let bs = block_scan(stripe_sums(x0, x1, x2, x3), l);
+    let t = bs.total;
+    let total = tile_total(t);
+    let prefix = lookback(tile, total, carry[params.piece], params.spin_limit, l);
+    // What precedes each stripe in the tile, then this thread's vec4 in it.
+    let stripe = vec4<Val>(Val(), t.x, t.x + t.y, (t.x + t.y) + t.z);
+    let before = vec4<Val>(prefix) + stripe + bs.excl;
+    store4(vb + l.rank, place(before.x, x0));
+    store4(vb + WG + l.rank, place(before.y, x1));
+    store4(vb + 2u * WG + l.rank, place(before.z, x2));
+    store4(vb + 3u * WG + l.rank, place(before.w, x3));
     if tile == params.num_tiles - 1u && l.lid == 0u {
-        carry[params.piece + 1u] = prefix + bs.total;
+        carry[params.piece + 1u] = prefix + total;
     }
-}
-
-fn stage(v: u32, x: vec4<Elem>) {
-    tile_mem[pad(4u * v)] = x.x;
-    tile_mem[pad(4u * v + 1u)] = x.y;
-    tile_mem[pad(4u * v + 2u)] = x.z;
-    tile_mem[pad(4u * v + 3u)] = x.w;
-}
-
-fn unstage(v: u32) -> vec4<Elem> {
-    return vec4<Elem>(tile_mem[pad(4u * v)], tile_mem[pad(4u * v + 1u)], tile_mem[pad(4u * v + 2u)], tile_mem[pad(4u * v + 3u)]);
 }
