@@ -128,6 +128,11 @@ pub struct GpuCompacted {
     pub out: Buffer<u32>,
     /// The number of kept elements (one `u32`, on the GPU, for later stages to read).
     pub count: Buffer<u32>,
+    /// The one-pass compaction's look-back state and carries, kept with the output so that
+    /// compacting into it again allocates nothing (a fresh state buffer per run made the
+    /// compaction of 2^28 elements take 3.7 to 19 ms on an H200, by where it landed).
+    state: Buffer<u32>,
+    carry: Buffer<u32>,
 }
 
 impl GpuCompacted {
@@ -142,7 +147,12 @@ impl GpuCompacted {
     /// # }
     /// ```
     pub fn new(gpu: &Gpu, n: usize) -> Result<Self> {
-        Ok(GpuCompacted { out: gpu.zeroed(n)?, count: gpu.zeroed(1)? })
+        Self::with_tiles(gpu, gpu.zeroed(n)?, gpu.zeroed(1)?, n.div_ceil(COMPACT_TILE))
+    }
+
+    /// `out` and `count` with look-back state for `tiles` tiles.
+    pub(crate) fn with_tiles(gpu: &Gpu, out: Buffer<u32>, count: Buffer<u32>, tiles: usize) -> Result<Self> {
+        Ok(GpuCompacted { out, count, state: gpu.zeroed(4 + 4 * tiles)?, carry: gpu.zeroed(2)? })
     }
 }
 
@@ -284,11 +294,18 @@ impl Compact {
                 max: gpu.limits().max_storage_buffer_binding_size,
             });
         }
+        let tiles = n.div_ceil(COMPACT_TILE);
         if out.out.len() < n {
             return Err(Error::Input(format!("compaction of {n} elements into an output of {}", out.out.len())));
         }
-        let state = gpu.zeroed::<u32>(4 + 4 * n.div_ceil(COMPACT_TILE))?;
-        let carry = gpu.zeroed::<u32>(2)?;
+        if out.state.len() < 4 + 4 * tiles {
+            return Err(Error::Input(format!(
+                "compaction of {n} elements into an output without look-back state for them (make it with GpuCompacted::new)"
+            )));
+        }
+        let (state, carry) = (&out.state, &out.carry);
+        rec.clear(state);
+        rec.clear(carry);
         let kernel = gpu.kernel(&Self::shader(&gpu), "compact")?;
         let params = gpu.uniform(&self.params(n, 0, 0, 0))?;
         let bind = [

@@ -140,7 +140,7 @@ impl Compute for HistoPyramid {
         let count = gpu.zeroed::<u32>(1)?;
         let flat: Buffer<u32> = pyramid.cast()?;
         rec.copy_range(&flat, 4 * offsets[top] as usize, &count, 0, 1)?;
-        Ok(GpuCompacted { out, count })
+        GpuCompacted::with_tiles(&gpu, out, count, 0)
     }
 
     fn download(&self, gpu: &Gpu, output: &GpuCompacted) -> Result<Vec<u32>> {

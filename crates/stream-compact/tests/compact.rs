@@ -40,6 +40,14 @@ fn compactions_into_kept_buffers_reuse_them() {
         let big = c.upload(&gpu, &stream(3 * COMPACT_TILE + 1, 2)).unwrap();
         let err = c.record_compact_into(&mut gpu.recorder(), &big, &out).unwrap_err();
         assert!(err.to_string().contains("into an output of"), "{err}");
+        // The histogram pyramid's output has no look-back state to lend.
+        let small = c.upload(&gpu, &stream(5, 2)).unwrap();
+        let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values, index_base: 0 };
+        let mut rec = gpu.recorder();
+        let hp_out = hp.record(&mut rec, &small).unwrap();
+        rec.submit().unwrap();
+        let err = c.record_compact_into(&mut gpu.recorder(), &small, &hp_out).unwrap_err();
+        assert!(err.to_string().contains("without look-back state"), "{err}");
     }
 }
 
