@@ -6,8 +6,12 @@
 // earlier tiles kept by decoupled look-back, and writes its kept values (or their indices)
 // there, coalesced through shared memory. An element is kept if its flag is non-zero, or if
 // a predicate on its value holds.
+//
+// The tile is two stripes of WG vec4s; the thread of rank r holds vec4 r of both, in
+// registers, and one block scan (in rank order) of its two kept counts places its kept
+// elements in shared memory in input order; the tile's output then leaves coalesced.
 
-alias Elem = u32;
+alias Elem = vec2<u32>;
 alias Agg = u32;
 
 struct CompactParams {
@@ -36,12 +40,8 @@ struct CompactParams {
 const ITEMS: u32 = 8u;
 const TILE: u32 = WG * ITEMS;
 
-var<workgroup> cm_val: array<u32, TILE + TILE / 32u>;
-var<workgroup> cm_keep: array<u32, TILE + TILE / 32u>;
-
-fn pad(i: u32) -> u32 {
-    return i + (i >> 5u);
-}
+// The tile's kept elements, in order.
+var<workgroup> cm_out: array<u32, TILE>;
 
 fn holds(v: u32) -> bool {
     let x = params.operand;
@@ -91,23 +91,36 @@ fn load_quad(v: u32) -> Quad {
     return q;
 }
 
-fn fallback_reduce(j: u32, l: Lanes) -> Agg {
-    let vb = j * (TILE / 4u);
-    let a = load_quad(vb + l.lid).keep;
-    let b = load_quad(vb + WG + l.lid).keep;
-    let s = a + b;
-    return block_scan(s.x + s.y + s.z + s.w, l).total;
+fn count4(keep: vec4<u32>) -> u32 {
+    return (keep.x + keep.y) + (keep.z + keep.w);
 }
 
-fn stage(i: u32, q: Quad) {
-    cm_val[pad(i)] = q.out.x;
-    cm_val[pad(i + 1u)] = q.out.y;
-    cm_val[pad(i + 2u)] = q.out.z;
-    cm_val[pad(i + 3u)] = q.out.w;
-    cm_keep[pad(i)] = q.keep.x;
-    cm_keep[pad(i + 1u)] = q.keep.y;
-    cm_keep[pad(i + 2u)] = q.keep.z;
-    cm_keep[pad(i + 3u)] = q.keep.w;
+fn fallback_reduce(j: u32, l: Lanes) -> Agg {
+    let vb = j * (TILE / 4u);
+    let a = load_quad(vb + l.rank).keep;
+    let b = load_quad(vb + WG + l.rank).keep;
+    let t = block_scan(vec2<u32>(count4(a), count4(b)), l).total;
+    return t.x + t.y;
+}
+
+// Writes the kept elements of `q` to the tile's output from position `at` on.
+fn place(at: u32, q: Quad) {
+    var p = at;
+    if q.keep.x != 0u {
+        cm_out[p] = q.out.x;
+        p += 1u;
+    }
+    if q.keep.y != 0u {
+        cm_out[p] = q.out.y;
+        p += 1u;
+    }
+    if q.keep.z != 0u {
+        cm_out[p] = q.out.z;
+        p += 1u;
+    }
+    if q.keep.w != 0u {
+        cm_out[p] = q.out.w;
+    }
 }
 
 @compute @workgroup_size(256)
@@ -116,36 +129,21 @@ fn compact(ids: LaneIds) {
     let tile = acquire_tile(l);
     let vb = tile * (TILE / 4u);
     // Both vec4 loads issued before either is used.
-    let q0 = load_quad(vb + l.lid);
-    let q1 = load_quad(vb + WG + l.lid);
-    stage(4u * l.lid, q0);
-    stage(4u * (WG + l.lid), q1);
-    workgroupBarrier();
-    // No per-thread arrays (they can end up in local memory): the chunk's flags become a
-    // bitmask, and its values are read again from shared memory when writing.
-    var mask = 0u;
-    for (var k = 0u; k < ITEMS; k++) {
-        mask |= cm_keep[pad(l.rank * ITEMS + k)] << k;
-    }
-    let bs = block_scan(countOneBits(mask), l);
-    let prefix = lookback(tile, bs.total, carry[params.piece], params.spin_limit, l);
-    // Every thread has read its flags (block_scan ends with a barrier): cm_keep now stages
-    // the tile's output.
-    var at = bs.excl;
-    for (var k = 0u; k < ITEMS; k++) {
-        if (mask & (1u << k)) != 0u {
-            cm_keep[pad(at)] = cm_val[pad(l.rank * ITEMS + k)];
-            at += 1u;
-        }
-    }
+    let q0 = load_quad(vb + l.rank);
+    let q1 = load_quad(vb + WG + l.rank);
+    let bs = block_scan(vec2<u32>(count4(q0.keep), count4(q1.keep)), l);
+    let total = bs.total.x + bs.total.y;
+    let prefix = lookback(tile, total, carry[params.piece], params.spin_limit, l);
+    place(bs.excl.x, q0);
+    place(bs.total.x + bs.excl.y, q1);
     workgroupBarrier();
     for (var k = 0u; k < ITEMS; k++) {
         let i = k * WG + l.lid;
-        if i < bs.total {
-            out[prefix + i - params.out_base] = cm_keep[pad(i)];
+        if i < total {
+            out[prefix + i - params.out_base] = cm_out[i];
         }
     }
     if tile == params.num_tiles - 1u && l.lid == 0u {
-        carry[params.piece + 1u] = prefix + bs.total;
+        carry[params.piece + 1u] = prefix + total;
     }
 }
