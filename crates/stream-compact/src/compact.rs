@@ -303,21 +303,20 @@ impl Compact {
                 "compaction of {n} elements into an output without look-back state for them (make it with GpuCompacted::new)"
             )));
         }
-        let (state, carry) = (&out.state, &out.carry);
-        rec.clear(state);
-        rec.clear(carry);
+        rec.clear(&out.state);
+        rec.clear(&out.carry);
         let kernel = gpu.kernel(&Self::shader(&gpu), "compact")?;
         let params = gpu.uniform(&self.params(n, 0, 0, 0))?;
         let bind = [
             params.as_entire_binding(),
             input.values.binding(),
             input.flags.binding(),
-            state.binding(),
-            carry.binding(),
+            out.state.binding(),
+            out.carry.binding(),
             out.out.binding(),
         ];
-        rec.dispatch("compact", &kernel, &bind, n.div_ceil(COMPACT_TILE) as u64)?;
-        rec.copy_range(&carry, 1, &out.count, 0, 1)
+        rec.dispatch("compact", &kernel, &bind, tiles as u64)?;
+        rec.copy_range(&out.carry, 1, &out.count, 0, 1)
     }
 
     /// Piece-by-piece compaction of a stream longer than one binding: each piece reads the
