@@ -46,7 +46,7 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     eprintln!("roofline ...");
     tables.push(roofline(gpu.as_ref(), 16, 24, effort)?);
     eprintln!("primitives ...");
-    tables.extend(crate::primitives::primitives(gpu.as_ref(), 20, effort, Default::default())?);
+    tables.extend(crate::primitives::primitives(gpu.as_ref(), 20, effort, Default::default(), None)?);
 
     eprintln!("renders ...");
     tables.push(renders(gpu.as_ref(), out)?);

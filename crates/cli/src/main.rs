@@ -141,6 +141,11 @@ enum BenchCommand {
         /// input itself (the look-back fallback).
         #[arg(long, default_value_t = lumbre_compact::Lookback::default().spin_limit)]
         lookback_spins: u32,
+        /// Run only the rows whose operation contains this (e.g. `compact`, `Morton`,
+        /// `histogram pyramid`). Large GPU buffers run slower on some drivers when allocated
+        /// after others were freed: one row per process measures each row on its own.
+        #[arg(long)]
+        only: Option<String>,
     },
     /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
     Raytrace {
@@ -301,11 +306,11 @@ fn main() -> ExitCode {
                     Ok(())
                 })
             }
-            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins } => {
+            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins, only } => {
                 gpu_for(backend, &opts).and_then(|gpu| {
                     let effort = bench::Effort { warmup, repeats };
                     let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins };
-                    let tables = primitives::primitives(gpu.as_ref(), max_log2, effort, lookback)?;
+                    let tables = primitives::primitives(gpu.as_ref(), max_log2, effort, lookback, only.as_deref())?;
                     print_tables(&tables, json);
                     Ok(())
                 })

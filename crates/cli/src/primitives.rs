@@ -167,8 +167,16 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
 }
 
 /// `lookback` sets the scan's and the compaction's look-back (how long a tile waits for a
-/// predecessor before reducing its input itself).
-pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lookback) -> Res<Vec<Table>> {
+/// predecessor before reducing its input itself); `only` keeps the rows whose operation
+/// contains it (`histogram pyramid` names the pyramid table).
+pub fn primitives(
+    gpu: Option<&Gpu>,
+    max_log2: u32,
+    effort: Effort,
+    lookback: Lookback,
+    only: Option<&str>,
+) -> Res<Vec<Table>> {
+    let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
     let mut t = Table::new(
         "Primitives: GPU time vs the copy kernel moving the same bytes, and the CPU path",
         &[
@@ -192,15 +200,17 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
 
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
-    let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
-    push(&mut t, scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, Tolerance::EXACT, gpu, effort, lookback)?);
+    if wanted("scan u32 exclusive") {
+        let row = scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, Tolerance::EXACT, gpu, effort, lookback);
+        push(&mut t, row?);
+    }
     bar.inc(1);
-    push(
-        &mut t,
-        scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, Tolerance::relative(1e-3), gpu, effort, lookback)?,
-    );
+    if wanted("scan f32 inclusive") {
+        let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
+        let tol = Tolerance::relative(1e-3);
+        push(&mut t, scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, tol, gpu, effort, lookback)?);
+    }
     bar.inc(1);
-    drop(inputf);
 
     // Compaction, half the flags set: reads values and flags (8 B), writes half (2 B).
     let flags: Vec<u32> = input.iter().map(|&x| x & 1).collect();
@@ -210,6 +220,10 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
         ("compact by predicate, half kept", Select::Where(Predicate::AnyBits(1)), 6u64),
     ];
     for (name, select, bytes_per) in compaction_rows {
+        bar.inc(1);
+        if !wanted(name) {
+            continue;
+        }
         let c = Compact { select, emit: Emit::Values, lookback };
         let mut kept = Vec::new();
         let cpu = wall(effort, || {
@@ -241,7 +255,6 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
                 rate_per: scan_n as f64,
             },
         );
-        bar.inc(1);
     }
 
     // Radix sorts (copy column: the bytes of one read and one write of the keys).
@@ -253,6 +266,10 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     for (name, words, with_values) in
         [("sort u32 keys", 1, false), ("sort u32 keys + u32 values", 1, true), ("sort u64 keys", 2, false)]
     {
+        bar.inc(1);
+        if !wanted(name) {
+            continue;
+        }
         // The copies of the unsorted input are made outside the timed part.
         let (mut sorted, mut sorted64, mut sorted_vals) = (Vec::new(), Vec::new(), Vec::new());
         let cpu = median_time(effort.warmup.min(1), effort.repeats.min(5), || {
@@ -322,7 +339,6 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
                 rate_per: sort_n as f64,
             },
         );
-        bar.inc(1);
     }
 
     // Morton encoding: 12 B read, 4 (or 8) B written per point.
@@ -330,6 +346,10 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     for bits in [10u32, 21] {
         let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).map_err(err)?, clamp: false };
         let name = format!("Morton encode, {} -bit keys", if bits > 10 { 63 } else { 30 }).replace(" -", " ");
+        bar.inc(1);
+        if !wanted(&name) {
+            continue;
+        }
         // Into one reused buffer, as the other rows' CPU paths write into one output: a fresh
         // 64-128 MiB output would time the page faults of its first writes.
         let mut codes = Some(Keys::U32(Vec::new()));
@@ -372,9 +392,12 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
                 rate_per: morton_n as f64,
             },
         );
-        bar.inc(1);
     }
     bar.finish_and_clear();
+    let pyramid = wanted("histogram pyramid");
+    if t.rows.is_empty() && !pyramid {
+        return Err(format!("no primitives row matches --only {:?}", only.unwrap_or_default()));
+    }
     let who = gpu.map_or("no GPU".to_string(), |g| g.adapter_name().to_string());
     t.note(format!(
         "adapter: {who}; GPU times from {}; median of {} runs after {} warm-up (CPU: median of up to 5); CPU: {} rayon threads",
@@ -395,8 +418,8 @@ pub fn primitives(gpu: Option<&Gpu>, max_log2: u32, effort: Effort, lookback: Lo
     for n in sort_notes {
         t.note(n);
     }
-    let mut tables = vec![t];
-    if let Some(gpu) = gpu {
+    let mut tables = if t.rows.is_empty() { Vec::new() } else { vec![t] };
+    if let (Some(gpu), true) = (gpu, pyramid) {
         tables.push(pyramid_vs_compaction(gpu, max_log2.min(28), effort)?);
     }
     Ok(tables)
