@@ -142,8 +142,7 @@ enum BenchCommand {
         #[arg(long, default_value_t = lumbre_compact::Lookback::default().spin_limit)]
         lookback_spins: u32,
         /// Run only the rows whose operation contains this (e.g. `compact`, `Morton`,
-        /// `histogram pyramid`). Large GPU buffers run slower on some drivers when allocated
-        /// after others were freed: one row per process measures each row on its own.
+        /// `histogram pyramid`), to measure a row quickly or in a process of its own.
         #[arg(long)]
         only: Option<String>,
     },
