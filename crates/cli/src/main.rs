@@ -308,7 +308,7 @@ fn main() -> ExitCode {
             BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins, only } => {
                 gpu_for(backend, &opts).and_then(|gpu| {
                     let effort = bench::Effort { warmup, repeats };
-                    let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins };
+                    let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
                     let tables = primitives::primitives(gpu.as_ref(), max_log2, effort, lookback, only.as_deref())?;
                     print_tables(&tables, json);
                     Ok(())

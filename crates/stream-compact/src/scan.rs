@@ -105,7 +105,7 @@ struct ScanParams {
     piece: u32,
     inclusive: u32,
     num_tiles: u32,
-    spin_limit: u32,
+    lookback: u32,
 }
 
 /// Scratch for GPU scans: the look-back state and the carries between pieces.
@@ -138,13 +138,24 @@ impl ScanScratch {
 pub struct Lookback {
     /// How many times a tile polls a predecessor that has published nothing before it
     /// reduces that predecessor's input itself. 0 falls back at once (tests use it to
-    /// exercise the fallback); larger values wait longer for the predecessor.
+    /// exercise the fallback); larger values wait longer for the predecessor (at most
+    /// 2^31 - 1).
     pub spin_limit: u32,
+    /// Tiles publish only their aggregates (tile 0 its prefix too), so every tile walks back
+    /// to tile 0 through windows of aggregates. Slow; tests use it to exercise that walk.
+    pub walk_to_tile_zero: bool,
 }
 
 impl Default for Lookback {
     fn default() -> Self {
-        Lookback { spin_limit: 256 }
+        Lookback { spin_limit: 256, walk_to_tile_zero: false }
+    }
+}
+
+impl Lookback {
+    /// The kernels' tuning word: the spin limit in bits 0-30, `walk_to_tile_zero` in bit 31.
+    pub(crate) fn tuning(&self) -> u32 {
+        self.spin_limit.min(0x7fff_ffff) | (self.walk_to_tile_zero as u32) << 31
     }
 }
 
@@ -183,7 +194,7 @@ pub fn record_scan_with<T: ScanElem>(
             piece: k as u32,
             inclusive: (kind == ScanKind::Inclusive) as u32,
             num_tiles: tiles as u32,
-            spin_limit: lookback.spin_limit,
+            lookback: lookback.tuning(),
         })?;
         rec.clear(&scratch.state);
         let bind = [

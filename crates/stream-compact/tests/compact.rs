@@ -3,7 +3,9 @@
 mod common;
 
 use common::{describe, gpus};
-use lumbre_compact::{COMPACT_TILE, Compact, Emit, GpuCompacted, HistoPyramid, Predicate, Select, Stream, compact_cpu};
+use lumbre_compact::{
+    COMPACT_TILE, Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, Select, Stream, compact_cpu,
+};
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use proptest::prelude::*;
 
@@ -102,6 +104,20 @@ fn the_fallback_path_is_correct() {
         let mut c = Compact::default();
         c.lookback.spin_limit = 0;
         conformance(&c, &gpu, &s, Tolerance::EXACT).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
+    }
+}
+
+#[test]
+fn walks_through_windows_of_aggregates_are_correct() {
+    // 74 tiles, each walking back to tile 0 over aggregates only: more than one window.
+    let s = stream(74 * COMPACT_TILE - 7, 3);
+    for gpu in gpus() {
+        for spin_limit in [256, 0] {
+            let mut c = Compact::default();
+            c.lookback = Lookback { spin_limit, walk_to_tile_zero: true };
+            conformance(&c, &gpu, &s, Tolerance::EXACT)
+                .unwrap_or_else(|e| panic!("{} spin limit {spin_limit}: {e}", describe(&gpu)));
+        }
     }
 }
 

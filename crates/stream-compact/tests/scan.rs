@@ -3,7 +3,7 @@
 mod common;
 
 use common::{describe, gpus};
-use lumbre_compact::{SCAN_TILE, Scan, ScanKind, scan_cpu};
+use lumbre_compact::{Lookback, SCAN_TILE, Scan, ScanKind, scan_cpu};
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use proptest::prelude::*;
 
@@ -67,6 +67,26 @@ fn the_lookback_fallback_path_is_correct() {
             let mut scan = Scan::<u32>::new(kind);
             scan.lookback.spin_limit = 0;
             conformance(&scan, &gpu, &input, Tolerance::EXACT).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
+        }
+    }
+}
+
+#[test]
+fn walks_through_windows_of_aggregates_are_correct() {
+    // 74 tiles, each walking back to tile 0 over aggregates only: more than one window.
+    let input: Vec<u32> = (0..74 * SCAN_TILE as u32 - 7).map(|i| i % 5).collect();
+    let inputf: Vec<f32> = input.iter().map(|&x| x as f32).collect();
+    for gpu in gpus() {
+        for spin_limit in [256, 0] {
+            let lookback = Lookback { spin_limit, walk_to_tile_zero: true };
+            let mut scan = Scan::<u32>::new(ScanKind::Exclusive);
+            scan.lookback = lookback;
+            conformance(&scan, &gpu, &input, Tolerance::EXACT)
+                .unwrap_or_else(|e| panic!("{} spin limit {spin_limit}: {e}", describe(&gpu)));
+            let mut scan = Scan::<f32>::new(ScanKind::Inclusive);
+            scan.lookback = lookback;
+            conformance(&scan, &gpu, &inputf, Tolerance::relative(1e-6))
+                .unwrap_or_else(|e| panic!("{} f32, spin limit {spin_limit}: {e}", describe(&gpu)));
         }
     }
 }

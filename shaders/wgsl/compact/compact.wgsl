@@ -18,7 +18,8 @@ struct CompactParams {
     n: u32,
     piece: u32,
     num_tiles: u32,
-    spin_limit: u32,
+    // Lookback::tuning
+    lookback: u32,
     // bit 0: keep by predicate on the value (else by flag); bit 1: output indices (else values)
     mode: u32,
     // predicate: 0 v != 0, 1 v == x, 2 v != x, 3 v < x, 4 v <= x, 5 v > x, 6 v >= x, 7 (v & x) != 0
@@ -133,7 +134,7 @@ fn compact(ids: LaneIds) {
     let q1 = load_quad(vb + WG + l.rank);
     let bs = block_scan(vec2<u32>(count4(q0.keep), count4(q1.keep)), l);
     let total = bs.total.x + bs.total.y;
-    let prefix = lookback(tile, total, carry[params.piece], params.spin_limit, l);
+    let prefix = lookback(tile, total, carry[params.piece], params.lookback, l);
     place(bs.excl.x, q0);
     place(bs.total.x + bs.excl.y, q1);
     workgroupBarrier();

@@ -155,9 +155,12 @@ fn lb_step(spin_limit: u32, l: Lanes) -> Walk {
 }
 
 // Exclusive prefix of `tile` (the same in every thread). `agg` is the tile's own total;
-// `carry_in` is what precedes tile 0 (earlier pieces of a split buffer); `spin_limit` is how
-// many times to poll an unpublished predecessor before reducing its input instead.
-fn lookback(tile: u32, agg: Agg, carry_in: Agg, spin_limit: u32, l: Lanes) -> Agg {
+// `carry_in` is what precedes tile 0 (earlier pieces of a split buffer). `tuning`, bits 0-30:
+// how many times to poll an unpublished predecessor before reducing its input instead; bit
+// 31: publish no inclusive prefixes but tile 0's (every tile then walks back to tile 0, which
+// tests use to exercise windows of aggregates).
+fn lookback(tile: u32, agg: Agg, carry_in: Agg, tuning: u32, l: Lanes) -> Agg {
+    let spin_limit = tuning & 0x7fffffffu;
     if l.lid == 0u {
         if tile == 0u {
             lb_publish(0u, 2u, carry_in + agg);
@@ -192,8 +195,8 @@ fn lookback(tile: u32, agg: Agg, carry_in: Agg, spin_limit: u32, l: Lanes) -> Ag
             }
             continue;
         }
-        // Every thread calls the step (the subgroup variant uses them all); the lead's
-        // result decides what the workgroup does next.
+        // Every thread calls the step (it reads one predecessor); the lead's result decides
+        // what the workgroup does next.
         let w = lb_step(spin_limit, l);
         if is_lead(l) {
             lb_j = w.j;
@@ -202,7 +205,7 @@ fn lookback(tile: u32, agg: Agg, carry_in: Agg, spin_limit: u32, l: Lanes) -> Ag
         }
     }
     let prefix = workgroupUniformLoad(&lb_prefix);
-    if l.lid == 0u && tile != 0u {
+    if l.lid == 0u && tile != 0u && (tuning >> 31u) == 0u {
         lb_publish(tile, 2u, prefix + agg);
     }
     return prefix;

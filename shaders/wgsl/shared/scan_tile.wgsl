@@ -17,7 +17,8 @@ struct ScanParams {
     piece: u32,
     inclusive: u32,
     num_tiles: u32,
-    spin_limit: u32,
+    // Lookback::tuning
+    lookback: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: ScanParams;
@@ -110,7 +111,7 @@ fn scan(ids: LaneIds) {
     let bs = block_scan(stripe_sums(x0, x1, x2, x3), l);
     let t = bs.total;
     let total = tile_total(t);
-    let prefix = lookback(tile, total, carry[params.piece], params.spin_limit, l);
+    let prefix = lookback(tile, total, carry[params.piece], params.lookback, l);
     // What precedes each stripe in the tile, then this thread's vec4 in it.
     let stripe = vec4<Val>(Val(), t.x, t.x + t.y, (t.x + t.y) + t.z);
     let before = vec4<Val>(prefix) + stripe + bs.excl;
