@@ -113,8 +113,7 @@ fn walks_through_windows_of_aggregates_are_correct() {
     let s = stream(74 * COMPACT_TILE - 7, 3);
     for gpu in gpus() {
         for spin_limit in [256, 0] {
-            let mut c = Compact::default();
-            c.lookback = Lookback { spin_limit, walk_to_tile_zero: true };
+            let c = Compact { lookback: Lookback { spin_limit, walk_to_tile_zero: true }, ..Default::default() };
             conformance(&c, &gpu, &s, Tolerance::EXACT)
                 .unwrap_or_else(|e| panic!("{} spin limit {spin_limit}: {e}", describe(&gpu)));
         }
