@@ -176,15 +176,11 @@ fn scatter(ids: LaneIds) {
             let global = digit_base[e >> 16u] + p;
             if global >= params.out_base && global - params.out_base < params.out_len {
                 let dst = global - params.out_base;
-                let kw = params.key_words;
-                if kw == 1u {
+                if params.key_words == 1u {
                     keys_out[dst] = sm_b[pad(e & 0xffffu)];
                 } else {
-                    keys_out[dst * kw + params.word] = key_word(src * kw + params.word);
-                }
-                if kw == 2u {
-                    let other = 1u - params.word;
-                    keys_out[dst * 2u + other] = key_word(src * 2u + other);
+                    keys_out[2u * dst] = key_word(2u * src);
+                    keys_out[2u * dst + 1u] = key_word(2u * src + 1u);
                 }
                 if params.has_values != 0u {
                     vals_out[dst] = vals_in[src];

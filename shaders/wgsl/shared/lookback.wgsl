@@ -63,10 +63,6 @@ struct Walk {
 // of LB_PART entries. A window of 64 was faster than one of 256 (H200, scan of 2^28 u32:
 // 1.11 against 1.28-1.31 ms).
 
-fn is_lead(l: Lanes) -> bool {
-    return l.lid == 0u;
-}
-
 const ST_WAIT: u32 = 0u;
 const ST_AGG: u32 = 1u;
 const ST_INC: u32 = 2u;
@@ -128,7 +124,7 @@ fn lb_step(spin_limit: u32, l: Lanes) -> Walk {
     // Only the lead's result is used (the others do not read `lb_prefix`, which the lead
     // rewrites as soon as it returns).
     var w = Walk(j, Agg(), ACT_WALK);
-    if is_lead(l) {
+    if l.lid == 0u {
         var r = Run(NONE, false, Agg());
         for (var i = 0u; i < LB_PART; i++) {
             r = lb_join(r, lb_runs[i]);
@@ -198,7 +194,7 @@ fn lookback(tile: u32, agg: Agg, carry_in: Agg, tuning: u32, l: Lanes) -> Agg {
         // Every thread calls the step (it reads one predecessor); the lead's result decides
         // what the workgroup does next.
         let w = lb_step(spin_limit, l);
-        if is_lead(l) {
+        if l.lid == 0u {
             lb_j = w.j;
             lb_prefix = w.prefix;
             lb_action = w.action;
