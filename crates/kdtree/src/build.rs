@@ -311,28 +311,6 @@ struct Scratch {
     fresh: [[Vec<Event>; 3]; 2],
 }
 
-/// Merges the sorted `fresh` events into the sorted run `list[from..to]`, which grows in
-/// place into the free slots after it; returns the run's new end. The merge runs from the
-/// back, so the run needs no copy; it ends when the fresh events are placed (what is left
-/// of the run is already where it belongs). No event equals another (a triangle is in the
-/// run or among the fresh, not both), so the order is the forward merge's.
-fn merge_fresh(list: &mut [Event], from: usize, to: usize, fresh: &[Event]) -> usize {
-    let (mut i, mut j, mut w) = (to, fresh.len(), to + fresh.len());
-    while j > 0 {
-        // 0 is below every event (positions have keys above 2^32): a spent run never wins.
-        // Branch-free: which list the next event comes from is as unpredictable as the
-        // triangles' sides.
-        let a = if i > from { list[i - 1] } else { 0 };
-        let b = fresh[j - 1];
-        let take_run = a > b;
-        w -= 1;
-        list[w] = if take_run { a } else { b };
-        i -= take_run as usize;
-        j -= !take_run as usize;
-    }
-    to + fresh.len()
-}
-
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
@@ -674,8 +652,9 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
             list.clear();
         }
         if split[0] || split[1] {
+            let cells = GrownCells::new(&input.bounds, axis, pos, m);
             for &tri in both.iter() {
-                let (l, r) = clipped_boxes(&ctx.tris[tri as usize], &input.bounds, axis, pos, m);
+                let (l, r) = clipped_boxes(&ctx.tris[tri as usize], &cells, axis, pos, m);
                 if split[0] {
                     push_events(&mut fresh[0], &l, tri);
                 }
@@ -687,9 +666,14 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
                 list.sort_unstable();
             }
         }
+        // A sentinel above every event ends each fresh list (positions are finite, so no
+        // event key reaches `u64::MAX`): the partition below then merges without bounds checks.
+        for list in fresh.iter_mut().flatten() {
+            list.push(Event::MAX);
+        }
 
         // Each child's lists: the parent's events of its one-sided triangles, in order,
-        // merged with the fresh ones. At most two events per triangle and axis, plus one
+        // merged on the way with the fresh ones. At most two events per triangle and axis, plus one
         // slot that the branch-free partition may write past the end.
         let [fresh_left, fresh_right] = &*fresh;
         let capacity = |k: usize| match (split[k], split[0] || split[1]) {
@@ -706,18 +690,34 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
             if !(split[0] || split[1]) {
                 break;
             }
-            let (l0, r0) = (nl, nr);
+            let (fresh_l, fresh_r) = (&fresh_left[k], &fresh_right[k]);
+            let (mut i, mut j) = (0, 0);
             // Every event is written to both lists and kept by the one it belongs to: sides
             // come in no predictable order, so a branch here would mispredict half the time.
+            // Fresh events are few, so the loops that put them in place rarely run.
             for &e in input.axis(k) {
+                while fresh_l[i] < e {
+                    left[nl] = fresh_l[i];
+                    (nl, i) = (nl + 1, i + 1);
+                }
+                while fresh_r[j] < e {
+                    right[nr] = fresh_r[j];
+                    (nr, j) = (nr + 1, j + 1);
+                }
                 let side = sides[ev_tri(e) as usize];
                 left[nl] = e;
                 nl += (side == to_left) as usize;
                 right[nr] = e;
                 nr += (side == to_right) as usize;
             }
-            nl = merge_fresh(&mut left, l0, nl, &fresh_left[k]);
-            nr = merge_fresh(&mut right, r0, nr, &fresh_right[k]);
+            for &f in &fresh_l[i..fresh_l.len() - 1] {
+                left[nl] = f;
+                nl += 1;
+            }
+            for &f in &fresh_r[j..fresh_r.len() - 1] {
+                right[nr] = f;
+                nr += 1;
+            }
             if k < 2 {
                 left_starts[k] = nl;
                 right_starts[k] = nr;
@@ -825,13 +825,40 @@ fn clipped_box(tri: &[Vec3; 3], cell: &Aabb, margin: f64) -> Aabb {
     Polygon::triangle(tri).clip_box(lo, hi).bounds(tri, &grown)
 }
 
-/// The boxes of the parts of triangle `tri` inside the two children of a split of `cell` at
-/// `pos` on `axis`, each child grown by `margin` on every side. Conservative: clipped in
+/// A split's cells grown by the margin: the parent's in `f64` (what triangles are clipped
+/// to) and each child's rounded outward to `f32` (what their boxes are kept within).
+struct GrownCells {
+    lo: DVec3,
+    hi: DVec3,
+    left: Aabb,
+    right: Aabb,
+}
+
+impl GrownCells {
+    fn new(cell: &Aabb, axis: usize, pos: f32, margin: f64) -> GrownCells {
+        let (lo, hi, _) = grow(cell, margin);
+        let (mut left_cell, mut right_cell) = (*cell, *cell);
+        left_cell.max[axis] = pos;
+        right_cell.min[axis] = pos;
+        GrownCells { lo, hi, left: grow(&left_cell, margin).2, right: grow(&right_cell, margin).2 }
+    }
+}
+
+/// The boxes of the parts of triangle `tri` inside the two children of a split at `pos` on
+/// `axis`, each child grown by `margin` on every side (`cells`). Conservative: clipped in
 /// `f64` (Sutherland–Hodgman, first against the grown parent cell, then by each child's
 /// plane), rounded outward to `f32` and kept within the grown child cell.
-fn clipped_boxes(tri: &[Vec3; 3], cell: &Aabb, axis: usize, pos: f32, margin: f64) -> (Aabb, Aabb) {
-    let (lo, hi, _) = grow(cell, margin);
-    let inside = Polygon::triangle(tri).clip_box(lo, hi);
+fn clipped_boxes(tri: &[Vec3; 3], cells: &GrownCells, axis: usize, pos: f32, margin: f64) -> (Aabb, Aabb) {
+    let corners = tri.map(|v| v.as_dvec3());
+    let inside_cell = corners.iter().all(|p| p.cmpge(cells.lo).all() && p.cmple(cells.hi).all());
+    // Most triangles lie inside the parent cell: their corners need no clipping.
+    let clipped;
+    let corners: &[DVec3] = if inside_cell {
+        &corners
+    } else {
+        clipped = Polygon::triangle(tri).clip_box(cells.lo, cells.hi);
+        clipped.corners()
+    };
     let (x, m) = (pos as f64, margin);
     let (left_bound, right_bound) = (x + m, x - m);
     // One walk around the polygon collects the corners and plane crossings of both halves.
@@ -842,9 +869,10 @@ fn clipped_boxes(tri: &[Vec3; 3], cell: &Aabb, axis: usize, pos: f32, margin: f6
         p[axis] = bound; // exactly on the plane, whatever the rounding
         p
     };
-    let corners = inside.corners();
-    for (i, &p0) in corners.iter().enumerate() {
-        let p1 = corners[(i + 1) % corners.len()];
+    // (Clipping may leave nothing of a triangle that only touches the cell: then `finish`
+    // falls back to the triangle's own box.)
+    let mut p0 = corners.last().copied().unwrap_or_default();
+    for &p1 in corners {
         let (l0, l1) = (p0[axis] <= left_bound, p1[axis] <= left_bound);
         if l0 {
             (left_lo, left_hi) = (left_lo.min(p0), left_hi.max(p0));
@@ -861,11 +889,9 @@ fn clipped_boxes(tri: &[Vec3; 3], cell: &Aabb, axis: usize, pos: f32, margin: f6
             let p = crossing(p0, p1, right_bound);
             (right_lo, right_hi) = (right_lo.min(p), right_hi.max(p));
         }
+        p0 = p1;
     }
-    let (mut left_cell, mut right_cell) = (*cell, *cell);
-    left_cell.max[axis] = pos;
-    right_cell.min[axis] = pos;
-    (finish(tri, left_lo, left_hi, &grow(&left_cell, m).2), finish(tri, right_lo, right_hi, &grow(&right_cell, m).2))
+    (finish(tri, left_lo, left_hi, &cells.left), finish(tri, right_lo, right_hi, &cells.right))
 }
 
 /// The box `[lo, hi]` (empty if `lo > hi`) rounded outward to `f32` and kept within `cell`;
