@@ -63,6 +63,10 @@ enum Command {
         /// default: framing the scene.
         #[arg(long)]
         camera: Option<String>,
+        /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
+        /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
+        #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
+        leaf_size: u32,
         #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
         backend: BackendChoice,
         /// Output image (.png: 8-bit sRGB; .exr: linear f32).
@@ -160,6 +164,10 @@ enum BenchCommand {
         /// Skip the generated 1M-triangle scene.
         #[arg(long)]
         no_generated: bool,
+        /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
+        /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
+        #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
+        leaf_size: u32,
         #[arg(long)]
         json: bool,
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
@@ -273,7 +281,7 @@ fn main() -> ExitCode {
             };
             volume::run(&args, &opts)
         }),
-        Command::Render { scene, width, height, spp, max_depth, camera, backend, out } => {
+        Command::Render { scene, width, height, spp, max_depth, camera, leaf_size, backend, out } => {
             if max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH || width == 0 || height == 0 {
                 Err(format!(
                     "--max-depth must be 1..={}, --width and --height positive",
@@ -281,7 +289,9 @@ fn main() -> ExitCode {
                 ))
             } else {
                 let options = lumbre_raytrace::RenderOptions { width, height, spp, max_depth, ..Default::default() };
-                let args = render::RenderArgs { scene, out, options, camera, gpu: backend == BackendChoice::Gpu };
+                let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
+                let args =
+                    render::RenderArgs { scene, out, options, build, camera, gpu: backend == BackendChoice::Gpu };
                 render::run(&args, &opts)
             }
         }
@@ -294,13 +304,14 @@ fn main() -> ExitCode {
                     print_tables(&tables, json);
                     Ok(())
                 }),
-            BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, json, backend } => {
+            BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => {
                 gpu_for(backend, &opts).and_then(|gpu| {
                     let mut list = raybench::standard(&scenes);
                     if no_generated {
                         list.retain(|s| !matches!(s, raybench::BenchScene::Generated(_)));
                     }
-                    let t = raybench::raytrace(gpu.as_ref(), &list, frames, cpu_frames)?;
+                    let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
+                    let t = raybench::raytrace(gpu.as_ref(), &list, &build, frames, cpu_frames)?;
                     print_tables(&[t], json);
                     Ok(())
                 })

@@ -59,7 +59,13 @@ fn light_for(scene: &mut Scene, camera: &Camera) {
     scene.add_point_light(camera.eye + camera.up * size, Vec3::splat(size * size));
 }
 
-pub fn raytrace(gpu: Option<&Gpu>, scenes: &[BenchScene], frames: u32, cpu_frames: u32) -> Result<Table, String> {
+pub fn raytrace(
+    gpu: Option<&Gpu>,
+    scenes: &[BenchScene],
+    build_options: &BuildOptions,
+    frames: u32,
+    cpu_frames: u32,
+) -> Result<Table, String> {
     let mut t = Table::new(
         "Kd-tree ray tracing: one primary and one shadow ray per pixel, mean over camera positions around the model",
         &[
@@ -84,7 +90,7 @@ pub fn raytrace(gpu: Option<&Gpu>, scenes: &[BenchScene], frames: u32, cpu_frame
         let first = Camera::orbit(scene.bounds, aspect, 0, frames.max(1));
         light_for(&mut scene, &first);
         let t1 = Instant::now();
-        let prepared = Prepared::new(scene, &BuildOptions::default());
+        let prepared = Prepared::new(scene, build_options);
         let build = t1.elapsed();
         let renderer = match gpu {
             Some(g) => Some(GpuRenderer::new(g, &prepared).map_err(|e| e.to_string())?),

@@ -14,6 +14,7 @@ pub struct RenderArgs {
     pub scene: PathBuf,
     pub out: PathBuf,
     pub options: RenderOptions,
+    pub build: BuildOptions,
     pub camera: Option<String>,
     pub gpu: bool,
 }
@@ -41,7 +42,7 @@ pub fn run(args: &RenderArgs, opts: &GpuOptions) -> Result<(), String> {
     };
     lumbre_raytrace::add_default_light(&mut scene, &camera);
     let t1 = Instant::now();
-    let prepared = Prepared::new(scene, &BuildOptions::default());
+    let prepared = Prepared::new(scene, &args.build);
     let build = t1.elapsed();
     let t2 = Instant::now();
     let (image, stats, backend) = if args.gpu {
