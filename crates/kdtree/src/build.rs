@@ -204,13 +204,14 @@ fn push_events(lists: &mut [Vec<Event>; 3], b: &Aabb, id: u32) {
 }
 
 /// One node's share of the work: its cell, its triangle count and its sorted events, the
-/// three axes' lists one after the other in one buffer (one allocation per node).
+/// three axes' lists one after the other in one buffer (recycled from node to node, so it
+/// may be longer than the lists).
 struct NodeInput {
     bounds: Aabb,
     count: usize,
     events: Vec<Event>,
-    /// Where the lists of axes 1 and 2 start.
-    starts: [usize; 2],
+    /// Where the lists of axes 0, 1 and 2 end.
+    ends: [usize; 3],
 }
 
 /// A child of a split: a node to split further, or a leaf, for which only its triangles
@@ -224,9 +225,8 @@ impl NodeInput {
     /// The sorted events of axis `k`.
     #[inline]
     fn axis(&self, k: usize) -> &[Event] {
-        let from = if k == 0 { 0 } else { self.starts[k - 1] };
-        let to = if k == 2 { self.events.len() } else { self.starts[k] };
-        &self.events[from..to]
+        let from = if k == 0 { 0 } else { self.ends[k - 1] };
+        &self.events[from..self.ends[k]]
     }
 
     /// The node's triangles (each has exactly one START or PLANAR event per axis).
@@ -309,7 +309,36 @@ struct Scratch {
     both: Vec<u32>,
     /// Fresh events of those triangles clipped to the left and the right child, per axis.
     fresh: [[Vec<Event>; 3]; 2],
+    /// Event buffers of nodes already split, for their children: a buffer taken from here
+    /// needs neither an allocation nor zeroing.
+    spare: Spare,
 }
+
+/// Spare event buffers (see [`Scratch::spare`]).
+#[derive(Default)]
+struct Spare(Vec<Vec<Event>>);
+
+impl Spare {
+    /// A buffer of at least `len` events (contents arbitrary).
+    fn take(&mut self, len: usize) -> Vec<Event> {
+        let mut v = if len == 0 { Vec::new() } else { self.0.pop().unwrap_or_default() };
+        if v.len() < len {
+            v.resize(len, 0);
+        }
+        v
+    }
+
+    /// Keeps `v` for a later [`take`](Spare::take); a few buffers are enough, as nodes are
+    /// split depth first.
+    fn give_back(&mut self, v: Vec<Event>) {
+        if !v.is_empty() && self.0.len() < SPARE_BUFFERS {
+            self.0.push(v);
+        }
+    }
+}
+
+/// How many spare event buffers a thread keeps.
+const SPARE_BUFFERS: usize = 8;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -411,8 +440,8 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
     } else {
         events.iter_mut().for_each(|list| list.sort_unstable());
     }
-    let starts = [events[0].len(), events[0].len() + events[1].len()];
-    NodeInput { bounds, count: valid.len(), events: events.concat(), starts }
+    let ends = [events[0].len(), events[0].len() + events[1].len(), events.iter().map(Vec::len).sum()];
+    NodeInput { bounds, count: valid.len(), events: events.concat(), ends }
 }
 
 /// Builds the subtree of one node into `out`, depth first.
@@ -607,7 +636,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
     let w = Window::new(pos, m);
 
     SCRATCH.with_borrow_mut(|scratch| {
-        let Scratch { sides, both, fresh } = scratch;
+        let Scratch { sides, both, fresh, spare } = scratch;
         if sides.len() < ctx.tris.len() {
             sides.resize(ctx.tris.len(), BOTH);
         }
@@ -681,9 +710,9 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
             (false, true) => 1,
             (false, false) => 0,
         };
-        let (mut left, mut right) = (vec![0; capacity(0)], vec![0; capacity(1)]);
+        let (mut left, mut right) = (spare.take(capacity(0)), spare.take(capacity(1)));
         let (mut nl, mut nr) = (0, 0);
-        let (mut left_starts, mut right_starts) = ([0; 2], [0; 2]);
+        let (mut left_ends, mut right_ends) = ([0; 3], [0; 3]);
         // A side that becomes a leaf takes no events.
         let (to_left, to_right) = (if split[0] { LEFT } else { NOWHERE }, if split[1] { RIGHT } else { NOWHERE });
         for k in 0..3 {
@@ -718,23 +747,22 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
                 right[nr] = f;
                 nr += 1;
             }
-            if k < 2 {
-                left_starts[k] = nl;
-                right_starts[k] = nr;
-            }
+            left_ends[k] = nl;
+            right_ends[k] = nr;
         }
-        left.truncate(nl);
-        right.truncate(nr);
         let left = if split[0] {
-            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, starts: left_starts })
+            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, ends: left_ends })
         } else {
+            spare.give_back(left);
             leaf(LEFT, counts[0])
         };
         let right = if split[1] {
-            Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, starts: right_starts })
+            Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, ends: right_ends })
         } else {
+            spare.give_back(right);
             leaf(RIGHT, counts[1])
         };
+        spare.give_back(input.events);
         (left, right)
     })
 }
