@@ -12,6 +12,10 @@ use crate::scan::{ScanKind, record_scan};
 /// Keys per GPU sort tile (256 threads x 8), `SORT_TILE` in the radix shaders.
 pub const SORT_TILE: usize = 2048;
 
+/// Tiles per chunk when the per-tile histograms become output positions, `CHUNK` in
+/// `radix_offsets.wgsl`.
+const RADIX_CHUNK: usize = 32;
+
 /// Keys the radix sort handles: 8-bit digits, least significant first.
 pub trait SortKey: Pod + Ord + Send + Sync + std::fmt::Debug {
     /// 32-bit words per key.
@@ -299,8 +303,8 @@ struct Params {
 }
 
 /// Records a stable GPU radix sort of `keys` (and `values` with them), in place: 4 passes
-/// for `u32` keys, 8 for `u64`, each a histogram, a scan of the histograms and a scatter,
-/// all on the GPU.
+/// for `u32` keys, 8 for `u64`, each a histogram per tile, the tiles' output positions
+/// (per-chunk sums, a scan of those, then per tile) and a scatter, all on the GPU.
 ///
 /// Keys longer than one storage binding are sorted in binding-sized pieces: the scatter of
 /// each input piece runs once per output window and writes the keys that land in it, so a
@@ -344,7 +348,12 @@ pub fn record_sort_bits<K: SortKey>(
     };
     let hist = gpu.zeroed::<u32>(256 * tiles)?;
     let offsets = gpu.zeroed::<u32>(256 * tiles)?;
+    let chunks = tiles.div_ceil(RADIX_CHUNK);
+    let sums = gpu.zeroed::<u32>(256 * chunks)?;
+    let starts = gpu.zeroed::<u32>(256 * chunks)?;
     let hist_k = gpu.kernel(&lumbre_shaders::compact::RADIX_HIST, "hist_tiles")?;
+    let sums_k = gpu.kernel(&lumbre_shaders::compact::RADIX_OFFSETS, "chunk_sums")?;
+    let offsets_k = gpu.kernel(&lumbre_shaders::compact::RADIX_OFFSETS, "chunk_offsets")?;
     let scatter_shader = if gpu.has_subgroups() {
         lumbre_shaders::compact::RADIX_SCATTER_SUBGROUPS
     } else {
@@ -377,7 +386,11 @@ pub fn record_sort_bits<K: SortKey>(
             let bind = [p.as_entire_binding(), src_k.binding_range(key_range(part)), hist.binding()];
             rec.dispatch("sort histogram", &hist_k, &bind, part.1.div_ceil(SORT_TILE) as u64)?;
         }
-        record_scan(rec, &hist, &offsets, ScanKind::Exclusive)?;
+        let p = gpu.uniform(&params((0, n), (0, 0)))?;
+        let bind = [p.as_entire_binding(), hist.binding(), sums.binding(), starts.binding(), offsets.binding()];
+        rec.dispatch("sort offsets", &sums_k, &bind, chunks as u64)?;
+        record_scan(rec, &sums, &starts, ScanKind::Exclusive)?;
+        rec.dispatch("sort offsets", &offsets_k, &bind, chunks as u64)?;
         for &part in &parts {
             for &window in &parts {
                 let p = gpu.uniform(&params(part, window))?;

@@ -47,7 +47,8 @@ fn cpu_sort_is_stable_and_sorted() {
 fn u32_sorts_agree_at_tile_boundaries() {
     let t = SORT_TILE;
     for gpu in gpus() {
-        for n in [0usize, 1, 2, 255, t - 1, t, t + 1, 7 * t + 5, 50_001] {
+        // Tiles' output positions are found in chunks of 32 tiles: lengths across chunks too.
+        for n in [0usize, 1, 2, 255, t - 1, t, t + 1, 7 * t + 5, 50_001, 32 * t - 1, 32 * t + 1, 40 * t + 3] {
             for mask in [u32::MAX, 0xf, 0, 0xff00_0000] {
                 let keys = keys32(n, mask);
                 conformance(&RadixSort::<u32>::new(), &gpu, &keys, Tolerance::EXACT)
@@ -85,9 +86,9 @@ fn keys_longer_than_a_binding_are_sorted_in_pieces() {
     let Some(small) = gpus().into_iter().find(|g| g.limits().max_storage_buffer_binding_size == 64 << 10) else {
         return;
     };
-    // 64 KiB bindings: 50 000 u32 keys span 4 pieces (and 8 for u64); the GPU result must
-    // still equal the CPU's, including stability.
-    let keys = keys32(50_000, u32::MAX);
+    // 64 KiB bindings: 100 000 u32 keys span 7 pieces (and 13 for u64) and 49 tiles (two
+    // chunks of tiles); the GPU result must still equal the CPU's, including stability.
+    let keys = keys32(100_000, u32::MAX);
     conformance(&RadixSort::<u32>::new(), &small, &keys, Tolerance::EXACT).unwrap();
     let pairs = (keys32(40_000, 0xff), (0..40_000).collect::<Vec<u32>>());
     conformance(&RadixSortPairs::<u32>::new(), &small, &pairs, Tolerance::EXACT).unwrap();

@@ -1,8 +1,8 @@
 //! import shared/dispatch
 //! import shared/radix_params
-// Radix sort, pass part 1: each tile of SORT_TILE keys counts its 8-bit digits. Counts are
-// stored digit-major (`hist[digit * num_tiles + tile]`) so that one exclusive scan of
-// `hist` gives every (digit, tile) its first output position. `n` counts this piece's keys.
+// Radix sort, pass part 1: each tile of SORT_TILE keys counts its 8-bit digits into its row
+// of `hist[tile * 256 + digit]` (radix_offsets turns the rows into output positions). `n`
+// counts this piece's keys.
 
 
 @group(0) @binding(0) var<uniform> params: SortParams;
@@ -65,6 +65,6 @@ fn hist_tiles(
     }
     workgroupBarrier();
     if params.tile_base + tile < params.num_tiles {
-        hist[lid * params.num_tiles + params.tile_base + tile] = atomicLoad(&counts[lid]);
+        hist[(params.tile_base + tile) * 256u + lid] = atomicLoad(&counts[lid]);
     }
 }

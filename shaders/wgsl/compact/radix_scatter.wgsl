@@ -5,7 +5,8 @@
 // Radix sort, pass part 2: each tile sorts its keys by the pass's 8-bit digit in shared
 // memory (four stable 2-bit splits, counters for the four values packed as 16-bit fields
 // of a vec2 and block-scanned together), then writes each key to its digit's output
-// position: the scanned histogram for (digit, tile) plus its rank within the tile's digit.
+// position: the tile's first position for the digit (radix_offsets) plus its rank within the
+// tile's digit.
 // Keys and values are gathered by their original position in the tile.
 // Keys longer than one binding: `keys_in`/`vals_in` hold one piece, and only destinations
 // inside the bound output window [out_base, out_base + out_len) are written; the host
@@ -164,7 +165,7 @@ fn scatter(ids: LaneIds) {
     let count = atomicLoad(&digit_count[l.rank]);
     let bs = block_scan(vec2<u32>(count, 0u), l);
     if count > 0u {
-        digit_base[l.rank] = offsets[l.rank * params.num_tiles + params.tile_base + tile] - bs.excl.x;
+        digit_base[l.rank] = offsets[(params.tile_base + tile) * 256u + l.rank] - bs.excl.x;
     }
     workgroupBarrier();
     let valid = min(SORT_TILE, params.n - min(params.n, base));
