@@ -401,6 +401,7 @@ pub fn record_sort_bits<K: SortKey>(
                     offsets.binding(),
                     dst_k.binding_range(key_range(window)),
                     dst_v.binding_range(val_range(dst_v, window)),
+                    hist.binding(),
                 ];
                 rec.dispatch("sort scatter", &scatter_k, &bind, part.1.div_ceil(SORT_TILE) as u64)?;
             }

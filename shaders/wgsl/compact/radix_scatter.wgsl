@@ -21,6 +21,7 @@ alias Elem = vec2<u32>;
 @group(0) @binding(3) var<storage, read> offsets: array<u32>;
 @group(0) @binding(4) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(5) var<storage, read_write> vals_out: array<u32>;
+@group(0) @binding(6) var<storage, read> hist: array<u32>;
 
 const ITEMS: u32 = 8u;
 const SORT_TILE: u32 = WG * ITEMS;
@@ -30,7 +31,6 @@ const SORT_TILE: u32 = WG * ITEMS;
 // Two arrays, so each split round reads one and writes the other (no per-thread copies).
 var<workgroup> sm_a: array<u32, SORT_TILE + SORT_TILE / 32u>;
 var<workgroup> sm_b: array<u32, SORT_TILE + SORT_TILE / 32u>;
-var<workgroup> digit_count: array<atomic<u32>, 256>;
 // Output position of the first key of each digit, minus where that digit starts in the tile.
 var<workgroup> digit_base: array<u32, 256>;
 
@@ -76,7 +76,6 @@ fn stage(base: u32, i: u32, word: u32) {
     var d = 0xffu;
     if base + i < params.n {
         d = (word >> params.shift) & 0xffu;
-        atomicAdd(&digit_count[d], 1u);
     }
     sm_a[pad(i)] = (d << 16u) | i;
 }
@@ -111,8 +110,8 @@ fn scatter(ids: LaneIds) {
     let l = lanes(ids);
     let tile = l.wg;
     let base = tile * SORT_TILE;
-    atomicStore(&digit_count[l.lid], 0u);
-    workgroupBarrier();
+    // The tile's digit counts are its histogram row (radix_hist), read now, used later.
+    let count = hist[(params.tile_base + tile) * 256u + l.rank];
     // Digits of the tile's keys from vec4 loads (all issued up front), staged as
     // (digit << 16) | position; positions past the end get digit 255 and sort last.
     // One-word keys stay in registers until the tile is sorted, then go to shared memory
@@ -162,7 +161,7 @@ fn scatter(ids: LaneIds) {
         put4(4u * (WG + l.lid), kb);
     }
     // Where each digit starts inside the sorted tile, and where it goes in the output.
-    let count = atomicLoad(&digit_count[l.rank]);
+
     let bs = block_scan(vec2<u32>(count, 0u), l);
     if count > 0u {
         digit_base[l.rank] = offsets[(params.tile_base + tile) * 256u + l.rank] - bs.excl.x;
