@@ -28,6 +28,12 @@ fn count(t: u32, d: u32) -> u32 {
     return select(0u, hist[min(t, params.num_tiles - 1u) * 256u + d], t < params.num_tiles);
 }
 
+// Counts of digit `d` in the four tiles from `t`: loads in groups, so that several are in
+// flight before the first is used.
+fn count4(t: u32, d: u32) -> vec4<u32> {
+    return vec4<u32>(count(t, d), count(t + 1u, d), count(t + 2u, d), count(t + 3u, d));
+}
+
 @compute @workgroup_size(256)
 fn chunk_sums(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -35,11 +41,24 @@ fn chunk_sums(
     @builtin(local_invocation_index) d: u32,
 ) {
     let chunk = flat_workgroup(wid, nwg);
-    var total = 0u;
-    for (var i = 0u; i < CHUNK; i++) {
-        total += count(chunk * CHUNK + i, d);
+    var total = vec4<u32>();
+    for (var i = 0u; i < CHUNK; i += 8u) {
+        let t = chunk * CHUNK + i;
+        total += count4(t, d) + count4(t + 4u, d);
     }
-    sums[d * chunks() + chunk] = total;
+    sums[d * chunks() + chunk] = total.x + total.y + total.z + total.w;
+}
+
+// Writes the offsets of tiles t .. t + 3 (those that exist) for digit `d`, starting at `at`;
+// returns the offset after them.
+fn put4(t: u32, d: u32, at: u32, c: vec4<u32>) -> u32 {
+    let o = vec4<u32>(at, at + c.x, at + c.x + c.y, at + c.x + c.y + c.z);
+    for (var j = 0u; j < 4u; j++) {
+        if t + j < params.num_tiles {
+            offsets[(t + j) * 256u + d] = o[j];
+        }
+    }
+    return o.w + c.w;
 }
 
 @compute @workgroup_size(256)
@@ -50,11 +69,11 @@ fn chunk_offsets(
 ) {
     let chunk = flat_workgroup(wid, nwg);
     var at = starts[d * chunks() + chunk];
-    for (var i = 0u; i < CHUNK; i++) {
+    for (var i = 0u; i < CHUNK; i += 8u) {
         let t = chunk * CHUNK + i;
-        if t < params.num_tiles {
-            offsets[t * 256u + d] = at;
-        }
-        at += count(t, d);
+        let a = count4(t, d);
+        let b = count4(t + 4u, d);
+        at = put4(t, d, at, a);
+        at = put4(t + 4u, d, at, b);
     }
 }
