@@ -72,6 +72,27 @@ fn sm_set(to_a: bool, i: u32, v: u32) {
     }
 }
 
+// Entries i .. i + 3 of sm_a or sm_b.
+fn entries4(from_a: bool, i: u32) -> vec4<u32> {
+    return vec4<u32>(sm_get(from_a, pad(i)), sm_get(from_a, pad(i + 1u)), sm_get(from_a, pad(i + 2u)), sm_get(from_a, pad(i + 3u)));
+}
+
+fn bump4(e: vec4<u32>, bit: u32) -> vec2<u32> {
+    let d = (e >> vec4<u32>(bit)) & vec4<u32>(3u);
+    return bump(d.x) + bump(d.y) + bump(d.z) + bump(d.w);
+}
+
+// Puts one entry at the next position of its 2-bit value; returns the positions after it.
+fn place(to_a: bool, e: u32, bit: u32, pos: vec4<u32>) -> vec4<u32> {
+    let d = (e >> bit) & 3u;
+    sm_set(to_a, pad(pick(pos, d)), e);
+    return pos + unit(d);
+}
+
+fn place4(to_a: bool, e: vec4<u32>, bit: u32, pos: vec4<u32>) -> vec4<u32> {
+    return place(to_a, e.w, bit, place(to_a, e.z, bit, place(to_a, e.y, bit, place(to_a, e.x, bit, pos))));
+}
+
 fn stage(base: u32, i: u32, word: u32) {
     var d = 0xffu;
     if base + i < params.n {
@@ -140,19 +161,14 @@ fn scatter(ids: LaneIds) {
     for (var round = 0u; round < 4u; round++) {
         let bit = 16u + 2u * round;
         let from_a = (round & 1u) == 0u;
-        var c = vec2<u32>(0u);
-        for (var k = 0u; k < ITEMS; k++) {
-            c += bump((sm_get(from_a, pad(l.rank * ITEMS + k)) >> bit) & 3u);
-        }
-        let bs = block_scan(c, l);
+        // The thread's entries stay in registers from counting to placing.
+        let ea = entries4(from_a, l.rank * ITEMS);
+        let eb = entries4(from_a, l.rank * ITEMS + 4u);
+        let bs = block_scan(bump4(ea, bit) + bump4(eb, bit), l);
         let t = unpack(bs.total);
         var pos = vec4<u32>(0u, t.x, t.x + t.y, t.x + t.y + t.z) + unpack(bs.excl);
-        for (var k = 0u; k < ITEMS; k++) {
-            let e = sm_get(from_a, pad(l.rank * ITEMS + k));
-            let d = (e >> bit) & 3u;
-            sm_set(!from_a, pad(pick(pos, d)), e);
-            pos += unit(d);
-        }
+        pos = place4(!from_a, ea, bit, pos);
+        pos = place4(!from_a, eb, bit, pos);
         workgroupBarrier();
     }
     // After four rounds the sorted tile is back in sm_a, and sm_b is free for the keys.
