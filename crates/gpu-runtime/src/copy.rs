@@ -182,8 +182,8 @@ pub fn copy_variant_times(
 /// clocks within milliseconds of idling, and benchmarks idle it between runs (allocating,
 /// recording, reading back); a few warm-up runs do not help when every run starts after
 /// such a gap. On the H200 the same octree build measured 4.2-9 ms that way and 1.8 ms
-/// with the queue kept busy. [`KeepBusy::new`] copies 64 MiB back and forth for at least
-/// [`WARM_UP`] and learns how long one copy takes; [`KeepBusy::queue`] then submits about
+/// with the queue kept busy. [`KeepBusy::new`] keeps the GPU copying 64 MiB back and forth
+/// without a gap for [`WARM_UP`] and learns how long one copy takes; [`KeepBusy::queue`] then submits about
 /// a given span of copies without waiting, so the measured work submitted right after
 /// starts on a busy GPU.
 ///
@@ -201,15 +201,19 @@ pub struct KeepBusy {
     per_copy: Duration,
 }
 
-/// How long [`KeepBusy::new`] keeps the GPU busy before measuring.
+/// How long [`KeepBusy::new`] keeps the GPU busy before measuring. Clocks rise only under
+/// sustained load, and not at once: the H200, idle for a few seconds (a benchmark's CPU
+/// column), went from 345 MHz back to 1980 MHz in 0.2 to 1.8 s, sometimes pausing on the
+/// way (seen with `nvidia-smi`); benchmark rows measured on the way took 1.5 to 5 times as
+/// long.
 ///
 /// ```
-/// assert_eq!(lumbre_gpu::WARM_UP.as_millis(), 150);
+/// assert_eq!(lumbre_gpu::WARM_UP.as_millis(), 2000);
 /// ```
-pub const WARM_UP: Duration = Duration::from_millis(150);
+pub const WARM_UP: Duration = Duration::from_millis(2000);
 
 impl KeepBusy {
-    /// Warms the GPU up for [`WARM_UP`] and times its copies.
+    /// Keeps the GPU busy for [`WARM_UP`] and times its copies.
     ///
     /// ```no_run
     /// let gpu = lumbre_gpu::Gpu::new()?;
@@ -219,18 +223,35 @@ impl KeepBusy {
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let n = (64usize << 20) / 16;
         let (a, b) = (gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?, gpu.zeroed_fit::<[u32; 4]>(n, Fit::Pieces)?);
-        let start = std::time::Instant::now();
-        let mut copies = 0u32;
-        while start.elapsed() < WARM_UP || copies == 0 {
+        let copies = |count: usize| -> Result<crate::Recorder> {
             let mut rec = gpu.recorder().without_timestamps();
-            for _ in 0..8 {
-                CopyKernel::record_into(&mut rec, &a, &b)?;
-                CopyKernel::record_into(&mut rec, &b, &a)?;
+            for k in 0..count {
+                let (src, dst) = if k % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                CopyKernel::record_into(&mut rec, src, dst)?;
             }
-            rec.submit()?;
-            copies += 16;
+            Ok(rec)
+        };
+        let start = std::time::Instant::now();
+        copies(16)?.submit()?;
+        let mut per_copy = start.elapsed() / 16;
+        // Rounds of about 50 ms of copies, each recorded while the previous one runs and
+        // followed by 16 waited copies, so the GPU has work at every moment; a round's wall
+        // time over its copies times the copy at the clocks reached.
+        let batch = |per_copy: Duration| (0.05 / per_copy.as_secs_f64().max(1e-9)).clamp(1.0, 4096.0) as usize;
+        let (mut queued, mut next) = (batch(per_copy), None);
+        while start.elapsed() < WARM_UP {
+            let round = std::time::Instant::now();
+            match next.take() {
+                Some(rec) => crate::Recorder::submit_no_wait(rec)?,
+                None => copies(queued)?.submit_no_wait()?,
+            }
+            let ran = queued;
+            queued = batch(per_copy);
+            next = Some(copies(queued)?);
+            copies(16)?.submit()?;
+            per_copy = round.elapsed() / (ran + 16) as u32;
         }
-        Ok(KeepBusy { a, b, per_copy: start.elapsed() / copies })
+        Ok(KeepBusy { a, b, per_copy })
     }
 
     /// Submits about `span` of copies without waiting.
