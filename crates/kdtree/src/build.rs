@@ -329,16 +329,18 @@ impl Spare {
     }
 
     /// Keeps `v` for a later [`take`](Spare::take); a few buffers are enough, as nodes are
-    /// split depth first.
+    /// split depth first. Large buffers are freed: the few nodes that need them gain
+    /// nothing, and a thread keeps its spares after the build.
     fn give_back(&mut self, v: Vec<Event>) {
-        if !v.is_empty() && self.0.len() < SPARE_BUFFERS {
+        if !v.is_empty() && v.capacity() <= SPARE_MAX_EVENTS && self.0.len() < SPARE_BUFFERS {
             self.0.push(v);
         }
     }
 }
 
-/// How many spare event buffers a thread keeps.
+/// How many spare event buffers a thread keeps, and how large one may be (512 KiB).
 const SPARE_BUFFERS: usize = 8;
+const SPARE_MAX_EVENTS: usize = 1 << 16;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -702,8 +704,8 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         }
 
         // Each child's lists: the parent's events of its one-sided triangles, in order,
-        // merged on the way with the fresh ones. At most two events per triangle and axis, plus one
-        // slot that the branch-free partition may write past the end.
+        // merged on the way with the fresh ones. At most two events per triangle and axis,
+        // plus one slot that the branch-free partition may write past the end.
         let [fresh_left, fresh_right] = &*fresh;
         let capacity = |k: usize| match (split[k], split[0] || split[1]) {
             (true, _) => 6 * counts[k] + 1,
