@@ -408,9 +408,9 @@ pub fn primitives(
     ));
     t.note("copy ms: the copy kernel reading and writing (bytes read + bytes written) / 2 each way");
     t.note(
-        "own copy ms: the copy kernel between the operation's own buffers (a large buffer's speed depends on where the \
-         driver placed it): scans input -> output (the same bytes), compaction values -> output (8 of its 10 bytes \
-         per element), sorts unsorted keys -> work keys (the keys' bytes)",
+        "own copy ms: the copy kernel between the operation's own buffers: scans input -> output (the same \
+         bytes), compaction values -> output (8 of its 10 bytes per element), sorts unsorted keys -> work keys (the \
+         keys' bytes)",
     );
     if gpu.is_some() {
         t.note("every GPU result was checked against the CPU's (exact; the f32 scan within 1e-3 relative)");
