@@ -13,10 +13,6 @@ use crate::pieces::{piece_len, pieces};
 /// Elements per GPU scan tile (256 threads x 16), `TILE` in `shared/scan_tile.wgsl`.
 pub const SCAN_TILE: usize = 4096;
 
-/// Tiles per scan workgroup on average: a workgroup takes its next tile before it walks back
-/// for the one it holds, which hides part of the look-back when it has several.
-const SCAN_TILES_PER_GROUP: usize = 4;
-
 /// Whether a scan includes each element in its own result.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ScanKind {
@@ -208,8 +204,7 @@ pub fn record_scan_with<T: ScanElem>(
             scratch.state.binding(),
             scratch.carry.binding(),
         ];
-        // Each workgroup scans tiles until they run out (see `shared/scan_tile.wgsl`).
-        rec.dispatch("scan", &kernel, &bind, tiles.div_ceil(SCAN_TILES_PER_GROUP) as u64)?;
+        rec.dispatch("scan", &kernel, &bind, tiles as u64)?;
     }
     Ok(scratch)
 }

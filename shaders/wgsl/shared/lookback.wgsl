@@ -156,31 +156,14 @@ fn lb_step(spin_limit: u32, l: Lanes) -> Walk {
 // 31: publish no inclusive prefixes but tile 0's (every tile then walks back to tile 0, which
 // tests use to exercise windows of aggregates).
 fn lookback(tile: u32, agg: Agg, carry_in: Agg, tuning: u32, l: Lanes) -> Agg {
-    lookback_publish(tile, agg, carry_in, l);
-    return lookback_walk(tile, agg, carry_in, tuning, l);
-}
-
-// The first half of `lookback`: publishes the tile's aggregate (tile 0: its inclusive
-// prefix). It waits on nothing, so a workgroup may publish a later tile's aggregate before it
-// walks back for an earlier one.
-fn lookback_publish(tile: u32, agg: Agg, carry_in: Agg, l: Lanes) {
-    if l.lid == 0u {
-        if tile == 0u {
-            lb_publish(0u, 2u, carry_in + agg);
-        } else {
-            lb_publish(tile, 0u, agg);
-        }
-    }
-}
-
-// The second half of `lookback`: the walk, and the tile's inclusive prefix published.
-fn lookback_walk(tile: u32, agg: Agg, carry_in: Agg, tuning: u32, l: Lanes) -> Agg {
     let spin_limit = tuning & 0x7fffffffu;
     if l.lid == 0u {
         if tile == 0u {
+            lb_publish(0u, 2u, carry_in + agg);
             lb_prefix = carry_in;
             lb_action = ACT_DONE;
         } else {
+            lb_publish(tile, 0u, agg);
             lb_prefix = Agg();
             lb_j = tile - 1u;
             lb_spins = 0u;

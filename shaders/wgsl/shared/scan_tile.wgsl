@@ -97,61 +97,29 @@ fn place(before: Val, x: vec4<Val>) -> vec4<Val> {
     return e;
 }
 
-// A tile held in registers: the thread's four vec4s and the block scan of their sums.
-struct Held {
-    tile: u32,
-    x0: vec4<Val>,
-    x1: vec4<Val>,
-    x2: vec4<Val>,
-    x3: vec4<Val>,
-    bs: BlockScan,
-}
-
-// Takes the next tile (by ticket), loads it (four vec4 loads per thread, all issued before
-// any is used: one 4-byte load in flight per thread cannot cover the memory latency), reduces
-// it and publishes its aggregate. A tile number past the last means there is none.
-fn take_tile(l: Lanes) -> Held {
-    let tile = acquire_tile(l);
-    var h: Held;
-    h.tile = tile;
-    if tile < params.num_tiles {
-        let vb = tile * (TILE / 4u);
-        h.x0 = load4(vb + l.rank);
-        h.x1 = load4(vb + WG + l.rank);
-        h.x2 = load4(vb + 2u * WG + l.rank);
-        h.x3 = load4(vb + 3u * WG + l.rank);
-        h.bs = block_scan(stripe_sums(h.x0, h.x1, h.x2, h.x3), l);
-        lookback_publish(tile, tile_total(h.bs.total), carry[params.piece], l);
-    }
-    return h;
-}
-
-// Each workgroup scans tiles until the tickets run out, one ahead: it takes (loads, reduces,
-// publishes) its next tile before it walks back for the one it holds, so the walk's round
-// trips overlap the next tile's loads, and the aggregates others wait for appear sooner.
+// Four vec4 loads per thread, all issued before any is used (one 4-byte load in flight per
+// thread cannot cover the memory latency).
 @compute @workgroup_size(256)
 fn scan(ids: LaneIds) {
     let l = lanes(ids);
-    var h = take_tile(l);
-    loop {
-        if h.tile >= params.num_tiles {
-            break;
-        }
-        let next = take_tile(l);
-        let t = h.bs.total;
-        let total = tile_total(t);
-        let prefix = lookback_walk(h.tile, total, carry[params.piece], params.lookback, l);
-        // What precedes each stripe in the tile, then this thread's vec4 in it.
-        let stripe = vec4<Val>(Val(), t.x, t.x + t.y, (t.x + t.y) + t.z);
-        let before = vec4<Val>(prefix) + stripe + h.bs.excl;
-        let vb = h.tile * (TILE / 4u);
-        store4(vb + l.rank, place(before.x, h.x0));
-        store4(vb + WG + l.rank, place(before.y, h.x1));
-        store4(vb + 2u * WG + l.rank, place(before.z, h.x2));
-        store4(vb + 3u * WG + l.rank, place(before.w, h.x3));
-        if h.tile == params.num_tiles - 1u && l.lid == 0u {
-            carry[params.piece + 1u] = prefix + total;
-        }
-        h = next;
+    let tile = acquire_tile(l);
+    let vb = tile * (TILE / 4u);
+    let x0 = load4(vb + l.rank);
+    let x1 = load4(vb + WG + l.rank);
+    let x2 = load4(vb + 2u * WG + l.rank);
+    let x3 = load4(vb + 3u * WG + l.rank);
+    let bs = block_scan(stripe_sums(x0, x1, x2, x3), l);
+    let t = bs.total;
+    let total = tile_total(t);
+    let prefix = lookback(tile, total, carry[params.piece], params.lookback, l);
+    // What precedes each stripe in the tile, then this thread's vec4 in it.
+    let stripe = vec4<Val>(Val(), t.x, t.x + t.y, (t.x + t.y) + t.z);
+    let before = vec4<Val>(prefix) + stripe + bs.excl;
+    store4(vb + l.rank, place(before.x, x0));
+    store4(vb + WG + l.rank, place(before.y, x1));
+    store4(vb + 2u * WG + l.rank, place(before.z, x2));
+    store4(vb + 3u * WG + l.rank, place(before.w, x3));
+    if tile == params.num_tiles - 1u && l.lid == 0u {
+        carry[params.piece + 1u] = prefix + total;
     }
 }
