@@ -161,7 +161,7 @@ fn scatter(ids: LaneIds) {
     for (var round = 0u; round < 4u; round++) {
         let bit = 16u + 2u * round;
         let from_a = (round & 1u) == 0u;
-        // The thread's entries stay in registers from counting to placing.
+        // The thread's ITEMS (= 8) entries stay in registers from counting to placing.
         let ea = entries4(from_a, l.rank * ITEMS);
         let eb = entries4(from_a, l.rank * ITEMS + 4u);
         let bs = block_scan(bump4(ea, bit) + bump4(eb, bit), l);
@@ -177,7 +177,6 @@ fn scatter(ids: LaneIds) {
         put4(4u * (WG + l.lid), kb);
     }
     // Where each digit starts inside the sorted tile, and where it goes in the output.
-
     let bs = block_scan(vec2<u32>(count, 0u), l);
     if count > 0u {
         digit_base[l.rank] = offsets[(params.tile_base + tile) * 256u + l.rank] - bs.excl.x;
