@@ -183,9 +183,9 @@ pub fn copy_variant_times(
 /// recording, reading back); a few warm-up runs do not help when every run starts after
 /// such a gap. On the H200 the same octree build measured 4.2-9 ms that way and 1.8 ms
 /// with the queue kept busy. [`KeepBusy::new`] keeps the GPU copying 64 MiB back and forth
-/// without a gap for [`WARM_UP`] and learns how long one copy takes; [`KeepBusy::queue`] then submits about
-/// a given span of copies without waiting, so the measured work submitted right after
-/// starts on a busy GPU.
+/// without a gap for [`WARM_UP`] and learns how long one copy takes; [`KeepBusy::queue`]
+/// then submits about a given span of copies without waiting, so the measured work
+/// submitted right after starts on a busy GPU.
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;
@@ -238,16 +238,14 @@ impl KeepBusy {
         // followed by 16 waited copies, so the GPU has work at every moment; a round's wall
         // time over its copies times the copy at the clocks reached.
         let batch = |per_copy: Duration| (0.05 / per_copy.as_secs_f64().max(1e-9)).clamp(1.0, 4096.0) as usize;
-        let (mut queued, mut next) = (batch(per_copy), None);
+        let mut queued = batch(per_copy);
+        let mut next = copies(queued)?;
         while start.elapsed() < WARM_UP {
             let round = std::time::Instant::now();
-            match next.take() {
-                Some(rec) => crate::Recorder::submit_no_wait(rec)?,
-                None => copies(queued)?.submit_no_wait()?,
-            }
+            next.submit_no_wait()?;
             let ran = queued;
             queued = batch(per_copy);
-            next = Some(copies(queued)?);
+            next = copies(queued)?;
             copies(16)?.submit()?;
             per_copy = round.elapsed() / (ran + 16) as u32;
         }

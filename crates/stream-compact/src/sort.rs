@@ -366,6 +366,10 @@ pub fn record_sort_bits<K: SortKey>(
     let key_range = |(start, len): (usize, usize)| start * w..(start + len) * w;
     let val_range =
         |v: &Buffer<u32>, (start, len): (usize, usize)| if v.len() >= start + len { start..start + len } else { 0..1 };
+    // The offsets kernels read only the tile count, the same in every pass.
+    let offsets_params = gpu.uniform(&Params { num_tiles: tiles as u32, ..bytemuck::Zeroable::zeroed() })?;
+    let offsets_bind =
+        [offsets_params.as_entire_binding(), hist.binding(), sums.binding(), starts.binding(), offsets.binding()];
     for pass in 0..passes {
         let (src_k, dst_k, src_v, dst_v) =
             if pass % 2 == 0 { (&k_in, &k_tmp, &vals, &vals_tmp) } else { (&k_tmp, &k_in, &vals_tmp, &vals) };
@@ -386,11 +390,9 @@ pub fn record_sort_bits<K: SortKey>(
             let bind = [p.as_entire_binding(), src_k.binding_range(key_range(part)), hist.binding()];
             rec.dispatch("sort histogram", &hist_k, &bind, part.1.div_ceil(SORT_TILE) as u64)?;
         }
-        let p = gpu.uniform(&params((0, n), (0, 0)))?;
-        let bind = [p.as_entire_binding(), hist.binding(), sums.binding(), starts.binding(), offsets.binding()];
-        rec.dispatch("sort offsets", &sums_k, &bind, chunks as u64)?;
+        rec.dispatch("sort offsets", &sums_k, &offsets_bind, chunks as u64)?;
         record_scan(rec, &sums, &starts, ScanKind::Exclusive)?;
-        rec.dispatch("sort offsets", &offsets_k, &bind, chunks as u64)?;
+        rec.dispatch("sort offsets", &offsets_k, &offsets_bind, chunks as u64)?;
         for &part in &parts {
             for &window in &parts {
                 let p = gpu.uniform(&params(part, window))?;
