@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use lumbre_compact::{
-    Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, ScanKind, Select, Stream, compact_cpu,
-    radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
+    Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, Scan, ScanKind, ScanMethod, Select, Stream,
+    compact_cpu, radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
 };
 use lumbre_gpu::{
     Agree, BUSY_SPAN, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, copy_time_between, median_time,
@@ -141,22 +141,23 @@ fn stages_note(name: &str, stages: &[(String, Duration)]) -> String {
 fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     name: &str,
     input: &[T],
-    kind: ScanKind,
+    scan: Scan<T>,
     tol: Tolerance,
     gpu: Option<&Gpu>,
     effort: Effort,
-    lookback: Lookback,
 ) -> Res<Row> {
     let n = input.len();
     let mut out = vec![T::default(); n];
     let cpu = wall(effort, || {
-        scan_cpu(input, &mut out, kind);
+        scan_cpu(input, &mut out, scan.kind);
     });
     let (g, c, own) = match gpu {
         Some(gpu) => {
             let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
             let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
-            let g = gpu_time(gpu, effort, |rec| record_scan_with(rec, &src, &dst, kind, lookback).map(|_| ()))?;
+            let g = gpu_time(gpu, effort, |rec| {
+                record_scan_with(rec, &src, &dst, scan.kind, scan.method, scan.lookback).map(|_| ())
+            })?;
             check(name, &out, &gpu.download(&dst).map_err(err)?, tol)?;
             let own = copy_time_between(gpu, &src, &dst, effort.warmup, effort.repeats).map_err(err)?;
             (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
@@ -196,19 +197,39 @@ pub fn primitives(
     let scan_n = 1usize << 28.min(max_log2);
     let sort_n = 1usize << 26.min(max_log2);
     let morton_n = 1usize << 26.min(max_log2);
-    let bar = progress(9, "primitives");
+    let bar = progress(10, "primitives");
 
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
-    if wanted("scan u32 exclusive") {
-        let row = scan_row("scan u32 exclusive", &input, ScanKind::Exclusive, Tolerance::EXACT, gpu, effort, lookback);
-        push(&mut t, row?);
+    fn scan<T>(kind: ScanKind, method: ScanMethod, lookback: Lookback) -> Scan<T> {
+        let mut scan = Scan::new(kind);
+        (scan.method, scan.lookback) = (method, lookback);
+        scan
     }
-    bar.inc(1);
+    // The default method, and the single pass it replaces at this size.
+    for (name, method) in
+        [("scan u32 exclusive", ScanMethod::Auto), ("scan u32 exclusive, single pass", ScanMethod::SinglePass)]
+    {
+        if wanted(name) {
+            push(
+                &mut t,
+                scan_row(name, &input, scan(ScanKind::Exclusive, method, lookback), Tolerance::EXACT, gpu, effort)?,
+            );
+        }
+        bar.inc(1);
+    }
     if wanted("scan f32 inclusive") {
         let inputf: Vec<f32> = input.iter().map(|&x| (x >> 20) as f32).collect();
         let tol = Tolerance::relative(1e-3);
-        push(&mut t, scan_row("scan f32 inclusive", &inputf, ScanKind::Inclusive, tol, gpu, effort, lookback)?);
+        let row = scan_row(
+            "scan f32 inclusive",
+            &inputf,
+            scan(ScanKind::Inclusive, ScanMethod::Auto, lookback),
+            tol,
+            gpu,
+            effort,
+        );
+        push(&mut t, row?);
     }
     bar.inc(1);
 

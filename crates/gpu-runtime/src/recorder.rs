@@ -206,7 +206,7 @@ impl Recorder {
         gpu.wait()?;
         let wall = start.elapsed();
         let Some(resolve) = resolve else {
-            return Ok(Timings { passes: Vec::new(), wall, source: TimingSource::WallClock });
+            return Ok(Timings { passes: Vec::new(), span: Duration::ZERO, wall, source: TimingSource::WallClock });
         };
         let raw = gpu.download_bytes(&resolve, 0..resolve.size())?;
         let ticks: &[u64] = bytemuck::cast_slice(&raw);
@@ -214,6 +214,7 @@ impl Recorder {
         let nanos = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
         let per_pass =
             labels.iter().enumerate().map(|(i, l)| (l.to_string(), nanos(ticks[2 * i], ticks[2 * i + 1]))).collect();
-        Ok(Timings { passes: per_pass, wall, source: TimingSource::Timestamps })
+        let span = if labels.is_empty() { Duration::ZERO } else { nanos(ticks[0], ticks[2 * labels.len() - 1]) };
+        Ok(Timings { passes: per_pass, span, wall, source: TimingSource::Timestamps })
     }
 }

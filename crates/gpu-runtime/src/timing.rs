@@ -19,16 +19,21 @@ pub enum TimingSource {
 /// use std::time::Duration;
 /// let t = Timings {
 ///     passes: vec![("scan".into(), Duration::from_micros(30)), ("scan".into(), Duration::from_micros(20))],
+///     span: Duration::from_micros(55),
 ///     wall: Duration::from_micros(90),
 ///     source: TimingSource::Timestamps,
 /// };
-/// assert_eq!(t.gpu(), Duration::from_micros(50));
+/// assert_eq!(t.gpu(), Duration::from_micros(55)); // the passes and the gap between them
 /// assert_eq!(t.by_label(), vec![("scan".to_string(), Duration::from_micros(50))]);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timings {
     /// (label, GPU time) per compute pass, in recording order; empty without timestamps.
     pub passes: Vec<(String, Duration)>,
+    /// From the start of the first pass to the end of the last, gaps between passes
+    /// included (summed over submissions where one operation takes several); zero without
+    /// timestamps.
+    pub span: Duration,
     /// Wall clock from submit to completion, including driver overhead.
     pub wall: Duration,
     /// Whether `passes` holds timestamp figures.
@@ -36,10 +41,10 @@ pub struct Timings {
 }
 
 impl Timings {
-    /// The best measure of GPU time: the sum of pass times with timestamps, else wall clock.
+    /// The best measure of GPU time: the span of the passes with timestamps, else wall clock.
     pub fn gpu(&self) -> Duration {
         match self.source {
-            TimingSource::Timestamps => self.passes.iter().map(|(_, d)| *d).sum(),
+            TimingSource::Timestamps => self.span,
             TimingSource::WallClock => self.wall,
         }
     }

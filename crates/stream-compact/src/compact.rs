@@ -334,8 +334,12 @@ impl Compact {
         let state = gpu.zeroed::<u32>(4 + 4 * piece.div_ceil(COMPACT_TILE))?;
         let carry = gpu.zeroed::<u32>(parts.len() + 1)?;
         let kernel = gpu.kernel(&Self::shader(gpu), "compact")?;
-        let mut timings =
-            Timings { passes: Vec::new(), wall: Default::default(), source: lumbre_gpu::TimingSource::WallClock };
+        let mut timings = Timings {
+            passes: Vec::new(),
+            span: Default::default(),
+            wall: Default::default(),
+            source: lumbre_gpu::TimingSource::WallClock,
+        };
         for (k, (start, len)) in parts.iter().copied().enumerate() {
             let written = gpu.download_range(&carry, k..k + 1)?[0] as usize;
             let out_base = written / align * align;
@@ -354,6 +358,7 @@ impl Compact {
             rec.dispatch("compact", &kernel, &bind, len.div_ceil(COMPACT_TILE) as u64)?;
             let t = rec.submit()?;
             timings.passes.extend(t.passes);
+            timings.span += t.span;
             timings.wall += t.wall;
             timings.source = t.source;
         }

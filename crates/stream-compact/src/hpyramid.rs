@@ -163,6 +163,7 @@ impl Compute for HistoPyramid {
         let mut all = Vec::new();
         let mut timings = lumbre_gpu::Timings {
             passes: Vec::new(),
+            span: Default::default(),
             wall: Default::default(),
             source: lumbre_gpu::TimingSource::WallClock,
         };
@@ -182,6 +183,7 @@ impl Compute for HistoPyramid {
             let out = hp.record(&mut rec, &part)?;
             let t = rec.submit()?;
             timings.passes.extend(t.passes);
+            timings.span += t.span;
             timings.wall += t.wall;
             timings.source = t.source;
             all.extend(hp.download(gpu, &out)?);

@@ -27,5 +27,8 @@ mod sort;
 pub use compact::{COMPACT_TILE, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu};
 pub use hpyramid::HistoPyramid;
 pub use pieces::{piece_len, pieces};
-pub use scan::{Lookback, SCAN_TILE, Scan, ScanElem, ScanKind, ScanScratch, record_scan, record_scan_with, scan_cpu};
+pub use scan::{
+    Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, ScanScratch, record_scan,
+    record_scan_with, scan_cpu,
+};
 pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort, record_sort_bits};

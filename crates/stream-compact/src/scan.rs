@@ -1,5 +1,5 @@
-//! Prefix scan: CPU (rayon, chunked) and GPU (single pass, decoupled look-back with
-//! fallback; subgroup and shared-memory block scans).
+//! Prefix scan: CPU (rayon, chunked) and GPU (single pass with decoupled look-back and
+//! fallback, or reduce-then-scan for large inputs; subgroup and shared-memory block scans).
 
 use std::marker::PhantomData;
 
@@ -113,6 +113,9 @@ struct ScanParams {
 pub struct ScanScratch {
     state: Buffer<u32>,
     carry: Buffer<u32>,
+    /// Reduce-then-scan: the tiles' totals and their exclusive scan (bits of `T`).
+    totals: Buffer<u32>,
+    prefixes: Buffer<u32>,
 }
 
 impl ScanScratch {
@@ -120,7 +123,12 @@ impl ScanScratch {
     pub fn new<T: ScanElem>(gpu: &Gpu, n: usize) -> Result<Self> {
         let piece = piece_len(gpu, size_of::<T>(), SCAN_TILE);
         let tiles = piece.min(n.max(1)).div_ceil(SCAN_TILE);
-        Ok(ScanScratch { state: gpu.zeroed(4 + 4 * tiles)?, carry: gpu.zeroed(n.div_ceil(piece) + 1)? })
+        Ok(ScanScratch {
+            state: gpu.zeroed(4 + 4 * tiles)?,
+            carry: gpu.zeroed(n.div_ceil(piece) + 1)?,
+            totals: gpu.zeroed(tiles.next_multiple_of(4))?,
+            prefixes: gpu.zeroed(tiles.next_multiple_of(4))?,
+        })
     }
 
     /// The carry buffer: after a scan, element `pieces` holds the total (as `T`'s bits).
@@ -159,6 +167,44 @@ impl Lookback {
     }
 }
 
+/// How the GPU scan finds what precedes each tile.
+///
+/// ```
+/// use lumbre_compact::{ScanMethod, REDUCE_THEN_SCAN_MIN};
+/// assert_eq!(ScanMethod::default(), ScanMethod::Auto);
+/// assert_eq!(ScanMethod::Auto.resolve(REDUCE_THEN_SCAN_MIN - 1), ScanMethod::SinglePass);
+/// assert_eq!(ScanMethod::Auto.resolve(REDUCE_THEN_SCAN_MIN), ScanMethod::ReduceThenScan);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ScanMethod {
+    /// [`ReduceThenScan`](ScanMethod::ReduceThenScan) from [`REDUCE_THEN_SCAN_MIN`]
+    /// elements on, [`SinglePass`](ScanMethod::SinglePass) below.
+    #[default]
+    Auto,
+    /// One pass: each tile finds its prefix by decoupled look-back (tuned by [`Lookback`]).
+    /// Moves the fewest bytes, but on an H200 a tile waited for its predecessors as long as
+    /// its own load took (2.1x the copy's time at 2^28 elements).
+    SinglePass,
+    /// Three passes: every tile's total, the totals' scan (one small single pass), then every
+    /// tile from its prefix. Reads the input twice but no tile waits for another (1.6x the
+    /// copy's time at 2^28 elements on an H200); small inputs pay for the extra dispatches.
+    ReduceThenScan,
+}
+
+/// Elements from which [`ScanMethod::Auto`] reduces, then scans (2^23).
+pub const REDUCE_THEN_SCAN_MIN: usize = 1 << 23;
+
+impl ScanMethod {
+    /// The method used for `n` elements: `Auto` resolved, the others as they are.
+    pub fn resolve(self, n: usize) -> ScanMethod {
+        match self {
+            ScanMethod::Auto if n >= REDUCE_THEN_SCAN_MIN => ScanMethod::ReduceThenScan,
+            ScanMethod::Auto => ScanMethod::SinglePass,
+            m => m,
+        }
+    }
+}
+
 /// Records a GPU scan of `src` into `dst` (same length; may be the same length as several
 /// storage bindings: it is scanned piece by piece with the carry kept on the GPU). Returns
 /// the scratch, whose carry buffer ends with the total.
@@ -168,15 +214,16 @@ pub fn record_scan<T: ScanElem>(
     dst: &Buffer<T>,
     kind: ScanKind,
 ) -> Result<ScanScratch> {
-    record_scan_with(rec, src, dst, kind, Lookback::default())
+    record_scan_with(rec, src, dst, kind, ScanMethod::Auto, Lookback::default())
 }
 
-/// [`record_scan`] with explicit look-back tuning.
+/// [`record_scan`] with an explicit method and look-back tuning.
 pub fn record_scan_with<T: ScanElem>(
     rec: &mut Recorder,
     src: &Buffer<T>,
     dst: &Buffer<T>,
     kind: ScanKind,
+    method: ScanMethod,
     lookback: Lookback,
 ) -> Result<ScanScratch> {
     if src.len() != dst.len() {
@@ -185,26 +232,62 @@ pub fn record_scan_with<T: ScanElem>(
     let gpu = rec.gpu().clone();
     let scratch = ScanScratch::new::<T>(&gpu, src.len())?;
     let (plain, sg) = T::shaders();
-    let kernel = gpu.kernel(if gpu.has_subgroups() { &sg } else { &plain }, "scan")?;
+    let shader = if gpu.has_subgroups() { &sg } else { &plain };
+    let single = gpu.kernel(shader, "scan")?;
+    let reduce_then_scan = match method.resolve(src.len()) {
+        ScanMethod::ReduceThenScan => Some((gpu.kernel(shader, "reduce")?, gpu.kernel(shader, "scan_from_prefixes")?)),
+        _ => None,
+    };
     let piece = piece_len(&gpu, size_of::<T>(), SCAN_TILE);
     for (k, (start, len)) in pieces(src.len(), piece).into_iter().enumerate() {
         let tiles = len.div_ceil(SCAN_TILE);
-        let params = gpu.uniform(&ScanParams {
-            n: len as u32,
-            piece: k as u32,
-            inclusive: (kind == ScanKind::Inclusive) as u32,
-            num_tiles: tiles as u32,
-            lookback: lookback.tuning(),
-        })?;
-        rec.clear(&scratch.state);
+        let params = |n: usize, inclusive: bool| {
+            gpu.uniform(&ScanParams {
+                n: n as u32,
+                piece: k as u32,
+                inclusive: inclusive as u32,
+                num_tiles: n.div_ceil(SCAN_TILE) as u32,
+                lookback: lookback.tuning(),
+            })
+        };
+        let this = params(len, kind == ScanKind::Inclusive)?;
+        let (src, dst) = (src.binding_range(start..start + len), dst.binding_range(start..start + len));
+        let Some((reduce, from_prefixes)) = &reduce_then_scan else {
+            rec.clear(&scratch.state);
+            let bind = [this.as_entire_binding(), src, dst, scratch.state.binding(), scratch.carry.binding()];
+            rec.dispatch("scan", &single, &bind, tiles as u64)?;
+            continue;
+        };
+        // The totals' exclusive scan is a single pass over this piece's carry: it adds the
+        // carry of earlier pieces to every prefix and leaves the next piece's.
+        let totals = params(tiles, false)?;
         let bind = [
-            params.as_entire_binding(),
-            src.binding_range(start..start + len),
-            dst.binding_range(start..start + len),
+            this.as_entire_binding(),
+            src.clone(),
+            dst.clone(),
+            scratch.state.binding(),
+            scratch.carry.binding(),
+            scratch.totals.binding(),
+        ];
+        rec.dispatch("scan reduce", reduce, &bind, tiles as u64)?;
+        rec.clear(&scratch.state);
+        let totals_bind = [
+            totals.as_entire_binding(),
+            scratch.totals.binding(),
+            scratch.prefixes.binding(),
             scratch.state.binding(),
             scratch.carry.binding(),
         ];
-        rec.dispatch("scan", &kernel, &bind, tiles as u64)?;
+        rec.dispatch("scan totals", &single, &totals_bind, tiles.div_ceil(SCAN_TILE) as u64)?;
+        let bind = [
+            this.as_entire_binding(),
+            src,
+            dst,
+            scratch.state.binding(),
+            scratch.carry.binding(),
+            scratch.prefixes.binding(),
+        ];
+        rec.dispatch("scan tiles", from_prefixes, &bind, tiles as u64)?;
     }
     Ok(scratch)
 }
@@ -222,6 +305,8 @@ pub fn record_scan_with<T: ScanElem>(
 pub struct Scan<T> {
     /// Exclusive or inclusive.
     pub kind: ScanKind,
+    /// How the GPU path finds each tile's prefix.
+    pub method: ScanMethod,
     /// Look-back tuning of the GPU path.
     pub lookback: Lookback,
     _t: PhantomData<T>,
@@ -230,7 +315,7 @@ pub struct Scan<T> {
 impl<T> Scan<T> {
     /// A scan of the given kind.
     pub fn new(kind: ScanKind) -> Self {
-        Scan { kind, lookback: Lookback::default(), _t: PhantomData }
+        Scan { kind, method: ScanMethod::Auto, lookback: Lookback::default(), _t: PhantomData }
     }
 }
 
@@ -256,7 +341,7 @@ impl<T: ScanElem> Compute for Scan<T> {
 
     fn record(&self, rec: &mut Recorder, input: &Buffer<T>) -> Result<Buffer<T>> {
         let out = rec.gpu().zeroed_fit(input.len(), Fit::Pieces)?;
-        record_scan_with(rec, input, &out, self.kind, self.lookback)?;
+        record_scan_with(rec, input, &out, self.kind, self.method, self.lookback)?;
         Ok(out)
     }
 

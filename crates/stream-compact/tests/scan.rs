@@ -3,9 +3,18 @@
 mod common;
 
 use common::{describe, gpus};
-use lumbre_compact::{Lookback, SCAN_TILE, Scan, ScanKind, scan_cpu};
+use lumbre_compact::{Lookback, SCAN_TILE, Scan, ScanKind, ScanMethod, scan_cpu};
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use proptest::prelude::*;
+
+/// Both GPU methods, whatever `Auto` would pick for the length.
+const METHODS: [ScanMethod; 2] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan];
+
+fn scan_by<T>(kind: ScanKind, method: ScanMethod) -> Scan<T> {
+    let mut scan = Scan::new(kind);
+    scan.method = method;
+    scan
+}
 
 fn lengths() -> Vec<usize> {
     let t = SCAN_TILE;
@@ -36,8 +45,10 @@ fn u32_scans_are_bit_exact_at_tile_boundaries() {
             // Large values make the sums wrap.
             let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9) | 1).collect();
             for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
-                conformance(&Scan::<u32>::new(kind), &gpu, &input, Tolerance::EXACT)
-                    .unwrap_or_else(|e| panic!("{} n={n} {kind:?}: {e}", describe(&gpu)));
+                for method in METHODS {
+                    conformance(&scan_by::<u32>(kind, method), &gpu, &input, Tolerance::EXACT)
+                        .unwrap_or_else(|e| panic!("{} n={n} {kind:?} {method:?}: {e}", describe(&gpu)));
+                }
             }
         }
     }
@@ -51,8 +62,10 @@ fn f32_scans_agree_within_tolerance() {
         for n in [0, 1, 4097, 100_000] {
             let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 997.0 + 0.001).collect();
             for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
-                conformance(&Scan::<f32>::new(kind), &gpu, &input, Tolerance::relative(1e-4))
-                    .unwrap_or_else(|e| panic!("{} n={n} {kind:?}: {e}", describe(&gpu)));
+                for method in METHODS {
+                    conformance(&scan_by::<f32>(kind, method), &gpu, &input, Tolerance::relative(1e-4))
+                        .unwrap_or_else(|e| panic!("{} n={n} {kind:?} {method:?}: {e}", describe(&gpu)));
+                }
             }
         }
     }
@@ -64,7 +77,7 @@ fn the_lookback_fallback_path_is_correct() {
     let input: Vec<u32> = (0..200_000u32).map(|i| i % 7).collect();
     for gpu in gpus() {
         for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
-            let mut scan = Scan::<u32>::new(kind);
+            let mut scan = scan_by::<u32>(kind, ScanMethod::SinglePass);
             scan.lookback.spin_limit = 0;
             conformance(&scan, &gpu, &input, Tolerance::EXACT).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
         }
@@ -79,11 +92,11 @@ fn walks_through_windows_of_aggregates_are_correct() {
     for gpu in gpus() {
         for spin_limit in [256, 0] {
             let lookback = Lookback { spin_limit, walk_to_tile_zero: true };
-            let mut scan = Scan::<u32>::new(ScanKind::Exclusive);
+            let mut scan = scan_by::<u32>(ScanKind::Exclusive, ScanMethod::SinglePass);
             scan.lookback = lookback;
             conformance(&scan, &gpu, &input, Tolerance::EXACT)
                 .unwrap_or_else(|e| panic!("{} spin limit {spin_limit}: {e}", describe(&gpu)));
-            let mut scan = Scan::<f32>::new(ScanKind::Inclusive);
+            let mut scan = scan_by::<f32>(ScanKind::Inclusive, ScanMethod::SinglePass);
             scan.lookback = lookback;
             conformance(&scan, &gpu, &inputf, Tolerance::relative(1e-6))
                 .unwrap_or_else(|e| panic!("{} f32, spin limit {spin_limit}: {e}", describe(&gpu)));
@@ -99,8 +112,10 @@ fn multi_piece_scan_carries_between_pieces() {
     // 64 KiB bindings hold 16384 u32: this input spans 7 pieces.
     let n = 100_000;
     let input = vec![1u32; n];
-    let out = Scan::<u32>::new(ScanKind::Exclusive).gpu(&small, &input).unwrap();
-    assert_eq!(out, (0..n as u32).collect::<Vec<_>>());
+    for method in METHODS {
+        let out = scan_by::<u32>(ScanKind::Exclusive, method).gpu(&small, &input).unwrap();
+        assert_eq!(out, (0..n as u32).collect::<Vec<_>>(), "{method:?}");
+    }
 }
 
 proptest! {
@@ -113,10 +128,11 @@ proptest! {
             proptest::collection::vec(0u32..2, 0..9000),
         ],
         inclusive in any::<bool>(),
+        method in proptest::sample::select(METHODS.to_vec()),
     ) {
         let kind = if inclusive { ScanKind::Inclusive } else { ScanKind::Exclusive };
         for gpu in gpus() {
-            conformance(&Scan::<u32>::new(kind), &gpu, &input, Tolerance::EXACT)
+            conformance(&scan_by::<u32>(kind, method), &gpu, &input, Tolerance::EXACT)
                 .map_err(|e| TestCaseError::fail(format!("{}: {e}", describe(&gpu))))?;
         }
     }

@@ -26,6 +26,9 @@ struct ScanParams {
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<Val>>;
 @group(0) @binding(3) var<storage, read_write> state: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> carry: array<Val>;
+// Reduce-then-scan: the tiles' totals (`reduce` writes them) or, once scanned, their
+// prefixes (`scan_from_prefixes` reads them).
+@group(0) @binding(5) var<storage, read_write> tile_values: array<Val>;
 
 const ITEMS: u32 = 16u;
 const TILE: u32 = WG * ITEMS;
@@ -99,27 +102,68 @@ fn place(before: Val, x: vec4<Val>) -> vec4<Val> {
 
 // Four vec4 loads per thread, all issued before any is used (one 4-byte load in flight per
 // thread cannot cover the memory latency).
+struct Loaded {
+    x0: vec4<Val>,
+    x1: vec4<Val>,
+    x2: vec4<Val>,
+    x3: vec4<Val>,
+}
+
+fn load_tile(vb: u32, l: Lanes) -> Loaded {
+    return Loaded(load4(vb + l.rank), load4(vb + WG + l.rank), load4(vb + 2u * WG + l.rank), load4(vb + 3u * WG + l.rank));
+}
+
+// Writes the tile from its loaded vec4s, their block scan and what precedes the tile.
+fn store_tile(vb: u32, x: Loaded, bs: BlockScan, prefix: Val, l: Lanes) {
+    // What precedes each stripe in the tile, then this thread's vec4 in it.
+    let t = bs.total;
+    let stripe = vec4<Val>(Val(), t.x, t.x + t.y, (t.x + t.y) + t.z);
+    let before = vec4<Val>(prefix) + stripe + bs.excl;
+    store4(vb + l.rank, place(before.x, x.x0));
+    store4(vb + WG + l.rank, place(before.y, x.x1));
+    store4(vb + 2u * WG + l.rank, place(before.z, x.x2));
+    store4(vb + 3u * WG + l.rank, place(before.w, x.x3));
+}
+
+// Single pass: the tile's prefix by decoupled look-back.
 @compute @workgroup_size(256)
 fn scan(ids: LaneIds) {
     let l = lanes(ids);
     let tile = acquire_tile(l);
     let vb = tile * (TILE / 4u);
-    let x0 = load4(vb + l.rank);
-    let x1 = load4(vb + WG + l.rank);
-    let x2 = load4(vb + 2u * WG + l.rank);
-    let x3 = load4(vb + 3u * WG + l.rank);
-    let bs = block_scan(stripe_sums(x0, x1, x2, x3), l);
-    let t = bs.total;
-    let total = tile_total(t);
+    let x = load_tile(vb, l);
+    let bs = block_scan(stripe_sums(x.x0, x.x1, x.x2, x.x3), l);
+    let total = tile_total(bs.total);
     let prefix = lookback(tile, total, carry[params.piece], params.lookback, l);
-    // What precedes each stripe in the tile, then this thread's vec4 in it.
-    let stripe = vec4<Val>(Val(), t.x, t.x + t.y, (t.x + t.y) + t.z);
-    let before = vec4<Val>(prefix) + stripe + bs.excl;
-    store4(vb + l.rank, place(before.x, x0));
-    store4(vb + WG + l.rank, place(before.y, x1));
-    store4(vb + 2u * WG + l.rank, place(before.z, x2));
-    store4(vb + 3u * WG + l.rank, place(before.w, x3));
+    store_tile(vb, x, bs, prefix, l);
     if tile == params.num_tiles - 1u && l.lid == 0u {
         carry[params.piece + 1u] = prefix + total;
     }
+}
+
+// Reduce-then-scan, first pass: every tile's total.
+@compute @workgroup_size(256)
+fn reduce(ids: LaneIds) {
+    let l = lanes(ids);
+    if l.wg >= params.num_tiles {
+        return;
+    }
+    let total = fallback_reduce(l.wg, l);
+    if l.lid == 0u {
+        tile_values[l.wg] = total;
+    }
+}
+
+// Reduce-then-scan, last pass: every tile from its prefix (the totals' exclusive scan, with
+// the carry of earlier pieces).
+@compute @workgroup_size(256)
+fn scan_from_prefixes(ids: LaneIds) {
+    let l = lanes(ids);
+    if l.wg >= params.num_tiles {
+        return;
+    }
+    let vb = l.wg * (TILE / 4u);
+    let x = load_tile(vb, l);
+    let bs = block_scan(stripe_sums(x.x0, x.x1, x.x2, x.x3), l);
+    store_tile(vb, x, bs, tile_values[l.wg], l);
 }
