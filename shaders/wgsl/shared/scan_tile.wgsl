@@ -141,7 +141,7 @@ fn scan(ids: LaneIds) {
     }
 }
 
-// Reduce-then-scan, first pass: every tile's total.
+// Reduce-then-scan, first pass: every tile's total (the look-back fallback's reduction).
 @compute @workgroup_size(256)
 fn reduce(ids: LaneIds) {
     let l = lanes(ids);
