@@ -41,8 +41,6 @@ struct CompactParams {
 const ITEMS: u32 = 8u;
 const TILE: u32 = WG * ITEMS;
 
-// The tile's kept elements, in order.
-var<workgroup> cm_out: array<u32, TILE>;
 
 fn holds(v: u32) -> bool {
     let x = params.operand;
@@ -104,23 +102,23 @@ fn fallback_reduce(j: u32, l: Lanes) -> Agg {
     return t.x + t.y;
 }
 
-// Writes the kept elements of `q` to the tile's output from position `at` on.
+// Writes the kept elements of `q` to the output from position `at` on.
 fn place(at: u32, q: Quad) {
-    var p = at;
+    var p = at - params.out_base;
     if q.keep.x != 0u {
-        cm_out[p] = q.out.x;
+        out[p] = q.out.x;
         p += 1u;
     }
     if q.keep.y != 0u {
-        cm_out[p] = q.out.y;
+        out[p] = q.out.y;
         p += 1u;
     }
     if q.keep.z != 0u {
-        cm_out[p] = q.out.z;
+        out[p] = q.out.z;
         p += 1u;
     }
     if q.keep.w != 0u {
-        cm_out[p] = q.out.w;
+        out[p] = q.out.w;
     }
 }
 
@@ -135,15 +133,8 @@ fn compact(ids: LaneIds) {
     let bs = block_scan(vec2<u32>(count4(q0.keep), count4(q1.keep)), l);
     let total = bs.total.x + bs.total.y;
     let prefix = lookback(tile, total, carry[params.piece], params.lookback, l);
-    place(bs.excl.x, q0);
-    place(bs.total.x + bs.excl.y, q1);
-    workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let i = k * WG + l.lid;
-        if i < total {
-            out[prefix + i - params.out_base] = cm_out[i];
-        }
-    }
+    place(prefix + bs.excl.x, q0);
+    place(prefix + bs.total.x + bs.excl.y, q1);
     if tile == params.num_tiles - 1u && l.lid == 0u {
         carry[params.piece + 1u] = prefix + total;
     }
