@@ -4,12 +4,12 @@
 //! import shared/lookback
 // Stable stream compaction in one pass: each tile counts its kept elements, finds how many
 // earlier tiles kept by decoupled look-back, and writes its kept values (or their indices)
-// there, coalesced through shared memory. An element is kept if its flag is non-zero, or if
-// a predicate on its value holds.
+// there. An element is kept if its flag is non-zero, or if a predicate on its value holds.
 //
 // The tile is two stripes of WG vec4s; the thread of rank r holds vec4 r of both, in
-// registers, and one block scan (in rank order) of its two kept counts places its kept
-// elements in shared memory in input order; the tile's output then leaves coalesced.
+// registers, and one block scan (in rank order) of its two kept counts gives each thread
+// where its kept elements go; it stores them there itself. (Staging the tile's output in
+// shared memory to store it coalesced was slower: 1.96 against 1.70 ms at 2^28 on an H200.)
 
 alias Elem = vec2<u32>;
 alias Agg = u32;
