@@ -9,8 +9,8 @@ use rayon::prelude::*;
 use crate::pieces::{piece_len, pieces};
 use crate::scan::Lookback;
 
-/// Elements per GPU compaction tile (256 threads x 8), `TILE` in `compact/compact.wgsl`.
-pub const COMPACT_TILE: usize = 2048;
+/// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
+pub const COMPACT_TILE: usize = 4096;
 
 /// A test on a `u32` value, evaluated identically on the CPU and in WGSL.
 ///
