@@ -42,7 +42,6 @@ struct CompactParams {
 const ITEMS: u32 = 16u;
 const TILE: u32 = WG * ITEMS;
 
-
 fn holds(v: u32) -> bool {
     let x = params.operand;
     switch params.op {
