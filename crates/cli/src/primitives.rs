@@ -202,8 +202,8 @@ pub fn primitives(
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
     fn scan<T>(kind: ScanKind, method: ScanMethod, lookback: Lookback) -> Scan<T> {
-        let mut scan = Scan::new(kind);
-        (scan.method, scan.lookback) = (method, lookback);
+        let mut scan = Scan::with_method(kind, method);
+        scan.lookback = lookback;
         scan
     }
     // The default method, and the single pass it replaces at this size.

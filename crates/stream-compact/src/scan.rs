@@ -317,7 +317,18 @@ pub struct Scan<T> {
 impl<T> Scan<T> {
     /// A scan of the given kind.
     pub fn new(kind: ScanKind) -> Self {
-        Scan { kind, method: ScanMethod::Auto, lookback: Lookback::default(), _t: PhantomData }
+        Scan::with_method(kind, ScanMethod::Auto)
+    }
+
+    /// A scan of the given kind by the given GPU method.
+    ///
+    /// ```
+    /// use lumbre_compact::{Scan, ScanKind, ScanMethod};
+    /// let scan = Scan::<u32>::with_method(ScanKind::Exclusive, ScanMethod::SinglePass);
+    /// assert_eq!(scan.method, ScanMethod::SinglePass);
+    /// ```
+    pub fn with_method(kind: ScanKind, method: ScanMethod) -> Self {
+        Scan { kind, method, lookback: Lookback::default(), _t: PhantomData }
     }
 }
 

@@ -10,12 +10,6 @@ use proptest::prelude::*;
 /// Both GPU methods, whatever `Auto` would pick for the length.
 const METHODS: [ScanMethod; 2] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan];
 
-fn scan_by<T>(kind: ScanKind, method: ScanMethod) -> Scan<T> {
-    let mut scan = Scan::new(kind);
-    scan.method = method;
-    scan
-}
-
 fn lengths() -> Vec<usize> {
     let t = SCAN_TILE;
     vec![0, 1, 2, 255, 256, 257, t - 1, t, t + 1, 3 * t + 17, 16 * t - 1, 16 * t + 1, 100_003]
@@ -46,7 +40,7 @@ fn u32_scans_are_bit_exact_at_tile_boundaries() {
             let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9e37_79b9) | 1).collect();
             for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
                 for method in METHODS {
-                    conformance(&scan_by::<u32>(kind, method), &gpu, &input, Tolerance::EXACT)
+                    conformance(&Scan::<u32>::with_method(kind, method), &gpu, &input, Tolerance::EXACT)
                         .unwrap_or_else(|e| panic!("{} n={n} {kind:?} {method:?}: {e}", describe(&gpu)));
                 }
             }
@@ -63,7 +57,7 @@ fn f32_scans_agree_within_tolerance() {
             let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 / 997.0 + 0.001).collect();
             for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
                 for method in METHODS {
-                    conformance(&scan_by::<f32>(kind, method), &gpu, &input, Tolerance::relative(1e-4))
+                    conformance(&Scan::<f32>::with_method(kind, method), &gpu, &input, Tolerance::relative(1e-4))
                         .unwrap_or_else(|e| panic!("{} n={n} {kind:?} {method:?}: {e}", describe(&gpu)));
                 }
             }
@@ -77,7 +71,7 @@ fn the_lookback_fallback_path_is_correct() {
     let input: Vec<u32> = (0..200_000u32).map(|i| i % 7).collect();
     for gpu in gpus() {
         for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
-            let mut scan = scan_by::<u32>(kind, ScanMethod::SinglePass);
+            let mut scan = Scan::<u32>::with_method(kind, ScanMethod::SinglePass);
             scan.lookback.spin_limit = 0;
             conformance(&scan, &gpu, &input, Tolerance::EXACT).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
         }
@@ -92,11 +86,11 @@ fn walks_through_windows_of_aggregates_are_correct() {
     for gpu in gpus() {
         for spin_limit in [256, 0] {
             let lookback = Lookback { spin_limit, walk_to_tile_zero: true };
-            let mut scan = scan_by::<u32>(ScanKind::Exclusive, ScanMethod::SinglePass);
+            let mut scan = Scan::<u32>::with_method(ScanKind::Exclusive, ScanMethod::SinglePass);
             scan.lookback = lookback;
             conformance(&scan, &gpu, &input, Tolerance::EXACT)
                 .unwrap_or_else(|e| panic!("{} spin limit {spin_limit}: {e}", describe(&gpu)));
-            let mut scan = scan_by::<f32>(ScanKind::Inclusive, ScanMethod::SinglePass);
+            let mut scan = Scan::<f32>::with_method(ScanKind::Inclusive, ScanMethod::SinglePass);
             scan.lookback = lookback;
             conformance(&scan, &gpu, &inputf, Tolerance::relative(1e-6))
                 .unwrap_or_else(|e| panic!("{} f32, spin limit {spin_limit}: {e}", describe(&gpu)));
@@ -113,7 +107,7 @@ fn multi_piece_scan_carries_between_pieces() {
     let n = 100_000;
     let input = vec![1u32; n];
     for method in METHODS {
-        let out = scan_by::<u32>(ScanKind::Exclusive, method).gpu(&small, &input).unwrap();
+        let out = Scan::<u32>::with_method(ScanKind::Exclusive, method).gpu(&small, &input).unwrap();
         assert_eq!(out, (0..n as u32).collect::<Vec<_>>(), "{method:?}");
     }
 }
@@ -132,7 +126,7 @@ proptest! {
     ) {
         let kind = if inclusive { ScanKind::Inclusive } else { ScanKind::Exclusive };
         for gpu in gpus() {
-            conformance(&scan_by::<u32>(kind, method), &gpu, &input, Tolerance::EXACT)
+            conformance(&Scan::<u32>::with_method(kind, method), &gpu, &input, Tolerance::EXACT)
                 .map_err(|e| TestCaseError::fail(format!("{}: {e}", describe(&gpu))))?;
         }
     }
