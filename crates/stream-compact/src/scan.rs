@@ -121,13 +121,19 @@ pub struct ScanScratch {
 impl ScanScratch {
     /// Scratch for scanning `n` elements of `T` on `gpu`.
     pub fn new<T: ScanElem>(gpu: &Gpu, n: usize) -> Result<Self> {
+        Self::for_method::<T>(gpu, n, ScanMethod::Auto)
+    }
+
+    /// Scratch for `method` (a single pass needs no per-tile totals).
+    fn for_method<T: ScanElem>(gpu: &Gpu, n: usize, method: ScanMethod) -> Result<Self> {
         let piece = piece_len(gpu, size_of::<T>(), SCAN_TILE);
         let tiles = piece.min(n.max(1)).div_ceil(SCAN_TILE);
+        let per_tile = if method.resolve(n) == ScanMethod::ReduceThenScan { tiles.next_multiple_of(4) } else { 4 };
         Ok(ScanScratch {
             state: gpu.zeroed(4 + 4 * tiles)?,
             carry: gpu.zeroed(n.div_ceil(piece) + 1)?,
-            totals: gpu.zeroed(tiles.next_multiple_of(4))?,
-            prefixes: gpu.zeroed(tiles.next_multiple_of(4))?,
+            totals: gpu.zeroed(per_tile)?,
+            prefixes: gpu.zeroed(per_tile)?,
         })
     }
 
@@ -232,7 +238,7 @@ pub fn record_scan_with<T: ScanElem>(
         return Err(Error::Input(format!("scan of {} elements into {}", src.len(), dst.len())));
     }
     let gpu = rec.gpu().clone();
-    let scratch = ScanScratch::new::<T>(&gpu, src.len())?;
+    let scratch = ScanScratch::for_method::<T>(&gpu, src.len(), method)?;
     let (plain, sg) = T::shaders();
     let shader = if gpu.has_subgroups() { &sg } else { &plain };
     let single = gpu.kernel(shader, "scan")?;
@@ -263,15 +269,19 @@ pub fn record_scan_with<T: ScanElem>(
         // The totals' exclusive scan is a single pass over this piece's carry: it adds the
         // carry of earlier pieces to every prefix and leaves the next piece's.
         let totals = params(tiles, false)?;
-        let bind = [
-            this.as_entire_binding(),
-            src.clone(),
-            dst.clone(),
-            scratch.state.binding(),
-            scratch.carry.binding(),
-            scratch.totals.binding(),
-        ];
-        rec.dispatch("scan reduce", reduce, &bind, tiles as u64)?;
+        // The first and last passes bind the same, but for the totals or their prefixes.
+        let bind = |prefixes: bool| {
+            let tile_values = if prefixes { &scratch.prefixes } else { &scratch.totals };
+            [
+                this.as_entire_binding(),
+                src.clone(),
+                dst.clone(),
+                scratch.state.binding(),
+                scratch.carry.binding(),
+                tile_values.binding(),
+            ]
+        };
+        rec.dispatch("scan reduce", reduce, &bind(false), tiles as u64)?;
         rec.clear(&scratch.state);
         let totals_bind = [
             totals.as_entire_binding(),
@@ -281,15 +291,7 @@ pub fn record_scan_with<T: ScanElem>(
             scratch.carry.binding(),
         ];
         rec.dispatch("scan totals", &single, &totals_bind, tiles.div_ceil(SCAN_TILE) as u64)?;
-        let bind = [
-            this.as_entire_binding(),
-            src,
-            dst,
-            scratch.state.binding(),
-            scratch.carry.binding(),
-            scratch.prefixes.binding(),
-        ];
-        rec.dispatch("scan tiles", from_prefixes, &bind, tiles as u64)?;
+        rec.dispatch("scan tiles", from_prefixes, &bind(true), tiles as u64)?;
     }
     Ok(scratch)
 }
