@@ -305,7 +305,8 @@ struct Scratch {
     /// Left/right/both flags indexed by triangle. A node sets the flags of all its triangles
     /// before reading any, so stale values never leak in.
     sides: Vec<u8>,
-    /// Triangles going to both children.
+    /// Triangles going to both children: the first so many of its entries (it is written
+    /// branch-free, every settled triangle at the next free place, so it is longer).
     both: Vec<u32>,
     /// Fresh events of those triangles clipped to the left and the right child, per axis.
     fresh: [[Vec<Event>; 3]; 2],
@@ -350,8 +351,6 @@ thread_local! {
 const LEFT: u8 = 1;
 const RIGHT: u8 = 2;
 const BOTH: u8 = LEFT | RIGHT;
-/// Matches no side.
-const NOWHERE: u8 = 0;
 
 impl KdTree {
     /// Builds the SAH kd-tree of `triangles` (see [`BuildOptions`] for the cost model).
@@ -521,8 +520,10 @@ fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
             let n_right = n - n_gone;
             let xd = x as f64;
             // The area-weighted count; the full cost is only computed for a new best.
-            let weighted = ((xd - lo_k) * sum + prod) * n_left as f64 + ((hi_k - xd) * sum + prod) * n_right as f64;
-            let empty = n_left == 0 || n_right == 0;
+            // (Counts convert through `i64`: one instruction, where `usize` takes several.)
+            let weighted =
+                ((xd - lo_k) * sum + prod) * n_left as i64 as f64 + ((hi_k - xd) * sum + prod) * n_right as i64 as f64;
+            let empty = (n_left == 0) | (n_right == 0);
             if weighted < if empty { beat_empty } else { beat } {
                 let bonus = if empty { ctx.empty_bonus } else { 1.0 };
                 let cost = bonus * (ctx.traversal_cost + scale * weighted);
@@ -540,16 +541,16 @@ fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
         let mut g = 0;
         while g < len {
             let key = ev_key(events[g]);
-            let (mut ends, mut planars, mut starts) = (0usize, 0usize, 0usize);
+            let (mut planars, mut starts) = (0usize, 0usize);
             let mut h = g;
             while h < len && ev_key(events[h]) == key {
-                // Branch-free: kinds come in no predictable order.
-                let kind = ev_kind(events[h]);
-                ends += (kind == END) as usize;
-                planars += (kind == PLANAR) as usize;
-                starts += (kind == START) as usize;
+                // Branch-free: kinds come in no predictable order. The kind's low bit marks
+                // PLANAR, its high bit START; the rest are ENDs.
+                planars += (events[h] >> 30) as usize & 1;
+                starts += (events[h] >> 31) as usize & 1;
                 h += 1;
             }
+            let ends = h - g - planars - starts;
             let next = position(h);
             // With no other event within `3m` (and a few ulps) of `p`, the running totals
             // give a candidate's counts exactly; otherwise the window is counted.
@@ -642,33 +643,43 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         if sides.len() < ctx.tris.len() {
             sides.resize(ctx.tris.len(), BOTH);
         }
-        both.clear();
-        let (mut n_left, mut n_right) = (0usize, 0usize);
-        // One pass: a triangle's start comes before its end, and its end or planar event
-        // settles its side. One side only when it stays beyond the margin of the other.
-        for &e in input.axis(axis) {
-            let (key, tri) = (ev_key(e), ev_tri(e) as usize);
-            let side = match ev_kind(e) {
-                START => {
-                    sides[tri] = if key > w.left { RIGHT } else { BOTH };
-                    continue;
-                }
-                END if key < w.gone => LEFT,
-                END => sides[tri],
-                _ if key < w.gone => LEFT,
-                _ if key > w.left => RIGHT,
-                _ => BOTH,
-            };
-            sides[tri] = side;
-            match side {
-                LEFT => n_left += 1,
-                RIGHT => n_right += 1,
-                _ => both.push(tri as u32),
-            }
+        // A triangle is on one side only when it stays beyond the margin of the other. Its
+        // START comes before its END, and its END or PLANAR event settles its side. The
+        // events are sorted, so those before the plane's window, in it and past it are three
+        // runs: events before it settle LEFT (a START there says BOTH until its END decides),
+        // events in it say BOTH, a START or PLANAR past it says RIGHT and an END there keeps
+        // what its START said. Branch-free within a run: kinds and sides come in no
+        // predictable order. Every settled triangle is written to `both`, kept if it is.
+        if both.len() <= input.count {
+            both.resize(input.count + 1, 0);
         }
+        let events = input.axis(axis);
+        let gone_at = events.partition_point(|&e| ev_key(e) < w.gone);
+        let past_at = gone_at + events[gone_at..].partition_point(|&e| ev_key(e) <= w.left);
+        let (mut n_left, mut n_right, mut n_both) = (0usize, 0usize, 0usize);
+        for &e in &events[..gone_at] {
+            let start = ev_kind(e) == START;
+            sides[ev_tri(e) as usize] = if start { BOTH } else { LEFT };
+            n_left += !start as usize;
+        }
+        for &e in &events[gone_at..past_at] {
+            let tri = ev_tri(e);
+            sides[tri as usize] = BOTH;
+            both[n_both] = tri;
+            n_both += (ev_kind(e) != START) as usize;
+        }
+        for &e in &events[past_at..] {
+            let (tri, kind) = (ev_tri(e), ev_kind(e));
+            // An END's START said BOTH or RIGHT: both include RIGHT (a mask, not a branch).
+            let side = RIGHT | (sides[tri as usize] & ((kind == END) as u8).wrapping_neg());
+            sides[tri as usize] = side;
+            both[n_both] = tri;
+            n_both += ((kind == END) & (side == BOTH)) as usize;
+            n_right += ((kind != START) & (side == RIGHT)) as usize;
+        }
+        let both = &both[..n_both];
 
         // Children that will be leaves need only their triangles.
-        let n_both = both.len();
         let counts = [n_left + n_both, n_right + n_both];
         let split = counts.map(|n| !ctx.is_leaf(n, depth));
         let leaf = |side: u8, n: usize| {
@@ -684,7 +695,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         }
         if split[0] || split[1] {
             let cells = GrownCells::new(&input.bounds, axis, pos, m);
-            for &tri in both.iter() {
+            for &tri in both {
                 let (l, r) = clipped_boxes(&ctx.tris[tri as usize], &cells, axis, pos, m);
                 if split[0] {
                     push_events(&mut fresh[0], &l, tri);
@@ -697,76 +708,64 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
                 list.sort_unstable();
             }
         }
-        // A sentinel above every event ends each fresh list (positions are finite, so no
-        // event key reaches `u64::MAX`): the partition below then merges without bounds checks.
-        for list in fresh.iter_mut().flatten() {
-            list.push(Event::MAX);
-        }
-
-        // Each child's lists: the parent's events of its one-sided triangles, in order,
-        // merged on the way with the fresh ones. At most two events per triangle and axis,
-        // plus one slot that the branch-free partition may write past the end.
-        let [fresh_left, fresh_right] = &*fresh;
-        let capacity = |k: usize| match (split[k], split[0] || split[1]) {
-            (true, _) => 6 * counts[k] + 1,
-            (false, true) => 1,
-            (false, false) => 0,
-        };
-        let (mut left, mut right) = (spare.take(capacity(0)), spare.take(capacity(1)));
-        let (mut nl, mut nr) = (0, 0);
-        let (mut left_ends, mut right_ends) = ([0; 3], [0; 3]);
-        // A side that becomes a leaf takes no events.
-        let (to_left, to_right) = (if split[0] { LEFT } else { NOWHERE }, if split[1] { RIGHT } else { NOWHERE });
-        for k in 0..3 {
-            if !(split[0] || split[1]) {
-                break;
+        // Each child split further gets its lists: the parent's events of its triangles that
+        // are on its side only, in order, merged on the way with the fresh ones. At most two
+        // events per triangle and axis, plus one slot that the branch-free merge may write
+        // past the end. A child that becomes a leaf takes no events.
+        let [(left, left_ends), (right, right_ends)] = [LEFT, RIGHT].map(|side| {
+            let k = (side == RIGHT) as usize;
+            if !split[k] {
+                return (Vec::new(), [0; 3]);
             }
-            let (fresh_l, fresh_r) = (&fresh_left[k], &fresh_right[k]);
-            let (mut i, mut j) = (0, 0);
-            // Every event is written to both lists and kept by the one it belongs to: sides
-            // come in no predictable order, so a branch here would mispredict half the time.
-            // Fresh events are few, so the loops that put them in place rarely run.
-            for &e in input.axis(k) {
-                while fresh_l[i] < e {
-                    left[nl] = fresh_l[i];
-                    (nl, i) = (nl + 1, i + 1);
-                }
-                while fresh_r[j] < e {
-                    right[nr] = fresh_r[j];
-                    (nr, j) = (nr + 1, j + 1);
-                }
-                let side = sides[ev_tri(e) as usize];
-                left[nl] = e;
-                nl += (side == to_left) as usize;
-                right[nr] = e;
-                nr += (side == to_right) as usize;
+            let mut out = spare.take(6 * counts[k] + 1);
+            let mut ends = [0; 3];
+            let mut n = 0;
+            for axis in 0..3 {
+                n = merge_side(input.axis(axis), &fresh[k][axis], sides, side, &mut out, n);
+                ends[axis] = n;
             }
-            for &f in &fresh_l[i..fresh_l.len() - 1] {
-                left[nl] = f;
-                nl += 1;
-            }
-            for &f in &fresh_r[j..fresh_r.len() - 1] {
-                right[nr] = f;
-                nr += 1;
-            }
-            left_ends[k] = nl;
-            right_ends[k] = nr;
-        }
+            (out, ends)
+        });
         let left = if split[0] {
             Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, ends: left_ends })
         } else {
-            spare.give_back(left);
             leaf(LEFT, counts[0])
         };
         let right = if split[1] {
             Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, ends: right_ends })
         } else {
-            spare.give_back(right);
             leaf(RIGHT, counts[1])
         };
         spare.give_back(input.events);
         (left, right)
     })
+}
+
+/// Appends to `out` from index `n` the events of `events` whose triangle is on `side` only,
+/// merged with the sorted `fresh` events, and returns the new end. `out` must have room for
+/// all of them plus one slot: every event is written and kept only if it belongs (sides come
+/// in no predictable order, so a branch would mispredict half the time). Fresh events are
+/// few, so the loop that puts them in place rarely runs.
+#[inline]
+fn merge_side(events: &[Event], fresh: &[Event], sides: &[u8], side: u8, out: &mut [Event], mut n: usize) -> usize {
+    let mut fresh = fresh.iter().copied();
+    // No event reaches `u64::MAX` (positions are finite), so it ends the fresh ones.
+    let mut next = fresh.next().unwrap_or(Event::MAX);
+    for &e in events {
+        while next < e {
+            out[n] = next;
+            n += 1;
+            next = fresh.next().unwrap_or(Event::MAX);
+        }
+        out[n] = e;
+        n += (sides[ev_tri(e) as usize] == side) as usize;
+    }
+    while next != Event::MAX {
+        out[n] = next;
+        n += 1;
+        next = fresh.next().unwrap_or(Event::MAX);
+    }
+    n
 }
 
 /// A convex polygon in `f64`: a triangle clipped by up to seven planes (six cell faces and
