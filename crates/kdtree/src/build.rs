@@ -21,6 +21,7 @@
 //! it goes to the side where the split is cheaper, as with the paper's planar events.
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
@@ -194,12 +195,18 @@ const WINDOW_STEPS: usize = 32;
 #[inline]
 fn push_events(lists: &mut [Vec<Event>; 3], b: &Aabb, id: u32) {
     for (k, list) in lists.iter_mut().enumerate() {
-        if b.min[k] == b.max[k] {
-            list.push(event(b.min[k], PLANAR, id));
-        } else {
-            list.push(event(b.min[k], START, id));
-            list.push(event(b.max[k], END, id));
-        }
+        push_axis_events(list, b.min[k], b.max[k], id);
+    }
+}
+
+/// Appends the events of triangle `id` on one axis, where its clipped box spans `[lo, hi]`.
+#[inline]
+fn push_axis_events(list: &mut Vec<Event>, lo: f32, hi: f32, id: u32) {
+    if lo == hi {
+        list.push(event(lo, PLANAR, id));
+    } else {
+        list.push(event(lo, START, id));
+        list.push(event(hi, END, id));
     }
 }
 
@@ -254,6 +261,8 @@ struct Ctx<'a> {
     /// [`MARGIN`] in scene units.
     margin: f64,
     parallel: bool,
+    /// Event buffers too large for a thread's spares, for reuse within this build.
+    large: Large,
 }
 
 impl Ctx<'_> {
@@ -320,9 +329,13 @@ struct Scratch {
 struct Spare(Vec<Vec<Event>>);
 
 impl Spare {
-    /// A buffer of at least `len` events (contents arbitrary).
-    fn take(&mut self, len: usize) -> Vec<Event> {
-        let mut v = if len == 0 { Vec::new() } else { self.0.pop().unwrap_or_default() };
+    /// A buffer of at least `len` events (contents arbitrary); a large one from `large`.
+    fn take(&mut self, len: usize, large: &Large) -> Vec<Event> {
+        let mut v = match len {
+            0 => Vec::new(),
+            _ if len > SPARE_MAX_EVENTS => large.take(len),
+            _ => self.0.pop().unwrap_or_default(),
+        };
         if v.len() < len {
             v.resize(len, 0);
         }
@@ -330,10 +343,12 @@ impl Spare {
     }
 
     /// Keeps `v` for a later [`take`](Spare::take); a few buffers are enough, as nodes are
-    /// split depth first. Large buffers are freed: the few nodes that need them gain
-    /// nothing, and a thread keeps its spares after the build.
-    fn give_back(&mut self, v: Vec<Event>) {
-        if !v.is_empty() && v.capacity() <= SPARE_MAX_EVENTS && self.0.len() < SPARE_BUFFERS {
+    /// split depth first. Large buffers go to `large`, which the build frees when it ends
+    /// (a thread keeps its spares after the build).
+    fn give_back(&mut self, v: Vec<Event>, large: &Large) {
+        if v.capacity() > SPARE_MAX_EVENTS {
+            large.give_back(v);
+        } else if !v.is_empty() && self.0.len() < SPARE_BUFFERS {
             self.0.push(v);
         }
     }
@@ -342,6 +357,32 @@ impl Spare {
 /// How many spare event buffers a thread keeps, and how large one may be (512 KiB).
 const SPARE_BUFFERS: usize = 8;
 const SPARE_MAX_EVENTS: usize = 1 << 16;
+
+/// Event buffers too large for a thread's spares, shared by one build: the nodes near the
+/// root reuse them rather than have the system map and zero fresh pages for every node (a
+/// tenth of a 1M-triangle build went to that). Few nodes need them, so a lock is cheap.
+#[derive(Default)]
+struct Large(Mutex<Vec<Vec<Event>>>);
+
+/// How many large buffers a build keeps for reuse.
+const LARGE_BUFFERS: usize = 16;
+
+impl Large {
+    /// The smallest kept buffer of at least `len` events, else the largest (to be grown).
+    fn take(&self, len: usize) -> Vec<Event> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = kept.iter().enumerate().filter(|(_, v)| v.len() >= len).min_by_key(|(_, v)| v.len());
+        let pick = fits.or_else(|| kept.iter().enumerate().max_by_key(|(_, v)| v.len())).map(|(i, _)| i);
+        pick.map(|i| kept.swap_remove(i)).unwrap_or_default()
+    }
+
+    fn give_back(&self, v: Vec<Event>) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < LARGE_BUFFERS {
+            kept.push(v);
+        }
+    }
+}
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
@@ -412,6 +453,7 @@ impl KdTree {
             max_leaf_size: opts.max_leaf_size as usize,
             margin: margin(&bounds),
             parallel: opts.parallel,
+            large: Large::default(),
         };
         let mut out = Out::default();
         build_node(&ctx, input, 0, &mut out);
@@ -428,21 +470,29 @@ fn margin(bounds: &Aabb) -> f64 {
     (extent * MARGIN as f64).max(largest * 4.0 * f32::EPSILON as f64)
 }
 
-/// The root's cell (the box of the valid triangles) and its events, sorted once.
+/// The root's cell (the box of the valid triangles) and its events, sorted once. The three
+/// lists are written axis by axis into one buffer of the right size: growing and joining
+/// lists of this size costs more in fresh pages than the three passes over the triangles.
 fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInput {
-    let tri_box = |i: u32| Aabb::from_points(triangles[i as usize]);
-    let bounds = valid.iter().fold(Aabb::EMPTY, |b, &i| b.union(&tri_box(i)));
-    let mut events: [Vec<Event>; 3] = Default::default();
-    for &i in valid {
-        push_events(&mut events, &tri_box(i), i);
+    let bounds = valid.iter().fold(Aabb::EMPTY, |b, &i| b.union(&Aabb::from_points(triangles[i as usize])));
+    let mut events = Vec::with_capacity(6 * valid.len());
+    let mut ends = [0; 3];
+    for (k, end) in ends.iter_mut().enumerate() {
+        for &i in valid {
+            let c = triangles[i as usize].map(|v| v[k]);
+            push_axis_events(&mut events, c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2]), i);
+        }
+        *end = events.len();
     }
+    let (first, rest) = events.split_at_mut(ends[0]);
+    let (second, third) = rest.split_at_mut(ends[1] - ends[0]);
+    let mut lists = [first, second, third];
     if parallel {
-        events.par_iter_mut().for_each(|list| list.par_sort_unstable());
+        lists.par_iter_mut().for_each(|list| list.par_sort_unstable());
     } else {
-        events.iter_mut().for_each(|list| list.sort_unstable());
+        lists.iter_mut().for_each(|list| list.sort_unstable());
     }
-    let ends = [events[0].len(), events[0].len() + events[1].len(), events.iter().map(Vec::len).sum()];
-    NodeInput { bounds, count: valid.len(), events: events.concat(), ends }
+    NodeInput { bounds, count: valid.len(), events, ends }
 }
 
 /// Builds the subtree of one node into `out`, depth first.
@@ -717,7 +767,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
             if !split[k] {
                 return (Vec::new(), [0; 3]);
             }
-            let mut out = spare.take(6 * counts[k] + 1);
+            let mut out = spare.take(6 * counts[k] + 1, &ctx.large);
             let mut ends = [0; 3];
             let mut n = 0;
             for axis in 0..3 {
@@ -736,7 +786,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         } else {
             leaf(RIGHT, counts[1])
         };
-        spare.give_back(input.events);
+        spare.give_back(input.events, &ctx.large);
         (left, right)
     })
 }
@@ -1104,6 +1154,7 @@ mod tests {
             max_leaf_size: 0,
             margin: m as f64,
             parallel: false,
+            large: Large::default(),
         };
         let node = |c: Child| match c {
             Child::Node(n) => n,
