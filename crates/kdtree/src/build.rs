@@ -535,18 +535,41 @@ fn build_child(ctx: &Ctx<'_>, child: Child, depth: u32, out: &mut Out) {
     }
 }
 
-/// Sweeps the sorted events of every axis and returns the cheapest split plane. Candidates
-/// sit `2m` below each position where triangles start or lie and `2m` above each position
-/// where they end or lie, at least `m` inside the cell. A triangle counts on the left of a
-/// plane `x` if it starts at or before `x + m`, on the right if it ends at or after `x - m`.
+/// Sweeps the sorted events of every axis and returns the cheapest split plane (on ties, the
+/// first found, axes in order). Candidates sit `2m` below each position where triangles
+/// start or lie and `2m` above each position where they end or lie, at least `m` inside the
+/// cell. A triangle counts on the left of a plane `x` if it starts at or before `x + m`, on
+/// the right if it ends at or after `x - m`. Large nodes sweep their axes in parallel (the
+/// nodes near the root are what keeps the other threads waiting).
 fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
-    let lo = input.bounds.min.as_dvec3();
-    let hi = input.bounds.max.as_dvec3();
-    let size = hi - lo;
+    let size = input.bounds.max.as_dvec3() - input.bounds.min.as_dvec3();
     let area = size.x * size.y + size.x * size.z + size.y * size.z; // half the surface area
     if area <= 0.0 {
         return None;
     }
+    let sweep = |axis| sweep_axis(ctx, input, axis, area);
+    let [x, y, z] = if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
+        let (x, (y, z)) = rayon::join(|| sweep(0), || rayon::join(|| sweep(1), || sweep(2)));
+        [x, y, z]
+    } else {
+        [0, 1, 2].map(sweep)
+    };
+    [y, z].into_iter().flatten().fold(x, |best, s| match best {
+        Some(b) if b.cost <= s.cost => Some(b),
+        _ => Some(s),
+    })
+}
+
+/// Nodes with at least this many triangles sweep their three axes, and merge the lists of
+/// their two children, in parallel.
+const PARALLEL_SWEEP_MIN: usize = 1 << 16;
+
+/// The cheapest split plane on one axis of a node whose cell has half surface area `area`
+/// (see [`find_split`]).
+fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Option<Split> {
+    let lo = input.bounds.min.as_dvec3();
+    let hi = input.bounds.max.as_dvec3();
+    let size = hi - lo;
     let n = input.count;
     let m = ctx.margin;
     // Costs scaled by the intersection cost over the cell's area, to save work per candidate.
@@ -557,81 +580,79 @@ fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
     let thresholds =
         |cost: f64| ((cost - ctx.traversal_cost) / scale, (cost / ctx.empty_bonus - ctx.traversal_cost) / scale);
     let (mut beat, mut beat_empty) = (f64::INFINITY, f64::INFINITY);
-    for axis in 0..3 {
-        let (lo_k, hi_k) = (lo[axis], hi[axis]);
-        if lo_k >= hi_k {
-            continue;
+    let (lo_k, hi_k) = (lo[axis], hi[axis]);
+    if lo_k >= hi_k {
+        return None;
+    }
+    // A child's area as a function of the plane: e * (a + b) + a * b, where `a` and `b`
+    // are the other two extents.
+    let (a, b) = (size[(axis + 1) % 3], size[(axis + 2) % 3]);
+    let (sum, prod) = (a + b, a * b);
+    let mut consider = |x: f32, n_left: usize, n_gone: usize| {
+        let n_right = n - n_gone;
+        let xd = x as f64;
+        // The area-weighted count; the full cost is only computed for a new best.
+        // (Counts convert through `i64`: one instruction, where `usize` takes several.)
+        let weighted =
+            ((xd - lo_k) * sum + prod) * n_left as i64 as f64 + ((hi_k - xd) * sum + prod) * n_right as i64 as f64;
+        let empty = (n_left == 0) | (n_right == 0);
+        if weighted < if empty { beat_empty } else { beat } {
+            let bonus = if empty { ctx.empty_bonus } else { 1.0 };
+            let cost = bonus * (ctx.traversal_cost + scale * weighted);
+            best = Some(Split { axis, pos: x, cost });
+            (beat, beat_empty) = thresholds(cost);
         }
-        // A child's area as a function of the plane: e * (a + b) + a * b, where `a` and `b`
-        // are the other two extents.
-        let (a, b) = (size[(axis + 1) % 3], size[(axis + 2) % 3]);
-        let (sum, prod) = (a + b, a * b);
-        let mut consider = |x: f32, n_left: usize, n_gone: usize| {
-            let n_right = n - n_gone;
-            let xd = x as f64;
-            // The area-weighted count; the full cost is only computed for a new best.
-            // (Counts convert through `i64`: one instruction, where `usize` takes several.)
-            let weighted =
-                ((xd - lo_k) * sum + prod) * n_left as i64 as f64 + ((hi_k - xd) * sum + prod) * n_right as i64 as f64;
-            let empty = (n_left == 0) | (n_right == 0);
-            if weighted < if empty { beat_empty } else { beat } {
-                let bonus = if empty { ctx.empty_bonus } else { 1.0 };
-                let cost = bonus * (ctx.traversal_cost + scale * weighted);
-                best = Some(Split { axis, pos: x, cost });
-                (beat, beat_empty) = thresholds(cost);
-            }
-        };
-        let events = input.axis(axis);
-        let len = events.len();
-        let position = |i: usize| if i < len { unordered(ev_key(events[i])) as f64 } else { f64::INFINITY };
-        // START and PLANAR events (one per triangle) and END and PLANAR events (one per
-        // triangle) before the current group of equal positions.
-        let (mut sp_before, mut ep_before) = (0usize, 0usize);
-        let (mut prev, mut p) = (f64::NEG_INFINITY, position(0));
-        let mut g = 0;
-        while g < len {
-            let key = ev_key(events[g]);
-            let (mut planars, mut starts) = (0usize, 0usize);
-            let mut h = g;
-            while h < len && ev_key(events[h]) == key {
-                // Branch-free: kinds come in no predictable order. The kind's low bit marks
-                // PLANAR, its high bit START; the rest are ENDs.
-                planars += (events[h] >> 30) as usize & 1;
-                starts += (events[h] >> 31) as usize & 1;
-                h += 1;
-            }
-            let ends = h - g - planars - starts;
-            let next = position(h);
-            // With no other event within `3m` (and a few ulps) of `p`, the running totals
-            // give a candidate's counts exactly; otherwise the window is counted.
-            let clear = 3.0 * m + 4.0 * f32::EPSILON as f64 * p.abs();
-            // A plane `2m` below where triangles start (or lie): this group is right of it.
-            if starts + planars > 0 {
-                let x = (p - 2.0 * m) as f32;
-                if x as f64 - lo_k >= m {
-                    let counts =
-                        if p - prev > clear { Some((0, 0)) } else { count_backward(events, g, Window::new(x, m)) };
-                    if let Some((sp, ep)) = counts {
-                        consider(x, sp_before - sp, ep_before - ep);
-                    }
+    };
+    let events = input.axis(axis);
+    let len = events.len();
+    let position = |i: usize| if i < len { unordered(ev_key(events[i])) as f64 } else { f64::INFINITY };
+    // START and PLANAR events (one per triangle) and END and PLANAR events (one per
+    // triangle) before the current group of equal positions.
+    let (mut sp_before, mut ep_before) = (0usize, 0usize);
+    let (mut prev, mut p) = (f64::NEG_INFINITY, position(0));
+    let mut g = 0;
+    while g < len {
+        let key = ev_key(events[g]);
+        let (mut planars, mut starts) = (0usize, 0usize);
+        let mut h = g;
+        while h < len && ev_key(events[h]) == key {
+            // Branch-free: kinds come in no predictable order. The kind's low bit marks
+            // PLANAR, its high bit START; the rest are ENDs.
+            planars += (events[h] >> 30) as usize & 1;
+            starts += (events[h] >> 31) as usize & 1;
+            h += 1;
+        }
+        let ends = h - g - planars - starts;
+        let next = position(h);
+        // With no other event within `3m` (and a few ulps) of `p`, the running totals
+        // give a candidate's counts exactly; otherwise the window is counted.
+        let clear = 3.0 * m + 4.0 * f32::EPSILON as f64 * p.abs();
+        // A plane `2m` below where triangles start (or lie): this group is right of it.
+        if starts + planars > 0 {
+            let x = (p - 2.0 * m) as f32;
+            if x as f64 - lo_k >= m {
+                let counts =
+                    if p - prev > clear { Some((0, 0)) } else { count_backward(events, g, Window::new(x, m)) };
+                if let Some((sp, ep)) = counts {
+                    consider(x, sp_before - sp, ep_before - ep);
                 }
             }
-            // A plane `2m` above where triangles end (or lie): this group is left of it.
-            if ends + planars > 0 {
-                let x = (p + 2.0 * m) as f32;
-                if hi_k - x as f64 >= m {
-                    let counts =
-                        if next - p > clear { Some((0, 0)) } else { count_forward(events, h, Window::new(x, m)) };
-                    if let Some((sp, ep)) = counts {
-                        consider(x, sp_before + starts + planars + sp, ep_before + ends + planars + ep);
-                    }
+        }
+        // A plane `2m` above where triangles end (or lie): this group is left of it.
+        if ends + planars > 0 {
+            let x = (p + 2.0 * m) as f32;
+            if hi_k - x as f64 >= m {
+                let counts =
+                    if next - p > clear { Some((0, 0)) } else { count_forward(events, h, Window::new(x, m)) };
+                if let Some((sp, ep)) = counts {
+                    consider(x, sp_before + starts + planars + sp, ep_before + ends + planars + ep);
                 }
             }
-            sp_before += starts + planars;
-            ep_before += ends + planars;
-            (prev, p) = (p, next);
-            g = h;
         }
+        sp_before += starts + planars;
+        ep_before += ends + planars;
+        (prev, p) = (p, next);
+        g = h;
     }
     best
 }
@@ -762,20 +783,26 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         // are on its side only, in order, merged on the way with the fresh ones. At most two
         // events per triangle and axis, plus one slot that the branch-free merge may write
         // past the end. A child that becomes a leaf takes no events.
-        let [(left, left_ends), (right, right_ends)] = [LEFT, RIGHT].map(|side| {
+        // Large nodes merge the two children's lists in parallel.
+        let [mut left, mut right] = [0, 1].map(|k| if split[k] { spare.take(6 * counts[k] + 1, &ctx.large) } else { Vec::new() });
+        let (sides, fresh) = (&*sides, &*fresh);
+        let merge = |side: u8, out: &mut Vec<Event>| {
             let k = (side == RIGHT) as usize;
-            if !split[k] {
-                return (Vec::new(), [0; 3]);
-            }
-            let mut out = spare.take(6 * counts[k] + 1, &ctx.large);
             let mut ends = [0; 3];
-            let mut n = 0;
-            for axis in 0..3 {
-                n = merge_side(input.axis(axis), &fresh[k][axis], sides, side, &mut out, n);
-                ends[axis] = n;
+            if split[k] {
+                let mut n = 0;
+                for axis in 0..3 {
+                    n = merge_side(input.axis(axis), &fresh[k][axis], sides, side, out, n);
+                    ends[axis] = n;
+                }
             }
-            (out, ends)
-        });
+            ends
+        };
+        let (left_ends, right_ends) = if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
+            rayon::join(|| merge(LEFT, &mut left), || merge(RIGHT, &mut right))
+        } else {
+            (merge(LEFT, &mut left), merge(RIGHT, &mut right))
+        };
         let left = if split[0] {
             Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, ends: left_ends })
         } else {
