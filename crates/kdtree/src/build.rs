@@ -631,8 +631,7 @@ fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Optio
         if starts + planars > 0 {
             let x = (p - 2.0 * m) as f32;
             if x as f64 - lo_k >= m {
-                let counts =
-                    if p - prev > clear { Some((0, 0)) } else { count_backward(events, g, Window::new(x, m)) };
+                let counts = if p - prev > clear { Some((0, 0)) } else { count_backward(events, g, Window::new(x, m)) };
                 if let Some((sp, ep)) = counts {
                     consider(x, sp_before - sp, ep_before - ep);
                 }
@@ -642,8 +641,7 @@ fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Optio
         if ends + planars > 0 {
             let x = (p + 2.0 * m) as f32;
             if hi_k - x as f64 >= m {
-                let counts =
-                    if next - p > clear { Some((0, 0)) } else { count_forward(events, h, Window::new(x, m)) };
+                let counts = if next - p > clear { Some((0, 0)) } else { count_forward(events, h, Window::new(x, m)) };
                 if let Some((sp, ep)) = counts {
                     consider(x, sp_before + starts + planars + sp, ep_before + ends + planars + ep);
                 }
@@ -784,7 +782,8 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         // events per triangle and axis, plus one slot that the branch-free merge may write
         // past the end. A child that becomes a leaf takes no events.
         // Large nodes merge the two children's lists in parallel.
-        let [mut left, mut right] = [0, 1].map(|k| if split[k] { spare.take(6 * counts[k] + 1, &ctx.large) } else { Vec::new() });
+        let [mut left, mut right] =
+            [0, 1].map(|k| if split[k] { spare.take(6 * counts[k] + 1, &ctx.large) } else { Vec::new() });
         let (sides, fresh) = (&*sides, &*fresh);
         let merge = |side: u8, out: &mut Vec<Event>| {
             let k = (side == RIGHT) as usize;
