@@ -1209,7 +1209,8 @@ mod tests {
 
     #[test]
     fn parallel_and_sequential_builds_are_identical() {
-        let tris = crate::scenes::generated_scene(20_000);
+        // Large enough that the root also sweeps and merges in parallel.
+        let tris = crate::scenes::generated_scene(PARALLEL_SWEEP_MIN + 4_000);
         let a = KdTree::build(&tris, &BuildOptions { parallel: true, ..Default::default() });
         let b = KdTree::build(&tris, &BuildOptions { parallel: false, ..Default::default() });
         assert!(a.nodes.len() > 1000);
