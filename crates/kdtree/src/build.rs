@@ -941,11 +941,13 @@ struct GrownCells {
 
 impl GrownCells {
     fn new(cell: &Aabb, axis: usize, pos: f32, margin: f64) -> GrownCells {
-        let (lo, hi, _) = grow(cell, margin);
-        let (mut left_cell, mut right_cell) = (*cell, *cell);
-        left_cell.max[axis] = pos;
-        right_cell.min[axis] = pos;
-        GrownCells { lo, hi, left: grow(&left_cell, margin).2, right: grow(&right_cell, margin).2 }
+        // A child's cell is the parent's but for one face, the split plane: grown, only that
+        // face differs from the parent's grown cell.
+        let (lo, hi, grown) = grow(cell, margin);
+        let (mut left, mut right) = (grown, grown);
+        left.max[axis] = round_up_f32(pos as f64 + margin);
+        right.min[axis] = round_down_f32(pos as f64 - margin);
+        GrownCells { lo, hi, left, right }
     }
 }
 
