@@ -781,27 +781,27 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         // Each child split further gets its lists: the parent's events of its triangles that
         // are on its side only, in order, merged on the way with the fresh ones. At most two
         // events per triangle and axis, plus one slot that the branch-free merge may write
-        // past the end. A child that becomes a leaf takes no events.
-        // Large nodes merge the two children's lists in parallel.
+        // past the end. A child that becomes a leaf takes no events. Large nodes merge the two
+        // children's lists in parallel.
         let [mut left, mut right] =
             [0, 1].map(|k| if split[k] { spare.take(6 * counts[k] + 1, &ctx.large) } else { Vec::new() });
         let (sides, fresh) = (&*sides, &*fresh);
-        let merge = |side: u8, out: &mut Vec<Event>| {
-            let k = (side == RIGHT) as usize;
+        // Child `k` (0 left, 1 right): where its three lists end in `out`.
+        let merge = |k: usize, out: &mut Vec<Event>| {
             let mut ends = [0; 3];
             if split[k] {
                 let mut n = 0;
                 for axis in 0..3 {
-                    n = merge_side(input.axis(axis), &fresh[k][axis], sides, side, out, n);
+                    n = merge_side(input.axis(axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out, n);
                     ends[axis] = n;
                 }
             }
             ends
         };
         let (left_ends, right_ends) = if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
-            rayon::join(|| merge(LEFT, &mut left), || merge(RIGHT, &mut right))
+            rayon::join(|| merge(0, &mut left), || merge(1, &mut right))
         } else {
-            (merge(LEFT, &mut left), merge(RIGHT, &mut right))
+            (merge(0, &mut left), merge(1, &mut right))
         };
         let left = if split[0] {
             Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, ends: left_ends })
