@@ -308,7 +308,7 @@ impl Out {
 }
 
 /// Per-thread buffers reused from node to node (a node uses them only while it is being
-/// split, never across the recursion, so work stealing cannot interleave two users).
+/// split, never across the recursion; see [`with_scratch`] for splits that nest).
 #[derive(Default)]
 struct Scratch {
     /// Left/right/both flags indexed by triangle. A node sets the flags of all its triangles
@@ -387,6 +387,17 @@ impl Large {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with this thread's scratch buffers, taken out of the thread-local for the call:
+/// a thread waiting in a `rayon::join` (the parallel merge of a large split) runs other jobs
+/// meanwhile, so a split may start inside another on the same thread. It then gets buffers of
+/// its own (the outer split's are put back last and kept), not a borrow error.
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    let mut scratch = SCRATCH.take();
+    let r = f(&mut scratch);
+    SCRATCH.set(scratch);
+    r
 }
 
 // Sides as bits, so that `side & LEFT == LEFT` selects the triangles a left child holds.
@@ -708,7 +719,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
     let m = ctx.margin;
     let w = Window::new(pos, m);
 
-    SCRATCH.with_borrow_mut(|scratch| {
+    with_scratch(|scratch| {
         let Scratch { sides, both, fresh, spare } = scratch;
         if sides.len() < ctx.tris.len() {
             sides.resize(ctx.tris.len(), BOTH);
@@ -1218,6 +1229,34 @@ mod tests {
         let b = KdTree::build(&tris, &BuildOptions { parallel: false, ..Default::default() });
         assert!(a.nodes.len() > 1000);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_split_inside_another_on_the_same_thread_gets_its_own_scratch() {
+        with_scratch(|outer| {
+            outer.both.push(7);
+            with_scratch(|inner| {
+                assert!(inner.both.is_empty());
+                inner.both.push(8);
+            });
+            assert_eq!(outer.both, [7]);
+        });
+        // The outer buffers are the ones kept.
+        with_scratch(|again| assert_eq!(again.both, [7]));
+    }
+
+    #[test]
+    fn many_threads_stealing_during_a_split_build_the_same_tree() {
+        // With many threads stealing, a thread waiting inside a split (for its parallel
+        // merge) may run another node's split meanwhile (on 16 cores that panicked before
+        // `with_scratch`; on 2 cores it rarely happens, so the test above pins that down).
+        let tris = crate::scenes::generated_scene(2 * PARALLEL_SWEEP_MIN + 8_000);
+        let serial = KdTree::build(&tris, &BuildOptions { parallel: false, ..Default::default() });
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(16).build().unwrap();
+        for _ in 0..4 {
+            let tree = pool.install(|| KdTree::build(&tris, &BuildOptions::default()));
+            assert!(tree == serial);
+        }
     }
 
     #[test]
