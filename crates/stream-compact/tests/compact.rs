@@ -24,6 +24,29 @@ fn cpu_compaction_is_stable() {
     assert_eq!(odd, vec![5, 7, 1]);
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// The CPU path (chunks of 65536 written in place) against a plain sequential filter,
+    /// over lengths that end inside, on and past chunk boundaries.
+    #[test]
+    fn cpu_compaction_is_a_sequential_filter(
+        n in prop_oneof![0usize..300, (1usize..4).prop_flat_map(|c| (c << 16) - 2..(c << 16) + 2), 0usize..200_000],
+        seed in any::<u32>(),
+        density in 0u32..5,
+    ) {
+        let values: Vec<u32> = (0..n as u32).map(|i| (i ^ seed).wrapping_mul(2654435761)).collect();
+        // density 0: none kept, 4: all kept, else about density / 4 of them.
+        let flags: Vec<u32> = values.iter().map(|v| ((v >> 7) % 4 < density) as u32).collect();
+        let kept: Vec<usize> = (0..n).filter(|&i| flags[i] != 0).collect();
+        let values_out = compact_cpu(&values, &flags, Select::Flags, Emit::Values);
+        prop_assert_eq!(values_out, kept.iter().map(|&i| values[i]).collect::<Vec<_>>());
+        let indices_out = compact_cpu(&values, &flags, Select::Flags, Emit::Indices);
+        prop_assert_eq!(indices_out, kept.iter().map(|&i| i as u32).collect::<Vec<_>>());
+        let odd = compact_cpu(&values, &[], Select::Where(Predicate::AnyBits(1)), Emit::Values);
+        prop_assert_eq!(odd, values.iter().copied().filter(|v| v & 1 == 1).collect::<Vec<_>>());
+    }
+}
+
 #[test]
 fn compactions_into_kept_buffers_reuse_them() {
     let c = Compact::default();
