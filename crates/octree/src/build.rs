@@ -169,6 +169,13 @@ pub(crate) struct Level {
 }
 
 impl Level {
+    /// An empty level with room for `n` nodes: reserved up front, as growing by doubling
+    /// copied every level and had the system clear the fresh pages of each copy again
+    /// (`perf`: over a third of a 3.3M-point build); room never written is never touched.
+    pub(crate) fn with_capacity(n: usize) -> Level {
+        Level { keys: Vec::with_capacity(n), nodes: Vec::with_capacity(n) }
+    }
+
     /// Appends `key` if it differs from the last key, and returns the last node.
     fn entry(&mut self, key: u64, new: impl FnOnce() -> Node) -> &mut Node {
         if self.keys.last() != Some(&key) {
@@ -181,7 +188,7 @@ impl Level {
 
 /// Leaf nodes from sorted leaf codes and the point index of each.
 pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u32) -> Level {
-    let mut leaves = Level { keys: Vec::new(), nodes: Vec::new() };
+    let mut leaves = Level::with_capacity(codes.len());
     for (&code, &i) in codes.iter().zip(order) {
         let key = (1u64 << (3 * depth)) | code;
         let n = leaves.entry(key, || Node { first_child: NO_CHILD, ..Default::default() });
@@ -195,7 +202,7 @@ pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u
 
 /// Parents of a sorted level; `first_child` holds the index within `children`.
 pub(crate) fn parent_level(children: &Level) -> Level {
-    let mut parents = Level { keys: Vec::new(), nodes: Vec::new() };
+    let mut parents = Level::with_capacity(children.keys.len());
     for (i, (&key, c)) in children.keys.iter().zip(&children.nodes).enumerate() {
         let p = parents.entry(key >> 3, || Node { first_child: i as u32, ..Default::default() });
         p.count += c.count;

@@ -267,8 +267,9 @@ pub(crate) fn concat_levels<'a, T: Copy + 'a>(
     levels: impl IntoIterator<Item = &'a [T]>,
     first: impl Fn(&mut T) -> &mut u32,
 ) -> (Vec<T>, Vec<u32>) {
+    let levels: Vec<&[T]> = levels.into_iter().collect();
     let mut offsets = vec![0u32];
-    let mut nodes = Vec::new();
+    let mut nodes = Vec::with_capacity(levels.iter().map(|l| l.len()).sum());
     for level in levels {
         nodes.extend_from_slice(level);
         offsets.push(nodes.len() as u32);
