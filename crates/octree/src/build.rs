@@ -1,6 +1,7 @@
 //! The CPU build: the reference the GPU build must match bit for bit.
 
 use std::fmt;
+use std::ops::Range;
 
 use lumbre_compact::radix_sort_cpu;
 use lumbre_morton::Quantizer;
@@ -169,49 +170,80 @@ pub(crate) struct Level {
 }
 
 impl Level {
-    /// An empty level with room for `n` nodes: reserved up front, as growing by doubling
-    /// copied every level and had the system clear the fresh pages of each copy again
-    /// (`perf`: over a third of a 3.3M-point build); room never written is never touched.
-    pub(crate) fn with_capacity(n: usize) -> Level {
-        Level { keys: Vec::with_capacity(n), nodes: Vec::with_capacity(n) }
-    }
-
-    /// Appends `key` if it differs from the last key, and returns the last node.
-    fn entry(&mut self, key: u64, new: impl FnOnce() -> Node) -> &mut Node {
-        if self.keys.last() != Some(&key) {
-            self.keys.push(key);
-            self.nodes.push(new());
+    /// The level with one node per run of equal keys among `0..n` (`key` sorted), each made
+    /// by `node` from its run. Built in parallel: chunks of indices count the runs that
+    /// start in them, then write those runs' nodes in place after the earlier chunks'.
+    fn from_runs(n: usize, key: impl Fn(usize) -> u64 + Sync, node: impl Fn(Range<usize>) -> Node + Sync) -> Level {
+        const CHUNK: usize = 1 << 14;
+        let starts_run = |i: usize| i == 0 || key(i) != key(i - 1);
+        let chunk = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(n);
+        let counts: Vec<usize> =
+            (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| chunk(c).filter(|&i| starts_run(i)).count()).collect();
+        let total = counts.iter().sum();
+        // Zeroed by the allocator (fresh pages), not by a pass over them.
+        let mut level = Level { keys: vec![0; total], nodes: bytemuck::zeroed_vec(total) };
+        let mut parts = Vec::with_capacity(counts.len());
+        let (mut keys, mut nodes) = (level.keys.as_mut_slice(), level.nodes.as_mut_slice());
+        for &count in &counts {
+            let (k, k_rest) = std::mem::take(&mut keys).split_at_mut(count);
+            let (n, n_rest) = std::mem::take(&mut nodes).split_at_mut(count);
+            parts.push((k, n));
+            (keys, nodes) = (k_rest, n_rest);
         }
-        self.nodes.last_mut().expect("pushed above")
+        parts.into_par_iter().enumerate().for_each(|(c, (keys, nodes))| {
+            let mut i = chunk(c).start;
+            // Skip the end of a run that began in an earlier chunk.
+            while i < chunk(c).end && !starts_run(i) {
+                i += 1;
+            }
+            for (k, node_out) in keys.iter_mut().zip(nodes) {
+                let mut end = i + 1;
+                while end < n && !starts_run(end) {
+                    end += 1;
+                }
+                (*k, *node_out) = (key(i), node(i..end));
+                i = end;
+            }
+        });
+        level
     }
 }
 
 /// Leaf nodes from sorted leaf codes and the point index of each.
 pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u32) -> Level {
-    let mut leaves = Level::with_capacity(codes.len());
-    for (&code, &i) in codes.iter().zip(order) {
-        let key = (1u64 << (3 * depth)) | code;
-        let n = leaves.entry(key, || Node { first_child: NO_CHILD, ..Default::default() });
-        n.count += 1;
-        for (s, c) in n.sum.iter_mut().zip(attrs[i as usize].channels()) {
-            *s += c;
-        }
-    }
-    leaves
+    let marker = 1u64 << (3 * depth);
+    Level::from_runs(
+        codes.len(),
+        |i| marker | codes[i],
+        |run| {
+            let mut leaf = Node { first_child: NO_CHILD, count: run.len() as u32, ..Default::default() };
+            for &i in &order[run] {
+                for (s, c) in leaf.sum.iter_mut().zip(attrs[i as usize].channels()) {
+                    *s += c;
+                }
+            }
+            leaf
+        },
+    )
 }
 
 /// Parents of a sorted level; `first_child` holds the index within `children`.
 pub(crate) fn parent_level(children: &Level) -> Level {
-    let mut parents = Level::with_capacity(children.keys.len());
-    for (i, (&key, c)) in children.keys.iter().zip(&children.nodes).enumerate() {
-        let p = parents.entry(key >> 3, || Node { first_child: i as u32, ..Default::default() });
-        p.count += c.count;
-        p.child_mask |= 1 << (key & 7);
-        for (s, x) in p.sum.iter_mut().zip(c.sum) {
-            *s += x;
-        }
-    }
-    parents
+    Level::from_runs(
+        children.keys.len(),
+        |i| children.keys[i] >> 3,
+        |run| {
+            let mut parent = Node { first_child: run.start as u32, ..Default::default() };
+            for (&key, c) in children.keys[run.clone()].iter().zip(&children.nodes[run]) {
+                parent.count += c.count;
+                parent.child_mask |= 1 << (key & 7);
+                for (s, x) in parent.sum.iter_mut().zip(c.sum) {
+                    *s += x;
+                }
+            }
+            parent
+        },
+    )
 }
 
 /// The whole tree from its leaf level: parents up to the root, root first, with global
@@ -224,4 +256,63 @@ pub(crate) fn assemble(root: Root, depth: u32, leaves: Level) -> Octree {
     }
     let (nodes, levels) = concat_levels(levels_rev.iter().rev().map(|l| l.nodes.as_slice()), |n| &mut n.first_child);
     Octree { root, depth, nodes, levels }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One node per run, by a plain sequential fold: the reference for `Level::from_runs`.
+    fn sequential(keys: &[u64], node: impl Fn(Range<usize>) -> Node) -> Level {
+        let mut level = Level { keys: Vec::new(), nodes: Vec::new() };
+        let mut start = 0;
+        for i in 1..=keys.len() {
+            if i == keys.len() || keys[i] != keys[start] {
+                level.keys.push(keys[start]);
+                level.nodes.push(node(start..i));
+                start = i;
+            }
+        }
+        level
+    }
+
+    #[test]
+    fn levels_built_in_chunks_match_a_sequential_fold() {
+        // Runs of 1 to 40000 equal codes, so that some span several chunks of 16384.
+        let mut codes = Vec::new();
+        let mut s = 7u64;
+        for code in 0..400u64 {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let len = if code % 50 == 7 { 20_000 + (s >> 50) as usize } else { 1 + (s >> 58) as usize };
+            codes.extend(std::iter::repeat_n(code * 3, len));
+        }
+        let order: Vec<u32> = (0..codes.len() as u32).rev().collect();
+        let attrs: Vec<Attrs> = (0..codes.len())
+            .map(|i| Attrs { rgb: [i as u8, (i >> 8) as u8, 3], reflection: (i % 7) as u8, refraction: 1 })
+            .collect();
+        let depth = 10;
+        let leaves = leaf_level(&codes, &order, &attrs, depth);
+        let marked: Vec<u64> = codes.iter().map(|c| (1 << 30) | c).collect();
+        let want = sequential(&marked, |run| {
+            let mut n = Node { first_child: NO_CHILD, count: run.len() as u32, ..Default::default() };
+            for &i in &order[run] {
+                for (s, c) in n.sum.iter_mut().zip(attrs[i as usize].channels()) {
+                    *s += c;
+                }
+            }
+            n
+        });
+        assert_eq!((&leaves.keys, &leaves.nodes), (&want.keys, &want.nodes));
+
+        let parents = parent_level(&leaves);
+        let shifted: Vec<u64> = leaves.keys.iter().map(|k| k >> 3).collect();
+        let want = sequential(&shifted, |run| Node {
+            first_child: run.start as u32,
+            child_mask: leaves.keys[run.clone()].iter().fold(0, |m, k| m | 1 << (k & 7)),
+            count: leaves.nodes[run.clone()].iter().map(|n| n.count).sum(),
+            sum: std::array::from_fn(|ch| leaves.nodes[run.clone()].iter().map(|n| n.sum[ch]).sum()),
+        });
+        assert_eq!((&parents.keys, &parents.nodes), (&want.keys, &want.nodes));
+        assert!(parents.keys.len() < leaves.keys.len() && leaves.keys.len() == 400);
+    }
 }
