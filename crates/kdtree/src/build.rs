@@ -211,14 +211,14 @@ fn push_axis_events(list: &mut Vec<Event>, lo: f32, hi: f32, id: u32) {
 }
 
 /// One node's share of the work: its cell, its triangle count and its sorted events, the
-/// three axes' lists one after the other in one buffer (recycled from node to node, so it
-/// may be longer than the lists).
+/// three axes' lists in one buffer (recycled from node to node, so it may be longer than
+/// the lists).
 struct NodeInput {
     bounds: Aabb,
     count: usize,
     events: Vec<Event>,
-    /// Where the lists of axes 0, 1 and 2 end.
-    ends: [usize; 3],
+    /// Where the lists of axes 0, 1 and 2 lie in `events`: start and end.
+    lists: [(usize, usize); 3],
 }
 
 /// A child of a split: a node to split further, or a leaf, for which only its triangles
@@ -232,8 +232,8 @@ impl NodeInput {
     /// The sorted events of axis `k`.
     #[inline]
     fn axis(&self, k: usize) -> &[Event] {
-        let from = if k == 0 { 0 } else { self.ends[k - 1] };
-        &self.events[from..self.ends[k]]
+        let (from, to) = self.lists[k];
+        &self.events[from..to]
     }
 
     /// The node's triangles (each has exactly one START or PLANAR event per axis).
@@ -521,7 +521,7 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
         rest = tail;
         ends[task / chunks] += part.len();
     }
-    ends = [ends[0], ends[0] + ends[1], ends[0] + ends[1] + ends[2]];
+    let lists = [(0, ends[0]), (ends[0], ends[0] + ends[1]), (ends[0] + ends[1], ends[0] + ends[1] + ends[2])];
     let copy = |(slot, part): (&mut [Event], &Vec<Event>)| slot.copy_from_slice(part);
     if parallel {
         slots.into_par_iter().zip(&parts).for_each(copy);
@@ -530,14 +530,14 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
     }
     drop(parts);
     let (first, rest) = events.split_at_mut(ends[0]);
-    let (second, third) = rest.split_at_mut(ends[1] - ends[0]);
-    let mut lists = [first, second, third];
+    let (second, third) = rest.split_at_mut(ends[1]);
+    let mut sorted = [first, second, third];
     if parallel {
-        lists.par_iter_mut().for_each(|list| list.par_sort_unstable());
+        sorted.par_iter_mut().for_each(|list| list.par_sort_unstable());
     } else {
-        lists.iter_mut().for_each(|list| list.sort_unstable());
+        sorted.iter_mut().for_each(|list| list.sort_unstable());
     }
-    NodeInput { bounds, count: valid.len(), events, ends }
+    NodeInput { bounds, count: valid.len(), events, lists }
 }
 
 /// Builds the subtree of one node into `out`, depth first.
@@ -823,37 +823,41 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
             }
         }
         // Each child split further gets its lists: the parent's events of its triangles that
-        // are on its side only, in order, merged on the way with the fresh ones. At most two
-        // events per triangle and axis, plus one slot that the branch-free merge may write
-        // past the end. A child that becomes a leaf takes no events. Large nodes merge the two
-        // children's lists in parallel.
+        // are on its side only, in order, merged on the way with the fresh ones. A child of
+        // `n` triangles keeps each axis's list in its own stretch of `2 n + 1` events (at most
+        // two events per triangle, plus one slot that the branch-free merge may write past the
+        // end), so that large nodes make all six lists in parallel. A child that becomes a
+        // leaf takes no events.
+        let stretch = counts.map(|n| 2 * n + 1);
         let [mut left, mut right] =
-            [0, 1].map(|k| if split[k] { spare.take(6 * counts[k] + 1, &ctx.large) } else { Vec::new() });
+            [0, 1].map(|k| if split[k] { spare.take(3 * stretch[k], &ctx.large) } else { Vec::new() });
         let (sides, fresh) = (&*sides, &*fresh);
-        // Child `k` (0 left, 1 right): where its three lists end in `out`.
-        let merge = |k: usize, out: &mut Vec<Event>| {
-            let mut ends = [0; 3];
+        let mut merges = Vec::with_capacity(6);
+        for (k, out) in [&mut left, &mut right].into_iter().enumerate() {
             if split[k] {
-                let mut n = 0;
-                for axis in 0..3 {
-                    n = merge_side(input.axis(axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out, n);
-                    ends[axis] = n;
-                }
+                merges.extend(out.chunks_mut(stretch[k]).take(3).enumerate().map(|(axis, out)| (k, axis, out)));
             }
-            ends
+        }
+        // Child `k` (0 left, 1 right), list of `axis`: its length.
+        let merge = |(k, axis, out): (usize, usize, &mut [Event])| {
+            (k, axis, merge_side(input.axis(axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out, 0))
         };
-        let (left_ends, right_ends) = if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
-            rayon::join(|| merge(0, &mut left), || merge(1, &mut right))
+        let merged: Vec<_> = if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
+            merges.into_par_iter().map(merge).collect()
         } else {
-            (merge(0, &mut left), merge(1, &mut right))
+            merges.into_iter().map(merge).collect()
         };
+        let mut lists = [[(0, 0); 3]; 2];
+        for (k, axis, len) in merged {
+            lists[k][axis] = (axis * stretch[k], axis * stretch[k] + len);
+        }
         let left = if split[0] {
-            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, ends: left_ends })
+            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, lists: lists[0] })
         } else {
             leaf(LEFT, counts[0])
         };
         let right = if split[1] {
-            Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, ends: right_ends })
+            Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, lists: lists[1] })
         } else {
             leaf(RIGHT, counts[1])
         };
