@@ -484,8 +484,8 @@ fn margin(bounds: &Aabb) -> f64 {
 
 /// The root's cell (the box of the valid triangles) and its events, sorted once. Chunks of
 /// triangles make their events per axis in parallel (on one thread, in turn), and the lists
-/// are copied into one buffer of the right size, axis by axis. (The root's events, made on
-/// one thread, kept every other thread waiting: on 16 cores an eighth of the build.)
+/// are copied into one buffer of the right size, axis by axis. (Made on one thread, the
+/// 1M-triangle scene's events took 50-60 ms while every other thread waited.)
 fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInput {
     let box_of = |i: &u32| Aabb::from_points(triangles[*i as usize]);
     let union = |a: Aabb, b: Aabb| a.union(&b);
