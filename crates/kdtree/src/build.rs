@@ -75,8 +75,9 @@ pub struct BuildOptions {
     /// more with [`Traversal::Restart`](crate::Traversal::Restart) (fewer leaves to restart
     /// from); 16 was slower.
     pub max_leaf_size: u32,
-    /// Build subtrees in parallel with rayon (and sort the root's events in parallel). The
-    /// tree is the same either way. Default `true`.
+    /// Build subtrees in parallel with rayon (and make and sort the root's events, and sweep
+    /// and merge the lists of large nodes, in parallel). The tree is the same either way.
+    /// Default `true`.
     pub parallel: bool,
 }
 
