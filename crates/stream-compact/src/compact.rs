@@ -6,7 +6,7 @@ use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Timings};
 use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
-use crate::pieces::{piece_len, pieces};
+use crate::pieces::{piece_len, pieces, split_sizes};
 use crate::scan::Lookback;
 
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
@@ -196,14 +196,7 @@ pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) ->
     let counts: Vec<usize> =
         (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| chunk(c).map(|i| keep(i) as usize).sum()).collect();
     let mut out = vec![0u32; counts.iter().sum()];
-    let mut parts = Vec::with_capacity(counts.len());
-    let mut rest = out.as_mut_slice();
-    for &count in &counts {
-        let (part, tail) = std::mem::take(&mut rest).split_at_mut(count);
-        parts.push(part);
-        rest = tail;
-    }
-    parts.into_par_iter().enumerate().for_each(|(c, part)| {
+    split_sizes(&mut out, &counts).into_par_iter().enumerate().for_each(|(c, part)| {
         let mut k = 0;
         for i in chunk(c) {
             // Every element is written and only a kept one moves on (flags come in no

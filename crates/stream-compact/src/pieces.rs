@@ -1,4 +1,5 @@
-//! Splitting buffers longer than one storage binding into binding-sized pieces.
+//! Splitting buffers longer than one storage binding into binding-sized pieces, and
+//! slices into consecutive parts for the CPU paths.
 
 use lumbre_gpu::Gpu;
 
@@ -16,6 +17,18 @@ pub fn piece_len(gpu: &Gpu, elem_bytes: usize, tile: usize) -> usize {
 /// `(start, len)` of each piece of `n` elements.
 pub fn pieces(n: usize, piece: usize) -> Vec<(usize, usize)> {
     (0..n.div_ceil(piece)).map(|k| (k * piece, piece.min(n - k * piece))).collect()
+}
+
+/// `a` cut into consecutive slices of the given sizes.
+pub(crate) fn split_sizes<'a, T>(mut a: &'a mut [T], sizes: &[usize]) -> Vec<&'a mut [T]> {
+    sizes
+        .iter()
+        .map(|&s| {
+            let (head, tail) = std::mem::take(&mut a).split_at_mut(s);
+            a = tail;
+            head
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use bytemuck::Pod;
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
 use rayon::prelude::*;
 
-use crate::pieces::{piece_len, pieces};
+use crate::pieces::{piece_len, pieces, split_sizes};
 use crate::scan::{ScanKind, record_scan};
 
 /// Keys per GPU sort tile (256 threads x 8), `SORT_TILE` in the radix shaders.
@@ -273,18 +273,6 @@ fn lsd<K: SortKey>(
             v.copy_from_slice(t);
         }
     }
-}
-
-/// `a` cut into consecutive slices of the given sizes.
-fn split_sizes<'a, T>(mut a: &'a mut [T], sizes: &[usize]) -> Vec<&'a mut [T]> {
-    sizes
-        .iter()
-        .map(|&s| {
-            let (head, tail) = std::mem::take(&mut a).split_at_mut(s);
-            a = tail;
-            head
-        })
-        .collect()
 }
 
 #[repr(C)]
