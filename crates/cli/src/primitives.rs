@@ -197,7 +197,7 @@ pub fn primitives(
     let scan_n = 1usize << 28.min(max_log2);
     let sort_n = 1usize << 26.min(max_log2);
     let morton_n = 1usize << 26.min(max_log2);
-    let bar = progress(10, "primitives");
+    let bar = progress(12, "primitives");
 
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
@@ -236,16 +236,20 @@ pub fn primitives(
     // Compaction, half the flags set: reads values and flags (8 B), writes half (2 B).
     let flags: Vec<u32> = input.iter().map(|&x| x & 1).collect();
     let stream = Stream { values: input.clone(), flags };
+    // The default method (two passes at this size), and the single pass.
+    let (by_flag, by_predicate) = (Select::Flags, Select::Where(Predicate::AnyBits(1)));
     let compaction_rows = [
-        ("compact by flag, half kept", Select::Flags, 10u64),
-        ("compact by predicate, half kept", Select::Where(Predicate::AnyBits(1)), 6u64),
+        ("compact by flag, half kept", by_flag, 10u64, ScanMethod::Auto),
+        ("compact by flag, half kept, single pass", by_flag, 10, ScanMethod::SinglePass),
+        ("compact by predicate, half kept", by_predicate, 6, ScanMethod::Auto),
+        ("compact by predicate, half kept, single pass", by_predicate, 6, ScanMethod::SinglePass),
     ];
-    for (name, select, bytes_per) in compaction_rows {
+    for (name, select, bytes_per, method) in compaction_rows {
         bar.inc(1);
         if !wanted(name) {
             continue;
         }
-        let c = Compact { select, emit: Emit::Values, lookback };
+        let c = Compact { select, emit: Emit::Values, method, lookback };
         let mut kept = Vec::new();
         let cpu = wall(effort, || {
             kept = compact_cpu(&stream.values, &stream.flags, select, Emit::Values);
@@ -446,11 +450,12 @@ pub fn primitives(
     Ok(tables)
 }
 
-/// The density paper's Figure 10 as a table: histogram pyramid against one-pass compaction.
+/// The density paper's Figure 10 as a table: histogram pyramid against both methods of the
+/// modern compaction.
 fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table> {
     let mut t = Table::new(
-        "Histogram pyramid vs one-pass compaction (flags, half kept, values out)",
-        &["n", "pyramid ms", "one-pass ms", "pyramid/one-pass"],
+        "Histogram pyramid vs compaction in one pass and in two (flags, half kept, values out)",
+        &["n", "pyramid ms", "one pass ms", "two passes ms", "pyramid/faster", "default"],
     );
     let bar = progress(((max_log2.max(16) - 16) / 2 + 1) as u64, "pyramid vs compaction");
     for log2 in (16..=max_log2.max(16)).step_by(2) {
@@ -459,16 +464,30 @@ fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table>
         let flags = values.iter().map(|v| v >> 31).collect();
         let stream = Stream { values, flags };
         let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values, index_base: 0 };
-        let one = Compact::default();
+        let [one, two] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan]
+            .map(|method| Compact { select: Select::Flags, emit: Emit::Values, method, ..Default::default() });
         let on_gpu = one.upload(gpu, &stream).map_err(err)?;
-        let a = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;
-        let b = gpu_time(gpu, effort, |rec| one.record_compact(rec, &on_gpu).map(|_| ()))?;
+        let pyramid = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;
+        let [b, c] = [one, two].map(|m| gpu_time(gpu, effort, |rec| m.record_compact(rec, &on_gpu).map(|_| ())));
+        let (b, c) = (b?, c?);
         let mut rec = gpu.recorder();
-        let (pyr, onep) = (hp.record(&mut rec, &on_gpu).map_err(err)?, one.record(&mut rec, &on_gpu).map_err(err)?);
+        let pyr = hp.record(&mut rec, &on_gpu).map_err(err)?;
+        let outs = [one.record(&mut rec, &on_gpu).map_err(err)?, two.record(&mut rec, &on_gpu).map_err(err)?];
         rec.submit().map_err(err)?;
-        let name = format!("histogram pyramid at 2^{log2}");
-        check(&name, &one.download(gpu, &onep).map_err(err)?, &hp.download(gpu, &pyr).map_err(err)?, Tolerance::EXACT)?;
-        t.row(vec![format!("2^{log2}"), ms(a), ms(b), format!("{:.2}", a.as_secs_f64() / b.as_secs_f64())]);
+        let want = hp.download(gpu, &pyr).map_err(err)?;
+        for (m, out) in [one, two].iter().zip(&outs) {
+            let name = format!("histogram pyramid against {:?} at 2^{log2}", m.method);
+            check(&name, &m.download(gpu, out).map_err(err)?, &want, Tolerance::EXACT)?;
+        }
+        let default = if Compact::default().method_for(n) == ScanMethod::SinglePass { "one pass" } else { "two passes" };
+        t.row(vec![
+            format!("2^{log2}"),
+            ms(pyramid),
+            ms(b),
+            ms(c),
+            format!("{:.2}", pyramid.as_secs_f64() / b.min(c).as_secs_f64()),
+            default.into(),
+        ]);
         bar.inc(1);
     }
     bar.finish_and_clear();

@@ -7,10 +7,13 @@ use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
 use crate::pieces::{piece_len, pieces, split_sizes};
-use crate::scan::Lookback;
+use crate::scan::{Lookback, ScanMethod, TileTotals, record_totals_scan};
 
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
 pub const COMPACT_TILE: usize = 4096;
+
+/// Keep-bit words per tile in the two-pass compaction (`TILE_WORDS` in the shader).
+const TILE_WORDS: usize = COMPACT_TILE / 32;
 
 /// A test on a `u32` value, evaluated identically on the CPU and in WGSL.
 ///
@@ -128,11 +131,15 @@ pub struct GpuCompacted {
     pub out: Buffer<u32>,
     /// The number of kept elements (one `u32`, on the GPU, for later stages to read).
     pub count: Buffer<u32>,
-    /// The one-pass compaction's look-back state and carries, kept with the output so that
-    /// compacting into it again allocates nothing (a fresh state buffer per run made the
-    /// compaction of 2^28 elements take 3.7 to 19 ms on an H200, by where it landed).
+    /// Look-back state, carries, and the two-pass method's tile counts, their prefixes and
+    /// keep bits, kept with the output so that compacting into it again allocates nothing (a
+    /// fresh state buffer per run made the compaction of 2^28 elements take 3.7 to 19 ms on
+    /// an H200, by where it landed).
     state: Buffer<u32>,
     carry: Buffer<u32>,
+    totals: Buffer<u32>,
+    prefixes: Buffer<u32>,
+    keep_bits: Buffer<u32>,
 }
 
 impl GpuCompacted {
@@ -150,9 +157,23 @@ impl GpuCompacted {
         Self::with_tiles(gpu, gpu.zeroed(n)?, gpu.zeroed(1)?, n.div_ceil(COMPACT_TILE))
     }
 
-    /// `out` and `count` with look-back state for `tiles` tiles.
+    /// `out` and `count` with the state of either method for `tiles` tiles.
     pub(crate) fn with_tiles(gpu: &Gpu, out: Buffer<u32>, count: Buffer<u32>, tiles: usize) -> Result<Self> {
-        Ok(GpuCompacted { out, count, state: gpu.zeroed(4 + 4 * tiles)?, carry: gpu.zeroed(2)? })
+        let totals = tiles.next_multiple_of(4).max(4); // scanned as vec4s
+        Ok(GpuCompacted {
+            out,
+            count,
+            state: gpu.zeroed(4 + 4 * tiles)?,
+            carry: gpu.zeroed(2)?,
+            totals: gpu.zeroed(totals)?,
+            prefixes: gpu.zeroed(totals)?,
+            keep_bits: gpu.zeroed((tiles * TILE_WORDS).max(1))?,
+        })
+    }
+
+    /// Whether this output has the state to compact `tiles` tiles.
+    fn has_state_for(&self, tiles: usize) -> bool {
+        self.state.len() >= 4 + 4 * tiles && self.keep_bits.len() >= tiles * TILE_WORDS
     }
 }
 
@@ -171,9 +192,18 @@ pub struct Compact {
     pub select: Select,
     /// What to write.
     pub emit: Emit,
+    /// How the GPU path finds where each tile's kept elements go: one pass with a look-back,
+    /// or two passes around a scan of the tiles' counts ([`ScanMethod::ReduceThenScan`]: the
+    /// first pass also writes one keep bit per element, which the second reads instead of
+    /// the flags). [`ScanMethod::Auto`] takes two passes from
+    /// [`COMPACT_TWO_PASS_MIN`] elements on.
+    pub method: ScanMethod,
     /// Look-back tuning of the GPU path.
     pub lookback: Lookback,
 }
+
+/// Elements from which [`Compact::method`]'s `Auto` compacts in two passes (2^22). TODO
+pub const COMPACT_TWO_PASS_MIN: usize = 1 << 22;
 
 /// CPU compaction (rayon; order preserved).
 ///
@@ -239,6 +269,59 @@ impl Compact {
         }
         u32::try_from(n).map_err(|_| Error::Input("compaction of more than 2^32 elements".into()))?;
         Ok(n)
+    }
+
+    /// The GPU method used for `n` elements: [`Compact::method`], `Auto` resolved.
+    ///
+    /// ```
+    /// use lumbre_compact::{COMPACT_TWO_PASS_MIN, Compact, ScanMethod};
+    /// let c = Compact::default();
+    /// assert_eq!(c.method_for(COMPACT_TWO_PASS_MIN - 1), ScanMethod::SinglePass);
+    /// assert_eq!(c.method_for(COMPACT_TWO_PASS_MIN), ScanMethod::ReduceThenScan);
+    /// ```
+    pub fn method_for(&self, n: usize) -> ScanMethod {
+        match self.method {
+            ScanMethod::Auto if n >= COMPACT_TWO_PASS_MIN => ScanMethod::ReduceThenScan,
+            ScanMethod::Auto => ScanMethod::SinglePass,
+            m => m,
+        }
+    }
+
+    /// Records the passes for `tiles` tiles of piece `piece` (`params` its uniform,
+    /// `values`, `flags` and `out` its bindings) by this compaction's method for `n`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_passes<'a>(
+        &self,
+        rec: &mut Recorder,
+        n: usize,
+        piece: usize,
+        params: &'a lumbre_gpu::wgpu::Buffer,
+        [values, flags, out]: [lumbre_gpu::wgpu::BindingResource<'a>; 3],
+        state: &'a GpuCompacted,
+    ) -> Result<()> {
+        let gpu = rec.gpu().clone();
+        let shader = Self::shader(&gpu);
+        let tiles = n.div_ceil(COMPACT_TILE) as u64;
+        let bind = |tile_values: &'a Buffer<u32>| {
+            [
+                params.as_entire_binding(),
+                values.clone(),
+                flags.clone(),
+                state.state.binding(),
+                state.carry.binding(),
+                out.clone(),
+                tile_values.binding(),
+                state.keep_bits.binding(),
+            ]
+        };
+        if self.method_for(n) != ScanMethod::ReduceThenScan {
+            rec.clear(&state.state);
+            return rec.dispatch("compact", &gpu.kernel(&shader, "compact")?, &bind(&state.totals), tiles);
+        }
+        rec.dispatch("compact count", &gpu.kernel(&shader, "count")?, &bind(&state.totals), tiles)?;
+        let totals = TileTotals { totals: &state.totals, prefixes: &state.prefixes, state: &state.state };
+        record_totals_scan::<u32>(rec, totals, &state.carry, tiles as usize, piece, self.lookback)?;
+        rec.dispatch("compact tiles", &gpu.kernel(&shader, "compact_from_prefixes")?, &bind(&state.prefixes), tiles)
     }
 
     fn shader(gpu: &Gpu) -> Shader {
@@ -309,24 +392,21 @@ impl Compact {
         if out.out.len() < n {
             return Err(Error::Input(format!("compaction of {n} elements into an output of {}", out.out.len())));
         }
-        if out.state.len() < 4 + 4 * tiles {
+        if !out.has_state_for(tiles) {
             return Err(Error::Input(format!(
                 "compaction of {n} elements into an output without look-back state for them (make it with GpuCompacted::new)"
             )));
         }
-        rec.clear(&out.state);
         rec.clear(&out.carry);
-        let kernel = gpu.kernel(&Self::shader(&gpu), "compact")?;
         let params = gpu.uniform(&self.params(n, 0, 0, 0))?;
-        let bind = [
-            params.as_entire_binding(),
-            input.values.binding(),
-            input.flags.binding(),
-            out.state.binding(),
-            out.carry.binding(),
-            out.out.binding(),
-        ];
-        rec.dispatch("compact", &kernel, &bind, tiles as u64)?;
+        self.record_passes(
+            rec,
+            n,
+            0,
+            &params,
+            [input.values.binding(), input.flags.binding(), out.out.binding()],
+            out,
+        )?;
         rec.copy_range(&out.carry, 1, &out.count, 0, 1)
     }
 
@@ -342,9 +422,12 @@ impl Compact {
         }
         let out = gpu.zeroed_fit::<u32>(n, Fit::Pieces)?;
         let parts = pieces(n, piece);
-        let state = gpu.zeroed::<u32>(4 + 4 * piece.div_ceil(COMPACT_TILE))?;
-        let carry = gpu.zeroed::<u32>(parts.len() + 1)?;
-        let kernel = gpu.kernel(&Self::shader(gpu), "compact")?;
+        // The state of one piece, with carries for all.
+        let state = GpuCompacted {
+            carry: gpu.zeroed::<u32>(parts.len() + 1)?,
+            ..GpuCompacted::with_tiles(gpu, gpu.zeroed(1)?, gpu.zeroed(1)?, piece.div_ceil(COMPACT_TILE))?
+        };
+        let carry = &state.carry;
         let mut timings = Timings {
             passes: Vec::new(),
             span: Default::default(),
@@ -352,28 +435,24 @@ impl Compact {
             source: lumbre_gpu::TimingSource::WallClock,
         };
         for (k, (start, len)) in parts.iter().copied().enumerate() {
-            let written = gpu.download_range(&carry, k..k + 1)?[0] as usize;
+            let written = gpu.download_range(carry, k..k + 1)?[0] as usize;
             let out_base = written / align * align;
             let window = out_base..written + len;
             let params = gpu.uniform(&self.params(len, k, start, out_base))?;
             let mut rec = gpu.recorder();
-            rec.clear(&state);
             let bind = [
-                params.as_entire_binding(),
                 piece_of(&input.values, start..start + len),
                 piece_of(&input.flags, start..start + len),
-                state.binding(),
-                carry.binding(),
                 out.binding_range(window),
             ];
-            rec.dispatch("compact", &kernel, &bind, len.div_ceil(COMPACT_TILE) as u64)?;
+            self.record_passes(&mut rec, len, k, &params, bind, &state)?;
             let t = rec.submit()?;
             timings.passes.extend(t.passes);
             timings.span += t.span;
             timings.wall += t.wall;
             timings.source = t.source;
         }
-        let count = gpu.download_range(&carry, parts.len()..parts.len() + 1)?[0] as usize;
+        let count = gpu.download_range(carry, parts.len()..parts.len() + 1)?[0] as usize;
         Ok((gpu.download_range(&out, 0..count)?, timings))
     }
 }

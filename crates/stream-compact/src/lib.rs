@@ -24,7 +24,9 @@ mod pieces;
 mod scan;
 mod sort;
 
-pub use compact::{COMPACT_TILE, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu};
+pub use compact::{
+    COMPACT_TILE, COMPACT_TWO_PASS_MIN, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu,
+};
 pub use hpyramid::HistoPyramid;
 pub use pieces::{piece_len, pieces};
 pub use scan::{

@@ -249,16 +249,13 @@ pub fn record_scan_with<T: ScanElem>(
     let piece = piece_len(&gpu, size_of::<T>(), SCAN_TILE);
     for (k, (start, len)) in pieces(src.len(), piece).into_iter().enumerate() {
         let tiles = len.div_ceil(SCAN_TILE);
-        let params = |n: usize, inclusive: bool| {
-            gpu.uniform(&ScanParams {
-                n: n as u32,
-                piece: k as u32,
-                inclusive: inclusive as u32,
-                num_tiles: n.div_ceil(SCAN_TILE) as u32,
-                lookback: lookback.tuning(),
-            })
-        };
-        let this = params(len, kind == ScanKind::Inclusive)?;
+        let this = gpu.uniform(&ScanParams {
+            n: len as u32,
+            piece: k as u32,
+            inclusive: (kind == ScanKind::Inclusive) as u32,
+            num_tiles: tiles as u32,
+            lookback: lookback.tuning(),
+        })?;
         let (src, dst) = (src.binding_range(start..start + len), dst.binding_range(start..start + len));
         let Some((reduce, from_prefixes)) = &reduce_then_scan else {
             rec.clear(&scratch.state);
@@ -266,9 +263,6 @@ pub fn record_scan_with<T: ScanElem>(
             rec.dispatch("scan", &single, &bind, tiles as u64)?;
             continue;
         };
-        // The totals' exclusive scan is a single pass over this piece's carry: it adds the
-        // carry of earlier pieces to every prefix and leaves the next piece's.
-        let totals = params(tiles, false)?;
         // The first and last passes bind the same, but for the totals or their prefixes.
         let bind = |prefixes: bool| {
             let tile_values = if prefixes { &scratch.prefixes } else { &scratch.totals };
@@ -282,18 +276,48 @@ pub fn record_scan_with<T: ScanElem>(
             ]
         };
         rec.dispatch("scan reduce", reduce, &bind(false), tiles as u64)?;
-        rec.clear(&scratch.state);
-        let totals_bind = [
-            totals.as_entire_binding(),
-            scratch.totals.binding(),
-            scratch.prefixes.binding(),
-            scratch.state.binding(),
-            scratch.carry.binding(),
-        ];
-        rec.dispatch("scan totals", &single, &totals_bind, tiles.div_ceil(SCAN_TILE) as u64)?;
+        let totals = TileTotals { totals: &scratch.totals, prefixes: &scratch.prefixes, state: &scratch.state };
+        record_totals_scan::<T>(rec, totals, &scratch.carry, tiles, k, lookback)?;
         rec.dispatch("scan tiles", from_prefixes, &bind(true), tiles as u64)?;
     }
     Ok(scratch)
+}
+
+/// The buffers of a two-pass method's middle step: the tiles' totals (bits of the scanned
+/// type), their exclusive scan, and look-back state for the scan of the totals.
+#[derive(Clone, Copy)]
+pub(crate) struct TileTotals<'a> {
+    pub totals: &'a Buffer<u32>,
+    pub prefixes: &'a Buffer<u32>,
+    pub state: &'a Buffer<u32>,
+}
+
+/// Records the exclusive scan of `n` tile totals of type `T` (a single pass) for piece
+/// `piece`: every prefix includes `carry[piece]`, the total of earlier pieces, and the last
+/// tile leaves `carry[piece + 1]`. Clears the look-back state first.
+pub(crate) fn record_totals_scan<T: ScanElem>(
+    rec: &mut Recorder,
+    b: TileTotals<'_>,
+    carry: &Buffer<u32>,
+    n: usize,
+    piece: usize,
+    lookback: Lookback,
+) -> Result<()> {
+    let gpu = rec.gpu().clone();
+    let (plain, sg) = T::shaders();
+    let single = gpu.kernel(if gpu.has_subgroups() { &sg } else { &plain }, "scan")?;
+    let tiles = n.div_ceil(SCAN_TILE);
+    let params = gpu.uniform(&ScanParams {
+        n: n as u32,
+        piece: piece as u32,
+        inclusive: 0,
+        num_tiles: tiles as u32,
+        lookback: lookback.tuning(),
+    })?;
+    rec.clear(b.state);
+    let bind =
+        [params.as_entire_binding(), b.totals.binding(), b.prefixes.binding(), b.state.binding(), carry.binding()];
+    rec.dispatch("scan totals", &single, &bind, tiles as u64)
 }
 
 /// Prefix scan through the [`Compute`] trait.

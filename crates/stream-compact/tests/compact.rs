@@ -4,10 +4,14 @@ mod common;
 
 use common::{describe, gpus};
 use lumbre_compact::{
-    COMPACT_TILE, Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, Select, Stream, compact_cpu,
+    COMPACT_TILE, Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, ScanMethod, Select, Stream,
+    compact_cpu,
 };
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use proptest::prelude::*;
+
+/// Both GPU methods: one pass with a look-back, two passes around a scan of the counts.
+const METHODS: [ScanMethod; 2] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan];
 
 fn stream(n: usize, every: usize) -> Stream {
     Stream {
@@ -49,8 +53,8 @@ proptest! {
 
 #[test]
 fn compactions_into_kept_buffers_reuse_them() {
-    let c = Compact::default();
-    for gpu in gpus() {
+    for (gpu, method) in gpus().into_iter().flat_map(|g| METHODS.map(|m| (g.clone(), m))) {
+        let c = Compact { method, ..Default::default() };
         let out = GpuCompacted::new(&gpu, 3 * COMPACT_TILE).unwrap();
         // Longer input first: the shorter one must not see its leftovers, nor its count.
         for (n, every) in [(3 * COMPACT_TILE, 2), (COMPACT_TILE + 5, 3), (0, 1)] {
@@ -60,7 +64,7 @@ fn compactions_into_kept_buffers_reuse_them() {
             c.record_compact_into(&mut rec, &input, &out).unwrap();
             rec.submit().unwrap();
             let want = compact_cpu(&s.values, &s.flags, Select::Flags, Emit::Values);
-            assert_eq!(c.download(&gpu, &out).unwrap(), want, "{} n {n}", describe(&gpu));
+            assert_eq!(c.download(&gpu, &out).unwrap(), want, "{} {method:?} n {n}", describe(&gpu));
         }
         let big = c.upload(&gpu, &stream(3 * COMPACT_TILE + 1, 2)).unwrap();
         let err = c.record_compact_into(&mut gpu.recorder(), &big, &out).unwrap_err();
@@ -98,10 +102,12 @@ fn every_mode_agrees_at_tile_boundaries() {
                 };
                 for select in selects {
                     for emit in [Emit::Values, Emit::Indices] {
-                        let c = Compact { select, emit, ..Default::default() };
-                        conformance(&c, &gpu, &s, Tolerance::EXACT).unwrap_or_else(|e| {
-                            panic!("{} n={n} every={every} {select:?} {emit:?}: {e}", describe(&gpu))
-                        });
+                        for method in METHODS {
+                            let c = Compact { select, emit, method, ..Default::default() };
+                            conformance(&c, &gpu, &s, Tolerance::EXACT).unwrap_or_else(|e| {
+                                panic!("{} n={n} every={every} {select:?} {emit:?} {method:?}: {e}", describe(&gpu))
+                            });
+                        }
                     }
                 }
             }
@@ -114,9 +120,12 @@ fn all_kept_and_none_kept() {
     for gpu in gpus() {
         let n = 3 * COMPACT_TILE + 5;
         let all = Stream { values: (0..n as u32).collect(), flags: vec![1; n] };
-        assert_eq!(Compact::default().gpu(&gpu, &all).unwrap(), all.values);
-        let none = Stream { flags: vec![0; n], ..all };
-        assert!(Compact::default().gpu(&gpu, &none).unwrap().is_empty());
+        for method in METHODS {
+            let c = Compact { method, ..Default::default() };
+            assert_eq!(c.gpu(&gpu, &all).unwrap(), all.values, "{method:?}");
+            let none = Stream { flags: vec![0; n], ..all.clone() };
+            assert!(c.gpu(&gpu, &none).unwrap().is_empty(), "{method:?}");
+        }
     }
 }
 
@@ -152,8 +161,13 @@ fn streams_longer_than_a_binding_are_compacted_in_pieces() {
     for every in [1, 3, 1000] {
         let s = stream(70_000, every);
         for emit in [Emit::Values, Emit::Indices] {
-            let c = Compact { emit, ..Default::default() };
-            conformance(&c, &small, &s, Tolerance::EXACT).unwrap();
+            for select in [Select::Flags, Select::Where(Predicate::AnyBits(2))] {
+                for method in METHODS {
+                    let c = Compact { emit, select, method, ..Default::default() };
+                    conformance(&c, &small, &s, Tolerance::EXACT)
+                        .unwrap_or_else(|e| panic!("every {every} {emit:?} {select:?} {method:?}: {e}"));
+                }
+            }
         }
     }
     // The GPU-resident entry point refuses them with the limit error instead.
@@ -207,13 +221,15 @@ proptest! {
     fn generated_compactions_conform(
         flags in proptest::collection::vec(prop_oneof![Just(0u32), Just(1u32), any::<u32>()], 0..12_000),
         indices in any::<bool>(),
+        two_pass in any::<bool>(),
     ) {
         let values: Vec<u32> = (0..flags.len() as u32).map(|i| i ^ 0x5555_5555).collect();
         let s = Stream { values, flags };
         let emit = if indices { Emit::Indices } else { Emit::Values };
+        let method = METHODS[two_pass as usize];
         for gpu in gpus() {
-            conformance(&Compact { emit, ..Default::default() }, &gpu, &s, Tolerance::EXACT)
-                .map_err(|e| TestCaseError::fail(format!("{}: {e}", describe(&gpu))))?;
+            conformance(&Compact { emit, method, ..Default::default() }, &gpu, &s, Tolerance::EXACT)
+                .map_err(|e| TestCaseError::fail(format!("{} {method:?}: {e}", describe(&gpu))))?;
         }
     }
 }

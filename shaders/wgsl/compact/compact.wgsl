@@ -2,9 +2,15 @@
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
 //! import shared/lookback
-// Stable stream compaction in one pass: each tile counts its kept elements, finds how many
-// earlier tiles kept by decoupled look-back, and writes its kept values (or their indices)
-// there. An element is kept if its flag is non-zero, or if a predicate on its value holds.
+// Stable stream compaction. An element is kept if its flag is non-zero, or if a predicate
+// on its value holds. Two ways to find where a tile's kept elements go:
+// - one pass (`compact`): each tile counts its kept elements, finds how many earlier tiles
+//   kept by decoupled look-back, and writes its kept values (or their indices) there;
+// - two passes around a scan of the counts: `count` writes every tile's count and its keep
+//   bits (one bit per element, 1/32 of the flags' bytes), the counts are scanned, and
+//   `compact_from_prefixes` writes every tile from its prefix, reading the bits instead of
+//   the flags (or of evaluating the predicate again). Nothing waits for another tile, and
+//   only the bits are read twice.
 //
 // The tile is four stripes of WG vec4s; the thread of rank r holds vec4 r of each, in
 // registers, and one block scan (in rank order) of its four kept counts gives each thread
@@ -38,9 +44,16 @@ struct CompactParams {
 @group(0) @binding(3) var<storage, read_write> state: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> carry: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
+// Two passes: the tiles' counts (`count` writes them) or, once scanned, their prefixes
+// (`compact_from_prefixes` reads them).
+@group(0) @binding(6) var<storage, read_write> tile_values: array<u32>;
+// Two passes: keep bits, TILE / 32 words per tile; bit b of word w of a tile is its element
+// 32 w + b.
+@group(0) @binding(7) var<storage, read_write> keep_bits: array<u32>;
 
 const ITEMS: u32 = 16u;
 const TILE: u32 = WG * ITEMS;
+const TILE_WORDS: u32 = TILE / 32u;
 
 fn holds(v: u32) -> bool {
     let x = params.operand;
@@ -64,6 +77,21 @@ fn holds4(v: vec4<u32>) -> vec4<bool> {
 struct Quad {
     keep: vec4<u32>,
     out: vec4<u32>,
+}
+
+// Keep flags (0/1) of input vec4 `v` (lanes past `n` are 0); reads only what deciding needs.
+fn load_keep(v: u32) -> vec4<u32> {
+    if 4u * v >= params.n {
+        return vec4<u32>(0u);
+    }
+    let e = vec4<u32>(4u * v) + vec4<u32>(0u, 1u, 2u, 3u);
+    var keep = vec4<bool>(false);
+    if (params.mode & 1u) != 0u {
+        keep = holds4(values[v]);
+    } else {
+        keep = flags[v] != vec4<u32>(0u);
+    }
+    return vec4<u32>(keep & (e < vec4<u32>(params.n)));
 }
 
 fn load_quad(v: u32) -> Quad {
@@ -96,10 +124,10 @@ fn count4(keep: vec4<u32>) -> u32 {
 
 fn fallback_reduce(j: u32, l: Lanes) -> Agg {
     let vb = j * (TILE / 4u);
-    let a = load_quad(vb + l.rank).keep;
-    let b = load_quad(vb + WG + l.rank).keep;
-    let c = load_quad(vb + 2u * WG + l.rank).keep;
-    let d = load_quad(vb + 3u * WG + l.rank).keep;
+    let a = load_keep(vb + l.rank);
+    let b = load_keep(vb + WG + l.rank);
+    let c = load_keep(vb + 2u * WG + l.rank);
+    let d = load_keep(vb + 3u * WG + l.rank);
     let t = block_scan(vec4<u32>(count4(a), count4(b), count4(c), count4(d)), l).total;
     return (t.x + t.y) + (t.z + t.w);
 }
@@ -145,4 +173,84 @@ fn compact(ids: LaneIds) {
     if tile == params.num_tiles - 1u && l.lid == 0u {
         carry[params.piece + 1u] = prefix + total;
     }
+}
+
+var<workgroup> tile_bits: array<atomic<u32>, TILE_WORDS>;
+
+// The four keep flags of a vec4 as bits 0-3.
+fn nibble(k: vec4<u32>) -> u32 {
+    return (k.x | (k.y << 1u)) | ((k.z << 2u) | (k.w << 3u));
+}
+
+// Two passes, first: every tile's count of kept elements and its keep bits.
+@compute @workgroup_size(256)
+fn count(ids: LaneIds) {
+    let l = lanes(ids);
+    if l.wg >= params.num_tiles {
+        return;
+    }
+    let vb = l.wg * (TILE / 4u);
+    let a = load_keep(vb + l.rank);
+    let b = load_keep(vb + WG + l.rank);
+    let c = load_keep(vb + 2u * WG + l.rank);
+    let d = load_keep(vb + 3u * WG + l.rank);
+    if l.lid < TILE_WORDS {
+        atomicStore(&tile_bits[l.lid], 0u);
+    }
+    workgroupBarrier();
+    // The vec4 of rank r in stripe s holds elements 1024 s + 4 r ... + 3: word 32 s + r / 8,
+    // from bit 4 (r % 8) on.
+    let w = l.rank / 8u;
+    let shift = 4u * (l.rank % 8u);
+    atomicOr(&tile_bits[w], nibble(a) << shift);
+    atomicOr(&tile_bits[WG / 8u + w], nibble(b) << shift);
+    atomicOr(&tile_bits[2u * WG / 8u + w], nibble(c) << shift);
+    atomicOr(&tile_bits[3u * WG / 8u + w], nibble(d) << shift);
+    let t = block_scan(vec4<u32>(count4(a), count4(b), count4(c), count4(d)), l).total;
+    workgroupBarrier();
+    if l.lid < TILE_WORDS {
+        keep_bits[l.wg * TILE_WORDS + l.lid] = atomicLoad(&tile_bits[l.lid]);
+    }
+    if l.lid == 0u {
+        tile_values[l.wg] = (t.x + t.y) + (t.z + t.w);
+    }
+}
+
+// Input vec4 `v` of the tile (stripe `s`) with its keep flags from the tile's keep bits.
+fn load_kept(tile: u32, s: u32, v: u32, l: Lanes) -> Quad {
+    let word = keep_bits[tile * TILE_WORDS + s * (WG / 8u) + l.rank / 8u];
+    let bits = vec4<u32>(word >> (4u * (l.rank % 8u)));
+    let keep = (bits >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u);
+    let e = vec4<u32>(4u * v) + vec4<u32>(0u, 1u, 2u, 3u);
+    if (params.mode & 2u) != 0u {
+        return Quad(keep, vec4<u32>(params.index_base) + e);
+    }
+    var vals = vec4<u32>(0u);
+    if 4u * v < params.n {
+        vals = values[v];
+    }
+    return Quad(keep, vals);
+}
+
+// Two passes, last: every tile from its prefix (the counts' exclusive scan, with the carry of
+// earlier pieces).
+@compute @workgroup_size(256)
+fn compact_from_prefixes(ids: LaneIds) {
+    let l = lanes(ids);
+    if l.wg >= params.num_tiles {
+        return;
+    }
+    let tile = l.wg;
+    let vb = tile * (TILE / 4u);
+    let q0 = load_kept(tile, 0u, vb + l.rank, l);
+    let q1 = load_kept(tile, 1u, vb + WG + l.rank, l);
+    let q2 = load_kept(tile, 2u, vb + 2u * WG + l.rank, l);
+    let q3 = load_kept(tile, 3u, vb + 3u * WG + l.rank, l);
+    let bs = block_scan(vec4<u32>(count4(q0.keep), count4(q1.keep), count4(q2.keep), count4(q3.keep)), l);
+    let t = bs.total;
+    let prefix = tile_values[tile];
+    place(prefix + bs.excl.x, q0);
+    place(prefix + t.x + bs.excl.y, q1);
+    place(prefix + (t.x + t.y) + bs.excl.z, q2);
+    place(prefix + (t.x + t.y) + t.z + bs.excl.w, q3);
 }
