@@ -464,8 +464,12 @@ fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table>
         let flags = values.iter().map(|v| v >> 31).collect();
         let stream = Stream { values, flags };
         let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values, index_base: 0 };
-        let [one, two] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan]
-            .map(|method| Compact { select: Select::Flags, emit: Emit::Values, method, ..Default::default() });
+        let [one, two] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan].map(|method| Compact {
+            select: Select::Flags,
+            emit: Emit::Values,
+            method,
+            ..Default::default()
+        });
         let on_gpu = one.upload(gpu, &stream).map_err(err)?;
         let pyramid = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;
         let [b, c] = [one, two].map(|m| gpu_time(gpu, effort, |rec| m.record_compact(rec, &on_gpu).map(|_| ())));
@@ -479,7 +483,8 @@ fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table>
             let name = format!("histogram pyramid against {:?} at 2^{log2}", m.method);
             check(&name, &m.download(gpu, out).map_err(err)?, &want, Tolerance::EXACT)?;
         }
-        let default = if Compact::default().method_for(n) == ScanMethod::SinglePass { "one pass" } else { "two passes" };
+        let default =
+            if Compact::default().method_for(n) == ScanMethod::SinglePass { "one pass" } else { "two passes" };
         t.row(vec![
             format!("2^{log2}"),
             ms(pyramid),

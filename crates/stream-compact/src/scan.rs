@@ -173,7 +173,9 @@ impl Lookback {
     }
 }
 
-/// How the GPU scan finds what precedes each tile.
+/// How the GPU scan (and the compaction, [`Compact::method`](crate::Compact::method)) finds
+/// what precedes each tile. For the compaction the "reduce" pass counts each tile's kept
+/// elements, and `Auto` switches at [`COMPACT_TWO_PASS_MIN`](crate::COMPACT_TWO_PASS_MIN).
 ///
 /// ```
 /// use lumbre_compact::{ScanMethod, REDUCE_THEN_SCAN_MIN};
