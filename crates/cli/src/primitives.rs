@@ -197,7 +197,7 @@ pub fn primitives(
     let scan_n = 1usize << 28.min(max_log2);
     let sort_n = 1usize << 26.min(max_log2);
     let morton_n = 1usize << 26.min(max_log2);
-    let bar = progress(13, "primitives");
+    let bar = progress(12, "primitives");
 
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
     let input = random_u32(scan_n, 1);
@@ -207,11 +207,9 @@ pub fn primitives(
         scan
     }
     // The default method, and the single pass it replaces at this size.
-    for (name, method) in [
-        ("scan u32 exclusive", ScanMethod::Auto),
-        ("scan u32 exclusive, single pass", ScanMethod::SinglePass),
-        ("scan u32 exclusive, lagged", ScanMethod::Lagged),
-    ] {
+    for (name, method) in
+        [("scan u32 exclusive", ScanMethod::Auto), ("scan u32 exclusive, single pass", ScanMethod::SinglePass)]
+    {
         if wanted(name) {
             push(
                 &mut t,

@@ -156,9 +156,7 @@ pub struct Lookback {
     /// 2^31 - 1).
     pub spin_limit: u32,
     /// Tiles publish only their aggregates (tile 0 its prefix too), so every tile walks back
-    /// to tile 0 through windows of aggregates; in a [`ScanMethod::Lagged`] scan no sums of
-    /// tile totals are published, so every prefix is computed from the totals. Slow; tests
-    /// use it to exercise those paths.
+    /// to tile 0 through windows of aggregates. Slow; tests use it to exercise that walk.
     pub walk_to_tile_zero: bool,
 }
 
@@ -199,17 +197,7 @@ pub enum ScanMethod {
     /// tile from its prefix. Reads the input twice but no tile waits for another (1.6x the
     /// copy's time at 2^28 elements on an H200); small inputs pay for the extra dispatches.
     ReduceThenScan,
-    /// One pass in which the workgroup with ticket `t` reduces tile `t`, publishes its total,
-    /// and scans tile `t - 256` (read again from L2), whose prefix it sums from a tree of
-    /// tile totals (sums of 32, of 32 x 32, ...) published long before: at most 31 nodes per
-    /// level, read at once, so no tile waits for another nor walks back over them. A node
-    /// still missing after [`Lookback::spin_limit`] polls is computed instead.
-    Lagged,
 }
-
-/// Tiles between the one a lagged scan's workgroup reduces and the one it scans (`TT_LAG` in
-/// `shared/tile_tree.wgsl`).
-const SCAN_LAG: usize = 256;
 
 /// Elements from which [`ScanMethod::Auto`] reduces, then scans (2^25): on an H200 the single
 /// pass was faster up to 2^24 elements (0.084 against 0.100 ms), the three passes from 2^26
@@ -271,12 +259,6 @@ pub fn record_scan_with<T: ScanElem>(
             lookback: lookback.tuning(),
         })?;
         let (src, dst) = (src.binding_range(start..start + len), dst.binding_range(start..start + len));
-        if method == ScanMethod::Lagged {
-            rec.clear(&scratch.state);
-            let bind = [this.as_entire_binding(), src, dst, scratch.state.binding(), scratch.carry.binding()];
-            rec.dispatch("scan lagged", &gpu.kernel(shader, "scan_lagged")?, &bind, (tiles + SCAN_LAG) as u64)?;
-            continue;
-        }
         let Some((reduce, from_prefixes)) = &reduce_then_scan else {
             rec.clear(&scratch.state);
             let bind = [this.as_entire_binding(), src, dst, scratch.state.binding(), scratch.carry.binding()];

@@ -2,7 +2,6 @@
 //! import shared/lanes_{variant}
 //! import shared/block_scan_{variant}
 //! import shared/lookback
-//! import shared/tile_tree
 //! import shared/scan_tile
 // Prefix scan of u32; the kernel is shared/scan_tile.wgsl.
 alias Val = u32;

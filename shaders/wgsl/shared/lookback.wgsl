@@ -34,28 +34,18 @@ fn lb_slot(tile: u32, k: u32) -> u32 {
     return 4u + 4u * tile + k;
 }
 
-// Publishes `v` in the two state words from `slot` on.
-fn publish_at(slot: u32, v: Agg) {
-    let b = bitcast<u32>(v);
-    atomicStore(&state[slot], READY | (b & 0xffffu));
-    atomicStore(&state[slot + 1u], READY | (b >> 16u));
-}
-
-// (1, value bits) if both state words from `slot` on are published, else (0, _).
-fn read_at(slot: u32) -> vec2<u32> {
-    let lo = atomicLoad(&state[slot]);
-    let hi = atomicLoad(&state[slot + 1u]);
-    let ready = ((lo & hi) & READY) != 0u;
-    return vec2<u32>(select(0u, 1u, ready), (lo & 0xffffu) | ((hi & 0xffffu) << 16u));
-}
-
 fn lb_publish(tile: u32, k: u32, v: Agg) {
-    publish_at(lb_slot(tile, k), v);
+    let b = bitcast<u32>(v);
+    atomicStore(&state[lb_slot(tile, k)], READY | (b & 0xffffu));
+    atomicStore(&state[lb_slot(tile, k + 1u)], READY | (b >> 16u));
 }
 
 // (1, value) if both halves of slot pair k of `tile` are published, else (0, _).
 fn lb_read(tile: u32, k: u32) -> vec2<u32> {
-    return read_at(lb_slot(tile, k));
+    let lo = atomicLoad(&state[lb_slot(tile, k)]);
+    let hi = atomicLoad(&state[lb_slot(tile, k + 1u)]);
+    let ready = ((lo & hi) & READY) != 0u;
+    return vec2<u32>(select(0u, 1u, ready), (lo & 0xffffu) | ((hi & 0xffffu) << 16u));
 }
 
 // Where a look-back step leaves the walk: the next predecessor, the sum so far, what next.

@@ -141,43 +141,6 @@ fn scan(ids: LaneIds) {
     }
 }
 
-// Lagged single pass (see tile_tree.wgsl): ticket t reduces tile t and scans tile t - TT_LAG.
-// Dispatched with num_tiles + TT_LAG workgroups.
-@compute @workgroup_size(256)
-fn scan_lagged(ids: LaneIds) {
-    let l = lanes(ids);
-    let tiles = params.num_tiles;
-    let ticket = acquire_tile(l);
-    if ticket >= tiles + TT_LAG {
-        return;
-    }
-    let spin_limit = params.lookback & 0x7fffffffu;
-    let own = ticket < tiles;
-    let scans = ticket >= TT_LAG;
-    let u = ticket - TT_LAG;
-    // Both tiles' loads (the second from L2) and the prefix's reads are issued together.
-    let mine = load_tile(select(tiles, ticket, own) * (TILE / 4u), l);
-    let x = load_tile(select(tiles, u, scans) * (TILE / 4u), l);
-    let prefix = tt_prefix(tiles, u, scans, spin_limit, l);
-    if own {
-        let total = tile_total(block_scan(stripe_sums(mine.x0, mine.x1, mine.x2, mine.x3), l).total);
-        if l.lid == 0u {
-            publish_at(tt_slot(tiles, 0u, ticket), total);
-        }
-    }
-    if scans {
-        let bs = block_scan(stripe_sums(x.x0, x.x1, x.x2, x.x3), l);
-        let before = carry[params.piece] + prefix;
-        store_tile(u * (TILE / 4u), x, bs, before, l);
-        if u == tiles - 1u && l.lid == 0u {
-            carry[params.piece + 1u] = before + tile_total(bs.total);
-        }
-    }
-    if (params.lookback >> 31u) == 0u {
-        tt_publish_sums(tiles, ticket, spin_limit, l);
-    }
-}
-
 // Reduce-then-scan, first pass: every tile's total (the look-back fallback's reduction).
 @compute @workgroup_size(256)
 fn reduce(ids: LaneIds) {
