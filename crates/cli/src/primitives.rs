@@ -138,6 +138,7 @@ fn stages_note(name: &str, stages: &[(String, Duration)]) -> String {
     format!("{name} stages (ms): {}", parts.join(", "))
 }
 
+/// A scan's row; a note with its stages if it took several passes.
 fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     name: &str,
     input: &[T],
@@ -145,6 +146,7 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     tol: Tolerance,
     gpu: Option<&Gpu>,
     effort: Effort,
+    notes: &mut Vec<String>,
 ) -> Res<Row> {
     let n = input.len();
     let mut out = vec![T::default(); n];
@@ -155,9 +157,12 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
         Some(gpu) => {
             let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
             let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
-            let g = gpu_time(gpu, effort, |rec| {
+            let (g, stages) = gpu_time_stages(gpu, effort, |rec| {
                 record_scan_with(rec, &src, &dst, scan.kind, scan.method, scan.lookback).map(|_| ())
             })?;
+            if stages.len() > 1 {
+                notes.push(stages_note(name, &stages));
+            }
             check(name, &out, &gpu.download(&dst).map_err(err)?, tol)?;
             let own = copy_time_between(gpu, &src, &dst, effort.warmup, effort.repeats).map_err(err)?;
             (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
@@ -194,6 +199,7 @@ pub fn primitives(
             "rate unit",
         ],
     );
+    let mut stage_notes = Vec::new();
     let scan_n = 1usize << 28.min(max_log2);
     let sort_n = 1usize << 26.min(max_log2);
     let morton_n = 1usize << 26.min(max_log2);
@@ -213,7 +219,15 @@ pub fn primitives(
         if wanted(name) {
             push(
                 &mut t,
-                scan_row(name, &input, scan(ScanKind::Exclusive, method, lookback), Tolerance::EXACT, gpu, effort)?,
+                scan_row(
+                    name,
+                    &input,
+                    scan(ScanKind::Exclusive, method, lookback),
+                    Tolerance::EXACT,
+                    gpu,
+                    effort,
+                    &mut stage_notes,
+                )?,
             );
         }
         bar.inc(1);
@@ -228,6 +242,7 @@ pub fn primitives(
             tol,
             gpu,
             effort,
+            &mut stage_notes,
         );
         push(&mut t, row?);
     }
@@ -258,7 +273,10 @@ pub fn primitives(
             Some(gpu) if scan_n * 4 <= gpu.limits().max_storage_buffer_binding_size as usize => {
                 let on_gpu = c.upload(gpu, &stream).map_err(err)?;
                 let out = GpuCompacted::new(gpu, scan_n).map_err(err)?;
-                let g = gpu_time(gpu, effort, |rec| c.record_compact_into(rec, &on_gpu, &out))?;
+                let (g, stages) = gpu_time_stages(gpu, effort, |rec| c.record_compact_into(rec, &on_gpu, &out))?;
+                if stages.len() > 1 {
+                    stage_notes.push(stages_note(name, &stages));
+                }
                 check(name, &kept, &c.download(gpu, &out).map_err(err)?, Tolerance::EXACT)?;
                 let own =
                     copy_time_between(gpu, &on_gpu.values, &out.out, effort.warmup, effort.repeats).map_err(err)?;
@@ -283,7 +301,6 @@ pub fn primitives(
     }
 
     // Radix sorts (copy column: the bytes of one read and one write of the keys).
-    let mut sort_notes = Vec::new();
     let keys = random_u32(sort_n, 7);
     let keys64: Vec<u64> =
         random_u32(2 * sort_n, 9).chunks_exact(2).map(|c| (c[0] as u64) << 32 | c[1] as u64).collect();
@@ -345,7 +362,7 @@ pub fn primitives(
                     let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats).map_err(err)?;
                     (timed, own)
                 };
-                sort_notes.push(stages_note(name, &stages));
+                stage_notes.push(stages_note(name, &stages));
                 let bytes = (4 * words + 4 * with_values as usize) * sort_n;
                 (Some(g), Some(copy_time(gpu, bytes as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
             }
@@ -440,7 +457,7 @@ pub fn primitives(
     if gpu.is_some() {
         t.note("every GPU result was checked against the CPU's (exact; the f32 scan within 1e-3 relative)");
     }
-    for n in sort_notes {
+    for n in stage_notes {
         t.note(n);
     }
     let mut tables = if t.rows.is_empty() { Vec::new() } else { vec![t] };
