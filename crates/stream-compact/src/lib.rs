@@ -2,9 +2,11 @@
 //! each other for integers:
 //!
 //! - [`Scan`]: exclusive and inclusive prefix scans of `u32` and `f32`, a single GPU pass
-//!   with decoupled look-back and fallback;
+//!   with decoupled look-back and fallback, or reduce-then-scan for large inputs;
 //! - [`Compact`]: stable stream compaction by flag or predicate, to values or indices, in
-//!   one GPU pass; [`HistoPyramid`]: the same by the density paper's histogram pyramid;
+//!   one GPU pass, or for large inputs in two around a scan of the tiles' counts (the first
+//!   leaves one keep bit per element for the second); [`HistoPyramid`]: the same by the
+//!   density paper's histogram pyramid;
 //! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
 //!   keys only or with `u32` values.
 //!
