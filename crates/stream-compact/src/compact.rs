@@ -289,9 +289,8 @@ impl Compact {
         }
     }
 
-    /// Records the passes for `tiles` tiles of piece `piece` (`params` its uniform,
-    /// `values`, `flags` and `out` its bindings) by this compaction's method for `n`.
-    #[allow(clippy::too_many_arguments)]
+    /// Records the compaction of piece `piece`, `n` elements (`params` its uniform, `values`,
+    /// `flags` and `out` its bindings), by this compaction's method for `n`.
     fn record_passes<'a>(
         &self,
         rec: &mut Recorder,

@@ -9,8 +9,8 @@
 // - two passes around a scan of the counts: `count` writes every tile's count and its keep
 //   bits (one bit per element, 1/32 of the flags' bytes), the counts are scanned, and
 //   `compact_from_prefixes` writes every tile from its prefix, reading the bits instead of
-//   the flags (or of evaluating the predicate again). Nothing waits for another tile, and
-//   only the bits are read twice.
+//   the flags (or instead of evaluating the predicate again). Nothing waits for another
+//   tile, and only the bits are read twice.
 //
 // The tile is four stripes of WG vec4s; the thread of rank r holds vec4 r of each, in
 // registers, and one block scan (in rank order) of its four kept counts gives each thread
