@@ -12,8 +12,8 @@ use crate::scan::{Lookback, ScanMethod, TileTotals, record_totals_scan};
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
 pub const COMPACT_TILE: usize = 4096;
 
-/// Keep-bit words per tile in the two-pass compaction (`TILE_WORDS` in the shader).
-const TILE_WORDS: usize = COMPACT_TILE / 32;
+/// Keep-bit words per tile in the two-pass compaction: one per thread (`WG` in the shader).
+const TILE_WORDS: usize = 256;
 
 /// A test on a `u32` value, evaluated identically on the CPU and in WGSL.
 ///

@@ -7,10 +7,10 @@
 // - one pass (`compact`): each tile counts its kept elements, finds how many earlier tiles
 //   kept by decoupled look-back, and writes its kept values (or their indices) there;
 // - two passes around a scan of the counts: `count` writes every tile's count and its keep
-//   bits (one bit per element, 1/32 of the flags' bytes), the counts are scanned, and
-//   `compact_from_prefixes` writes every tile from its prefix, reading the bits instead of
-//   the flags (or instead of evaluating the predicate again). Nothing waits for another
-//   tile, and only the bits are read twice.
+//   bits (a word per thread holding its 16, 1/16 of the flags' bytes), the counts are
+//   scanned, and `compact_from_prefixes` writes every tile from its prefix, reading the bits
+//   instead of the flags (or instead of evaluating the predicate again). Nothing waits for
+//   another tile, and only the bits are read twice.
 //
 // The tile is four stripes of WG vec4s; the thread of rank r holds vec4 r of each, in
 // registers, and one block scan (in rank order) of its four kept counts gives each thread
@@ -47,13 +47,13 @@ struct CompactParams {
 // Two passes: the tiles' counts (`count` writes them) or, once scanned, their prefixes
 // (`compact_from_prefixes` reads them).
 @group(0) @binding(6) var<storage, read_write> tile_values: array<u32>;
-// Two passes: keep bits, TILE / 32 words per tile; bit b of word w of a tile is its element
-// 32 w + b.
+// Two passes: keep bits, one word per thread of a tile (WG words per tile): bit 4 s + c of
+// the word of rank r is element c of the thread's vec4 in stripe s (element 1024 s + 4 r + c
+// of the tile).
 @group(0) @binding(7) var<storage, read_write> keep_bits: array<u32>;
 
 const ITEMS: u32 = 16u;
 const TILE: u32 = WG * ITEMS;
-const TILE_WORDS: u32 = TILE / 32u;
 
 fn holds(v: u32) -> bool {
     let x = params.operand;
@@ -175,8 +175,6 @@ fn compact(ids: LaneIds) {
     }
 }
 
-var<workgroup> tile_bits: array<atomic<u32>, TILE_WORDS>;
-
 // The four keep flags of a vec4 as bits 0-3.
 fn nibble(k: vec4<u32>) -> u32 {
     return (k.x | (k.y << 1u)) | ((k.z << 2u) | (k.w << 3u));
@@ -194,32 +192,16 @@ fn count(ids: LaneIds) {
     let b = load_keep(vb + WG + l.rank);
     let c = load_keep(vb + 2u * WG + l.rank);
     let d = load_keep(vb + 3u * WG + l.rank);
-    if l.lid < TILE_WORDS {
-        atomicStore(&tile_bits[l.lid], 0u);
-    }
-    workgroupBarrier();
-    // The vec4 of rank r in stripe s holds elements 1024 s + 4 r ... + 3: word 32 s + r / 8,
-    // from bit 4 (r % 8) on.
-    let w = l.rank / 8u;
-    let shift = 4u * (l.rank % 8u);
-    atomicOr(&tile_bits[w], nibble(a) << shift);
-    atomicOr(&tile_bits[WG / 8u + w], nibble(b) << shift);
-    atomicOr(&tile_bits[2u * WG / 8u + w], nibble(c) << shift);
-    atomicOr(&tile_bits[3u * WG / 8u + w], nibble(d) << shift);
+    keep_bits[l.wg * WG + l.rank] = (nibble(a) | (nibble(b) << 4u)) | ((nibble(c) << 8u) | (nibble(d) << 12u));
     let t = block_scan(vec4<u32>(count4(a), count4(b), count4(c), count4(d)), l).total;
-    workgroupBarrier();
-    if l.lid < TILE_WORDS {
-        keep_bits[l.wg * TILE_WORDS + l.lid] = atomicLoad(&tile_bits[l.lid]);
-    }
     if l.lid == 0u {
         tile_values[l.wg] = (t.x + t.y) + (t.z + t.w);
     }
 }
 
-// Input vec4 `v` of the tile (stripe `s`) with its keep flags from the tile's keep bits.
-fn load_kept(tile: u32, s: u32, v: u32, l: Lanes) -> Quad {
-    let word = keep_bits[tile * TILE_WORDS + s * (WG / 8u) + l.rank / 8u];
-    let bits = vec4<u32>(word >> (4u * (l.rank % 8u)));
+// Input vec4 `v` of the tile (stripe `s`) with its keep flags from the thread's keep word.
+fn load_kept(word: u32, s: u32, v: u32) -> Quad {
+    let bits = vec4<u32>(word >> (4u * s));
     let keep = (bits >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u);
     let e = vec4<u32>(4u * v) + vec4<u32>(0u, 1u, 2u, 3u);
     if (params.mode & 2u) != 0u {
@@ -242,10 +224,11 @@ fn compact_from_prefixes(ids: LaneIds) {
     }
     let tile = l.wg;
     let vb = tile * (TILE / 4u);
-    let q0 = load_kept(tile, 0u, vb + l.rank, l);
-    let q1 = load_kept(tile, 1u, vb + WG + l.rank, l);
-    let q2 = load_kept(tile, 2u, vb + 2u * WG + l.rank, l);
-    let q3 = load_kept(tile, 3u, vb + 3u * WG + l.rank, l);
+    let word = keep_bits[tile * WG + l.rank];
+    let q0 = load_kept(word, 0u, vb + l.rank);
+    let q1 = load_kept(word, 1u, vb + WG + l.rank);
+    let q2 = load_kept(word, 2u, vb + 2u * WG + l.rank);
+    let q3 = load_kept(word, 3u, vb + 3u * WG + l.rank);
     let bs = block_scan(vec4<u32>(count4(q0.keep), count4(q1.keep), count4(q2.keep), count4(q3.keep)), l);
     let t = bs.total;
     let prefix = tile_values[tile];
