@@ -129,7 +129,7 @@ fn splice(
             } else if let Some(list) = directive.strip_prefix("requires ") {
                 for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
                     let req = Requirement::parse(word)
-                        .ok_or_else(|| format!("{}:{}: unknown requirement `{word}` (subgroups, int64)", at.0, at.1))?;
+                        .ok_or_else(|| format!("{}:{}: unknown requirement `{word}` (subgroups, int64, subgroup_barrier)", at.0, at.1))?;
                     if !requires.contains(&req) {
                         requires.push(req);
                     }
@@ -155,6 +155,7 @@ pub fn capabilities(requires: &[Requirement]) -> naga::valid::Capabilities {
         caps |= match r {
             Requirement::Subgroups => C::SUBGROUP | C::SUBGROUP_BARRIER,
             Requirement::Int64 => C::SHADER_INT64,
+            Requirement::SubgroupBarrier => C::SUBGROUP_BARRIER,
         };
     }
     caps

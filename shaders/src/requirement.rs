@@ -10,14 +10,17 @@ pub enum Requirement {
     Subgroups,
     /// 64-bit integer types (`u64`, `i64`).
     Int64,
+    /// `subgroupBarrier()` (with [`Subgroups`](Requirement::Subgroups)).
+    SubgroupBarrier,
 }
 
 impl Requirement {
-    /// Parses a directive word (`subgroups`, `int64`).
+    /// Parses a directive word (`subgroups`, `int64`, `subgroup_barrier`).
     pub fn parse(word: &str) -> Option<Self> {
         match word {
             "subgroups" => Some(Self::Subgroups),
             "int64" => Some(Self::Int64),
+            "subgroup_barrier" => Some(Self::SubgroupBarrier),
             _ => None,
         }
     }
@@ -28,6 +31,7 @@ impl Requirement {
         match self {
             Self::Subgroups => "crate::Requirement::Subgroups",
             Self::Int64 => "crate::Requirement::Int64",
+            Self::SubgroupBarrier => "crate::Requirement::SubgroupBarrier",
         }
     }
 }

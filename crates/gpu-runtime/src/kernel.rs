@@ -32,6 +32,7 @@ fn feature_of(r: Requirement) -> (wgpu::Features, &'static str) {
     match r {
         Requirement::Subgroups => (wgpu::Features::SUBGROUP, "SUBGROUP"),
         Requirement::Int64 => (wgpu::Features::SHADER_INT64, "SHADER_INT64"),
+        Requirement::SubgroupBarrier => (wgpu::Features::SUBGROUP_BARRIER, "SUBGROUP_BARRIER"),
     }
 }
 

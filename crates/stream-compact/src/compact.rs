@@ -327,7 +327,8 @@ impl Compact {
 
     fn shader(gpu: &Gpu) -> Shader {
         use lumbre_shaders::compact::{COMPACT_PLAIN, COMPACT_SUBGROUPS};
-        if gpu.has_subgroups() { COMPACT_SUBGROUPS } else { COMPACT_PLAIN }
+        // The subgroup variant also needs subgroup barriers (for its stores).
+        if gpu.supports(&COMPACT_SUBGROUPS) { COMPACT_SUBGROUPS } else { COMPACT_PLAIN }
     }
 
     fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> Params {

@@ -1,3 +1,4 @@
+//! requires subgroup_barrier
 // Compaction stores by subgroup: a subgroup's kept elements of one stripe form one run of the
 // output. They are gathered in shared memory (a region per subgroup, four words per lane)
 // and stored by consecutive lanes, so each store instruction writes consecutive words, where
@@ -30,9 +31,9 @@ fn store_kept(at: u32, q: Quad, l: Lanes) {
         p += 1u;
     }
     let run = subgroupMax(p - base);
-    workgroupBarrier();
+    subgroupBarrier();
     for (var i = l.lane; i < run; i += l.size) {
         out[first + i - params.out_base] = sk_run[base + i];
     }
-    workgroupBarrier();
+    subgroupBarrier();
 }
