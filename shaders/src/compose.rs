@@ -128,8 +128,9 @@ fn splice(
                 }
             } else if let Some(list) = directive.strip_prefix("requires ") {
                 for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-                    let req = Requirement::parse(word)
-                        .ok_or_else(|| format!("{}:{}: unknown requirement `{word}` (subgroups, int64, subgroup_barrier)", at.0, at.1))?;
+                    let req = Requirement::parse(word).ok_or_else(|| {
+                        format!("{}:{}: unknown requirement `{word}` (subgroups, int64, subgroup_barrier)", at.0, at.1)
+                    })?;
                     if !requires.contains(&req) {
                         requires.push(req);
                     }
