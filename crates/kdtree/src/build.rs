@@ -922,7 +922,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         }
         // Child `k` (0 left, 1 right), list of `axis`: its length.
         let merge = |(k, axis, out): (usize, usize, &mut [Event])| {
-            (k, axis, merge_side(input.axis(axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out, 0))
+            (k, axis, merge_side(input.axis(axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out))
         };
         let mut lists = [[(0, 0); 3]; 2];
         if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
@@ -957,14 +957,15 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
     })
 }
 
-/// Appends to `out` from index `n` the events of `events` whose triangle is on `side` only,
-/// merged with the sorted `fresh` events, and returns the new end. `out` must have room for
+/// Writes to `out` the events of `events` whose triangle is on `side` only, merged with the
+/// sorted `fresh` events, and returns their number. `out` must have room for
 /// all of them plus one slot: every event is written and kept only if it belongs (sides come
 /// in no predictable order, so a branch would mispredict half the time). Fresh events are
 /// few, so the loop that puts them in place rarely runs.
 #[inline]
-fn merge_side(events: &[Event], fresh: &[Event], sides: &[u8], side: u8, out: &mut [Event], mut n: usize) -> usize {
+fn merge_side(events: &[Event], fresh: &[Event], sides: &[u8], side: u8, out: &mut [Event]) -> usize {
     let mut fresh = fresh.iter().copied();
+    let mut n = 0;
     // No event reaches `u64::MAX` (positions are finite), so it ends the fresh ones.
     let mut next = fresh.next().unwrap_or(Event::MAX);
     for &e in events {
