@@ -920,9 +920,16 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
                 merges.extend(out.chunks_mut(stretch[k]).take(3).enumerate().map(|(axis, out)| (k, axis, out)));
             }
         }
+        // On the split axis a triangle on the left only has all its events before the plane's
+        // window, one on the right only all its events past it: each child reads its part.
+        let split_axis = axis;
+        let part = |k: usize, axis: usize| {
+            let events = input.axis(axis);
+            if axis == split_axis { if k == 0 { &events[..gone_at] } else { &events[past_at..] } } else { events }
+        };
         // Child `k` (0 left, 1 right), list of `axis`: its length.
         let merge = |(k, axis, out): (usize, usize, &mut [Event])| {
-            (k, axis, merge_side(input.axis(axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out))
+            (k, axis, merge_side(part(k, axis), &fresh[k][axis], sides, [LEFT, RIGHT][k], out))
         };
         let mut lists = [[(0, 0); 3]; 2];
         if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
@@ -931,9 +938,17 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
                 lists[k][axis] = (axis * stretch[k], axis * stretch[k] + len);
             }
         } else if split[0] && split[1] {
-            // Both children at once: one read of the parent's events and their sides.
+            // Both children at once: one read of the parent's events and their sides (on the
+            // split axis, where each reads its own part, one after the other).
             for ((axis, l), r) in left.chunks_mut(stretch[0]).take(3).enumerate().zip(right.chunks_mut(stretch[1])) {
-                let (nl, nr) = merge_both(input.axis(axis), [&fresh[0][axis], &fresh[1][axis]], sides, [l, r]);
+                let (nl, nr) = if axis == split_axis {
+                    (
+                        merge_side(part(0, axis), &fresh[0][axis], sides, LEFT, l),
+                        merge_side(part(1, axis), &fresh[1][axis], sides, RIGHT, r),
+                    )
+                } else {
+                    merge_both(input.axis(axis), [&fresh[0][axis], &fresh[1][axis]], sides, [l, r])
+                };
                 lists[0][axis] = (axis * stretch[0], axis * stretch[0] + nl);
                 lists[1][axis] = (axis * stretch[1], axis * stretch[1] + nr);
             }
