@@ -398,6 +398,9 @@ struct Scratch {
     /// Triangles going to both children: the first so many of its entries (it is written
     /// branch-free, every settled triangle at the next free place, so it is longer).
     both: Vec<u32>,
+    /// Triangles going to the left child only and to the right child only, written the same
+    /// way: with `both`, what a child that becomes a leaf holds.
+    only: [Vec<u32>; 2],
     /// Fresh events of those triangles clipped to the left and the right child, per axis.
     fresh: [[Vec<Event>; 3]; 2],
     /// Event buffers of nodes already split, for their children: a buffer taken from here
@@ -415,7 +418,13 @@ impl Spare {
         let mut v = match len {
             0 => Vec::new(),
             _ if len > SPARE_MAX_EVENTS => large.take(len),
-            _ => self.0.pop().unwrap_or_default(),
+            _ => {
+                // The smallest spare that is long enough, else the longest (grown below): taking
+                // any spare had the short ones grown, and zeroed, over and over.
+                let fits = self.0.iter().enumerate().filter(|(_, v)| v.len() >= len).min_by_key(|(_, v)| v.len());
+                let pick = fits.or_else(|| self.0.iter().enumerate().max_by_key(|(_, v)| v.len())).map(|(i, _)| i);
+                pick.map(|i| self.0.swap_remove(i)).unwrap_or_default()
+            }
         };
         if v.len() < len {
             v.resize(len, 0);
@@ -470,18 +479,18 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Runs `f` with this thread's scratch buffers, taken out of the thread-local for the call:
-/// a thread waiting in a `rayon::join` (the parallel merge of a large split) runs other jobs
-/// meanwhile, so a split may start inside another on the same thread. It then gets buffers of
-/// its own (the outer split's are put back last and kept), not a borrow error.
+/// Runs `f` with this thread's scratch buffers, borrowed in place (moving them out and back
+/// copied a few hundred bytes per split). A thread waiting in a `rayon::join` (the parallel
+/// merge of a large split) runs other jobs meanwhile, so a split may start inside another on
+/// the same thread: it then gets fresh buffers of its own, not a borrow error.
 fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    let mut scratch = SCRATCH.take();
-    let r = f(&mut scratch);
-    SCRATCH.set(scratch);
-    r
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
-// Sides as bits, so that `side & LEFT == LEFT` selects the triangles a left child holds.
+// Sides as bits: BOTH includes RIGHT, which the classification's mask relies on.
 const LEFT: u8 = 1;
 const RIGHT: u8 = 2;
 const BOTH: u8 = LEFT | RIGHT;
@@ -835,7 +844,7 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
     let w = Window::new(pos, m);
 
     with_scratch(|scratch| {
-        let Scratch { sides, both, fresh, spare } = scratch;
+        let Scratch { sides, both, only, fresh, spare } = scratch;
         if sides.len() < ctx.tris.len() {
             sides.resize(ctx.tris.len(), BOTH);
         }
@@ -845,17 +854,22 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         // runs: events before it settle LEFT (a START there says BOTH until its END decides),
         // events in it say BOTH, a START or PLANAR past it says RIGHT and an END there keeps
         // what its START said. Branch-free within a run: kinds and sides come in no
-        // predictable order. Every settled triangle is written to `both`, kept if it is.
-        if both.len() <= input.count {
-            both.resize(input.count + 1, 0);
+        // predictable order. Every settled triangle is written to `both` and to its side's
+        // `only`, kept where it belongs.
+        let [only_left, only_right] = only;
+        for list in [&mut *both, &mut *only_left, &mut *only_right] {
+            if list.len() <= input.count {
+                list.resize(input.count + 1, 0);
+            }
         }
         let events = input.axis(axis);
         let gone_at = events.partition_point(|&e| ev_key(e) < w.gone);
         let past_at = gone_at + events[gone_at..].partition_point(|&e| ev_key(e) <= w.left);
         let (mut n_left, mut n_right, mut n_both) = (0usize, 0usize, 0usize);
         for &e in &events[..gone_at] {
-            let start = ev_kind(e) == START;
-            sides[ev_tri(e) as usize] = if start { BOTH } else { LEFT };
+            let (tri, start) = (ev_tri(e), ev_kind(e) == START);
+            sides[tri as usize] = if start { BOTH } else { LEFT };
+            only_left[n_left] = tri;
             n_left += !start as usize;
         }
         for &e in &events[gone_at..past_at] {
@@ -871,17 +885,18 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
             sides[tri as usize] = side;
             both[n_both] = tri;
             n_both += ((kind == END) & (side == BOTH)) as usize;
+            only_right[n_right] = tri;
             n_right += ((kind != START) & (side == RIGHT)) as usize;
         }
         let both = &both[..n_both];
+        let only = [&only_left[..n_left], &only_right[..n_right]];
 
         // Children that will be leaves need only their triangles.
         let counts = [n_left + n_both, n_right + n_both];
         let split = counts.map(|n| !ctx.is_leaf(n, depth));
-        let leaf = |side: u8, n: usize| {
-            let mut tris = Vec::with_capacity(n);
-            tris.extend(input.triangles().filter(|&t| sides[t as usize] & side == side));
-            Child::Leaf(tris)
+        let leaf = |k: usize| {
+            // (A loop, not `memcpy` calls: the lists are a few triangles long.)
+            Child::Leaf(only[k].iter().chain(both).copied().collect())
         };
 
         // Triangles on both sides: events of their parts in each child cell that is split
@@ -960,12 +975,12 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         let left = if split[0] {
             Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, lists: lists[0] })
         } else {
-            leaf(LEFT, counts[0])
+            leaf(0)
         };
         let right = if split[1] {
             Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, lists: lists[1] })
         } else {
-            leaf(RIGHT, counts[1])
+            leaf(1)
         };
         spare.give_back(input.events, &ctx.large);
         (left, right)
