@@ -895,8 +895,11 @@ fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Ch
         let counts = [n_left + n_both, n_right + n_both];
         let split = counts.map(|n| !ctx.is_leaf(n, depth));
         let leaf = |k: usize| {
-            // (A loop, not `memcpy` calls: the lists are a few triangles long.)
-            Child::Leaf(only[k].iter().chain(both).copied().collect())
+            // (Copied element by element: `extend_from_slice` would call `memcpy` for a few.)
+            let mut tris = Vec::with_capacity(counts[k]);
+            tris.extend(only[k].iter().copied());
+            tris.extend(both.iter().copied());
+            Child::Leaf(tris)
         };
 
         // Triangles on both sides: events of their parts in each child cell that is split
