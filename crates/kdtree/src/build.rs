@@ -372,18 +372,30 @@ impl Out {
             }
             _ => {}
         }
-        let mut nodes = Vec::with_capacity(self.node_base);
-        let mut prims = Vec::with_capacity(self.prim_base);
-        for p in self.pieces {
-            nodes.extend(p.nodes.iter().map(|n| {
-                if n.is_leaf() {
+        // Pieces come from parallel builds: each copies into its own stretch of both arrays in
+        // parallel (on one thread this took 20-30 ms of a 1M-triangle build while the other
+        // waited). The arrays are zeroed by the allocator, so their pages are first touched
+        // by the copies.
+        let mut nodes: Vec<KdNode> = bytemuck::zeroed_vec(self.node_base);
+        let mut prims = vec![0u32; self.prim_base];
+        let mut jobs = Vec::with_capacity(self.pieces.len());
+        let (mut node_rest, mut prim_rest) = (nodes.as_mut_slice(), prims.as_mut_slice());
+        for p in &self.pieces {
+            let (n, n_tail) = std::mem::take(&mut node_rest).split_at_mut(p.nodes.len());
+            let (q, q_tail) = std::mem::take(&mut prim_rest).split_at_mut(p.prims.len());
+            jobs.push((p, n, q));
+            (node_rest, prim_rest) = (n_tail, q_tail);
+        }
+        jobs.into_par_iter().for_each(|(p, nodes, prims)| {
+            for (to, n) in nodes.iter_mut().zip(&p.nodes) {
+                *to = if n.is_leaf() {
                     KdNode { a: n.a + p.prim_shift, b: n.b }
                 } else {
                     KdNode::interior(n.axis(), n.split(), n.above_child() + p.node_shift)
-                }
-            }));
-            prims.extend_from_slice(&p.prims);
-        }
+                };
+            }
+            prims.copy_from_slice(&p.prims);
+        });
         (nodes, prims)
     }
 }
@@ -573,10 +585,11 @@ fn margin(bounds: &Aabb) -> f64 {
     (extent * MARGIN as f64).max(largest * 4.0 * f32::EPSILON as f64)
 }
 
-/// The root's cell (the box of the valid triangles) and its events, sorted once. Chunks of
-/// triangles make their events per axis in parallel (on one thread, in turn), and the lists
-/// are copied into one buffer of the right size, axis by axis. (Made on one thread, the
-/// 1M-triangle scene's events took 50-60 ms while every other thread waited.)
+/// The root's cell (the box of the valid triangles) and its events, sorted once. Each axis
+/// has a stretch of two events per triangle, written in place by chunks of triangles in
+/// parallel; a triangle flat on the axis writes one PLANAR event and a hole (`Event::MAX`),
+/// which sorts past the list's end. (Made on one thread, the 1M-triangle scene's events
+/// took 50-60 ms while every other thread waited; made in parts and copied together, 30 ms.)
 fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInput {
     let box_of = |i: &u32| Aabb::from_points(triangles[*i as usize]);
     let union = |a: Aabb, b: Aabb| a.union(&b);
@@ -586,49 +599,38 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
         valid.iter().map(box_of).fold(Aabb::EMPTY, union)
     };
     const CHUNK: usize = 1 << 14;
-    let chunks = valid.len().div_ceil(CHUNK);
-    let make = |task: usize| {
-        let (axis, chunk) = (task / chunks, task % chunks);
-        let tris = &valid[chunk * CHUNK..((chunk + 1) * CHUNK).min(valid.len())];
-        let mut list = Vec::with_capacity(2 * tris.len());
-        for &i in tris {
+    let n = valid.len();
+    // Writes the events of chunk `chunk` on `axis` into `out`; returns its holes.
+    let fill = |axis: usize, chunk: usize, out: &mut [Event]| {
+        let mut holes = 0;
+        for (pair, &i) in out.chunks_exact_mut(2).zip(&valid[chunk * CHUNK..]) {
             let c = triangles[i as usize].map(|v| v[axis]);
-            push_axis_events(&mut list, c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2]), i);
+            let (lo, hi) = (c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2]));
+            let flat = lo == hi;
+            pair[0] = event(lo, if flat { PLANAR } else { START }, i);
+            pair[1] = if flat { Event::MAX } else { event(hi, END, i) };
+            holes += flat as usize;
         }
-        list
+        holes
     };
-    let parts: Vec<Vec<Event>> = if parallel {
-        (0..3 * chunks).into_par_iter().map(make).collect()
+    let mut events = vec![0; 6 * n];
+    let holes: Vec<usize> = if parallel {
+        let axis_list = |(axis, list): (usize, &mut [Event])| {
+            let holes = list.par_chunks_mut(2 * CHUNK).enumerate().map(|(c, out)| fill(axis, c, out)).sum();
+            list.par_sort_unstable();
+            holes
+        };
+        events.par_chunks_mut(2 * n).enumerate().map(axis_list).collect()
     } else {
-        (0..3 * chunks).map(make).collect()
+        let axis_list = |(axis, list): (usize, &mut [Event])| {
+            let holes = list.chunks_mut(2 * CHUNK).enumerate().map(|(c, out)| fill(axis, c, out)).sum();
+            list.sort_unstable();
+            holes
+        };
+        events.chunks_mut(2 * n).enumerate().map(axis_list).collect()
     };
-    let mut events = vec![0; parts.iter().map(Vec::len).sum()];
-    let mut ends = [0; 3];
-    let mut slots = Vec::with_capacity(parts.len());
-    let mut rest = events.as_mut_slice();
-    for (task, part) in parts.iter().enumerate() {
-        let (slot, tail) = std::mem::take(&mut rest).split_at_mut(part.len());
-        slots.push(slot);
-        rest = tail;
-        ends[task / chunks] += part.len();
-    }
-    let lists = [(0, ends[0]), (ends[0], ends[0] + ends[1]), (ends[0] + ends[1], ends[0] + ends[1] + ends[2])];
-    let copy = |(slot, part): (&mut [Event], &Vec<Event>)| slot.copy_from_slice(part);
-    if parallel {
-        slots.into_par_iter().zip(&parts).for_each(copy);
-    } else {
-        slots.into_iter().zip(&parts).for_each(copy);
-    }
-    drop(parts);
-    let (first, rest) = events.split_at_mut(ends[0]);
-    let (second, third) = rest.split_at_mut(ends[1]);
-    let mut sorted = [first, second, third];
-    if parallel {
-        sorted.par_iter_mut().for_each(|list| list.par_sort_unstable());
-    } else {
-        sorted.iter_mut().for_each(|list| list.sort_unstable());
-    }
-    NodeInput { bounds, count: valid.len(), events, lists }
+    let lists = [0, 1, 2].map(|axis| (axis * 2 * n, (axis + 1) * 2 * n - holes[axis]));
+    NodeInput { bounds, count: n, events, lists }
 }
 
 /// Builds the subtree of one node into `out`, depth first.
