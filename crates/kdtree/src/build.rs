@@ -196,19 +196,20 @@ const WINDOW_STEPS: usize = 32;
 #[inline]
 fn push_events(lists: &mut [Vec<Event>; 3], b: &Aabb, id: u32) {
     for (k, list) in lists.iter_mut().enumerate() {
-        push_axis_events(list, b.min[k], b.max[k], id);
+        let [first, second] = axis_events(b.min[k], b.max[k], id);
+        list.push(first);
+        if second != Event::MAX {
+            list.push(second);
+        }
     }
 }
 
-/// Appends the events of triangle `id` on one axis, where its clipped box spans `[lo, hi]`.
+/// The events of triangle `id` on one axis, where its box spans `[lo, hi]`: a start and an
+/// end, or where the box is flat a planar event and `Event::MAX`, which is no event (no
+/// event reaches it: positions are finite).
 #[inline]
-fn push_axis_events(list: &mut Vec<Event>, lo: f32, hi: f32, id: u32) {
-    if lo == hi {
-        list.push(event(lo, PLANAR, id));
-    } else {
-        list.push(event(lo, START, id));
-        list.push(event(hi, END, id));
-    }
+fn axis_events(lo: f32, hi: f32, id: u32) -> [Event; 2] {
+    if lo == hi { [event(lo, PLANAR, id), Event::MAX] } else { [event(lo, START, id), event(hi, END, id)] }
 }
 
 /// One node's share of the work: its cell, its triangle count and its sorted events, the
@@ -606,10 +607,8 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
         for (pair, &i) in out.chunks_exact_mut(2).zip(&valid[chunk * CHUNK..]) {
             let c = triangles[i as usize].map(|v| v[axis]);
             let (lo, hi) = (c[0].min(c[1]).min(c[2]), c[0].max(c[1]).max(c[2]));
-            let flat = lo == hi;
-            pair[0] = event(lo, if flat { PLANAR } else { START }, i);
-            pair[1] = if flat { Event::MAX } else { event(hi, END, i) };
-            holes += flat as usize;
+            pair.copy_from_slice(&axis_events(lo, hi, i));
+            holes += (lo == hi) as usize;
         }
         holes
     };
