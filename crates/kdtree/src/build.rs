@@ -431,13 +431,8 @@ impl Spare {
         let mut v = match len {
             0 => Vec::new(),
             _ if len > SPARE_MAX_EVENTS => large.take(len),
-            _ => {
-                // The smallest spare that is long enough, else the longest (grown below): taking
-                // any spare had the short ones grown, and zeroed, over and over.
-                let fits = self.0.iter().enumerate().filter(|(_, v)| v.len() >= len).min_by_key(|(_, v)| v.len());
-                let pick = fits.or_else(|| self.0.iter().enumerate().max_by_key(|(_, v)| v.len())).map(|(i, _)| i);
-                pick.map(|i| self.0.swap_remove(i)).unwrap_or_default()
-            }
+            // Best fit: taking any spare had short ones grown, and zeroed, over and over.
+            _ => best_fit(&mut self.0, len),
         };
         if v.len() < len {
             v.resize(len, 0);
@@ -472,12 +467,9 @@ struct Large(Mutex<Vec<Vec<Event>>>);
 const LARGE_BUFFERS: usize = 16;
 
 impl Large {
-    /// The smallest kept buffer of at least `len` events, else the largest (to be grown).
+    /// A kept buffer for `len` events (see [`best_fit`]).
     fn take(&self, len: usize) -> Vec<Event> {
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = kept.iter().enumerate().filter(|(_, v)| v.len() >= len).min_by_key(|(_, v)| v.len());
-        let pick = fits.or_else(|| kept.iter().enumerate().max_by_key(|(_, v)| v.len())).map(|(i, _)| i);
-        pick.map(|i| kept.swap_remove(i)).unwrap_or_default()
+        best_fit(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()), len)
     }
 
     fn give_back(&self, v: Vec<Event>) {
@@ -486,6 +478,14 @@ impl Large {
             kept.push(v);
         }
     }
+}
+
+/// Removes from `kept` the shortest buffer of at least `len` events, else the longest (to be
+/// grown); an empty one if `kept` is empty.
+fn best_fit(kept: &mut Vec<Vec<Event>>, len: usize) -> Vec<Event> {
+    let fits = kept.iter().enumerate().filter(|(_, v)| v.len() >= len).min_by_key(|(_, v)| v.len());
+    let pick = fits.or_else(|| kept.iter().enumerate().max_by_key(|(_, v)| v.len())).map(|(i, _)| i);
+    pick.map(|i| kept.swap_remove(i)).unwrap_or_default()
 }
 
 thread_local! {
