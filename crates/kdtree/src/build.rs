@@ -44,7 +44,7 @@ use crate::triangle::is_valid_triangle;
 ///
 /// let o = BuildOptions::default();
 /// assert_eq!((o.traversal_cost, o.intersection_cost, o.empty_bonus), (1.0, 1.5, 0.8));
-/// assert_eq!(o.max_depth, None);
+/// assert_eq!((o.max_depth, o.max_leaf_size), (None, 10));
 /// assert_eq!(o.effective_max_depth(1 << 20), 34); // 8 + 1.3 * 20, rounded
 /// let shallow = BuildOptions { max_depth: Some(10), parallel: false, ..o };
 /// assert_eq!(shallow.effective_max_depth(1 << 20), 10);
@@ -70,10 +70,12 @@ pub struct BuildOptions {
     /// It is a soft limit: a larger node also becomes a leaf when the SAH finds no split
     /// cheaper than intersecting all its triangles, or at the depth cap, so leaves may hold
     /// more. `0` leaves every decision to the SAH (which then also cuts empty space off
-    /// single triangles). Default 8: on the bunny it builds a tree of a fifth of the nodes
-    /// of `1`, twice as fast, with the same stack-traversal throughput within noise and 10%
+    /// single triangles). Default 10. Against `1`, 8 built a fifth of the nodes twice as
+    /// fast on the bunny, with the same stack-traversal throughput within noise and 10%
     /// more with [`Traversal::Restart`](crate::Traversal::Restart) (fewer leaves to restart
-    /// from); 16 was slower.
+    /// from); 16 was slower. Against 8, 10 builds the 1M-triangle benchmark scene 9-10%
+    /// faster and traces suzanne, the teapot and the bunny within 2% (GPU and CPU), the
+    /// 1M-triangle scene 3-4% slower (`benches/RESULTS.md`).
     pub max_leaf_size: u32,
     /// Build subtrees in parallel with rayon (and make and sort the root's events, and sweep
     /// and merge the lists of large nodes, in parallel). The tree is the same either way.
@@ -88,7 +90,7 @@ impl Default for BuildOptions {
             intersection_cost: 1.5,
             empty_bonus: 0.8,
             max_depth: None,
-            max_leaf_size: 8,
+            max_leaf_size: 10,
             parallel: true,
         }
     }
