@@ -615,19 +615,22 @@ fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool) -> NodeInp
         holes
     };
     let mut events = vec![0; 6 * n];
-    let holes: Vec<usize> = if parallel {
-        let axis_list = |(axis, list): (usize, &mut [Event])| {
-            let holes = list.par_chunks_mut(2 * CHUNK).enumerate().map(|(c, out)| fill(axis, c, out)).sum();
+    // Fills and sorts the list of one axis; returns its holes.
+    let axis_list = |(axis, list): (usize, &mut [Event])| {
+        let chunk = |(c, out): (usize, &mut [Event])| fill(axis, c, out);
+        if parallel {
+            let holes = list.par_chunks_mut(2 * CHUNK).enumerate().map(chunk).sum();
             list.par_sort_unstable();
             holes
-        };
-        events.par_chunks_mut(2 * n).enumerate().map(axis_list).collect()
-    } else {
-        let axis_list = |(axis, list): (usize, &mut [Event])| {
-            let holes = list.chunks_mut(2 * CHUNK).enumerate().map(|(c, out)| fill(axis, c, out)).sum();
+        } else {
+            let holes = list.chunks_mut(2 * CHUNK).enumerate().map(chunk).sum();
             list.sort_unstable();
             holes
-        };
+        }
+    };
+    let holes: Vec<usize> = if parallel {
+        events.par_chunks_mut(2 * n).enumerate().map(axis_list).collect()
+    } else {
         events.chunks_mut(2 * n).enumerate().map(axis_list).collect()
     };
     let lists = [0, 1, 2].map(|axis| (axis * 2 * n, (axis + 1) * 2 * n - holes[axis]));
