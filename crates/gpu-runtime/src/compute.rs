@@ -1,6 +1,6 @@
 //! The shared trait: one algorithm, a CPU path and a GPU path, one output type.
 
-use crate::{Gpu, Recorder, Result, Timings};
+use crate::{Gpu, Progress, Recorder, Report, Result, Timings};
 
 /// Where an algorithm runs. The GPU variant carries the context (and so the adapter).
 ///
@@ -91,6 +91,117 @@ pub trait Compute {
         match backend {
             Backend::Cpu => self.cpu(input),
             Backend::Gpu(gpu) => self.gpu(gpu, input),
+        }
+    }
+
+    /// The CPU path with progress updates and a [`Report`] of its stages and statistics.
+    /// The default runs [`cpu`](Compute::cpu) as one stage named after the algorithm;
+    /// algorithms with stages, counters or long runs override it (and `cpu` calls it).
+    fn cpu_reported(&self, input: &Self::Input, progress: &dyn Progress) -> Result<(Self::Output, Report)> {
+        let _ = progress;
+        let mut report = Report::default();
+        let out = report.time(self.name(), || self.cpu(input))?;
+        Ok((out, report))
+    }
+
+    /// Statistics of a finished GPU run, read from its device-resident output (counters).
+    /// The default has none.
+    fn gpu_stats(&self, gpu: &Gpu, output: &Self::GpuOutput) -> Result<Report> {
+        let _ = (gpu, output);
+        Ok(Report::default())
+    }
+
+    /// The GPU path on an input uploaded earlier (one upload, many runs: an orbit, a
+    /// progressive render): records, submits and downloads. The report holds the passes'
+    /// times (by label) and [`gpu_stats`](Compute::gpu_stats).
+    fn gpu_reported(&self, gpu: &Gpu, input: &Self::GpuInput) -> Result<(Self::Output, Report)> {
+        let mut rec = gpu.recorder();
+        let out = self.record(&mut rec, input)?;
+        let timings = rec.submit()?;
+        let mut report = Report::from_timings(self.name(), &timings);
+        let output = report.time("download", || self.download(gpu, &out))?;
+        report.merge(self.gpu_stats(gpu, &out)?);
+        Ok((output, report))
+    }
+
+    /// Runs on an input placed on its backend by [`Backend::place`], with progress (CPU
+    /// path) and a report of stages and statistics.
+    fn run_placed(&self, placed: &Placed<'_, Self>, progress: &dyn Progress) -> Result<(Self::Output, Report)> {
+        match placed {
+            Placed::Cpu(input) => self.cpu_reported(input, progress),
+            Placed::Gpu(gpu, input) => self.gpu_reported(gpu, input),
+        }
+    }
+
+    /// Runs on the chosen backend with progress and a report; on the GPU the upload is a
+    /// stage of its own.
+    fn run_reported(
+        &self,
+        backend: &Backend,
+        input: &Self::Input,
+        progress: &dyn Progress,
+    ) -> Result<(Self::Output, Report)> {
+        match backend {
+            Backend::Cpu => self.cpu_reported(input, progress),
+            Backend::Gpu(gpu) => {
+                let mut report = Report::default();
+                let on_gpu = report.time("upload", || self.upload(gpu, input))?;
+                let (out, r) = self.gpu_reported(gpu, &on_gpu)?;
+                report.merge(r);
+                Ok((out, report))
+            }
+        }
+    }
+}
+
+/// An algorithm's input placed on a backend once, to be run many times with
+/// [`Compute::run_placed`]: borrowed on the CPU, uploaded on the GPU.
+///
+/// An algorithm's upload depends on its input only, so one placed input serves every value
+/// of the algorithm's type (each camera of an orbit, each batch of samples).
+///
+/// ```no_run
+/// use lumbre_gpu::{Backend, Compute, CopyKernel, Gpu};
+/// let backend = Backend::Gpu(Gpu::new()?);
+/// let data = vec![[3u32; 4]; 1000];
+/// let placed = backend.place(&CopyKernel, &data)?;
+/// for _ in 0..3 {
+///     let (copied, report) = CopyKernel.run_placed(&placed, &())?;
+///     assert_eq!(copied, data);
+///     println!("{report}");
+/// }
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub enum Placed<'a, C: Compute + ?Sized> {
+    /// The CPU path's input, borrowed.
+    Cpu(&'a C::Input),
+    /// The input uploaded to this context.
+    Gpu(Gpu, C::GpuInput),
+}
+
+impl Backend {
+    /// Places `input` for `alg` on this backend: borrows it for the CPU, uploads it for
+    /// the GPU.
+    pub fn place<'a, C: Compute + ?Sized>(&self, alg: &C, input: &'a C::Input) -> Result<Placed<'a, C>> {
+        Ok(match self {
+            Backend::Cpu => Placed::Cpu(input),
+            Backend::Gpu(gpu) => Placed::Gpu(gpu.clone(), alg.upload(gpu, input)?),
+        })
+    }
+
+    /// The GPU context, if this is the GPU backend.
+    pub fn gpu(&self) -> Option<&Gpu> {
+        match self {
+            Backend::Cpu => None,
+            Backend::Gpu(gpu) => Some(gpu),
+        }
+    }
+
+    /// `"cpu (N threads)"` or `"gpu (adapter name)"`, for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Cpu => format!("cpu ({} threads)", std::thread::available_parallelism().map_or(1, |n| n.get())),
+            Backend::Gpu(gpu) => format!("gpu ({})", gpu.adapter_name()),
         }
     }
 }

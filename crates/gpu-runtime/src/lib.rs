@@ -21,11 +21,12 @@ mod copy;
 mod error;
 mod kernel;
 mod recorder;
+mod report;
 pub mod testing;
 mod timing;
 
 pub use buffer::{Buffer, Fit};
-pub use compute::{Backend, Compute};
+pub use compute::{Backend, Compute, Placed};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
 pub use context::{AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, adapters};
 pub use copy::{
@@ -35,6 +36,7 @@ pub use copy::{
 pub use error::{Error, Result};
 pub use kernel::{Kernel, grid};
 pub use recorder::Recorder;
+pub use report::{Progress, Report};
 pub use timing::{TimingSource, Timings};
 
 pub use lumbre_shaders as shaders;
