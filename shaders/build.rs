@@ -53,6 +53,13 @@ fn main() {
                 req = requires.join(", "),
                 binds = bindings.join(", "),
             );
+            for (ty, size) in compose::uniforms(&shader).unwrap_or_else(|e| fail(&e)) {
+                let _ = writeln!(
+                    item,
+                    "    /// Size in bytes of the uniform `{ty}` of [`{ident}`] (its Rust mirror must match).\n    pub const {ident}_{}_SIZE: usize = {size};",
+                    upper_snake(&ty)
+                );
+            }
             match groups.iter_mut().find(|(g, _)| g == group) {
                 Some((_, items)) => items.push(item),
                 None => groups.push((group.to_string(), vec![item])),
@@ -76,6 +83,18 @@ fn main() {
     );
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("shaders.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| fail(&format!("{}: {e}", dest.display())));
+}
+
+/// `SortParams` -> `SORT_PARAMS`.
+fn upper_snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }
 
 fn fail(msg: &str) -> ! {

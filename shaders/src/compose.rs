@@ -7,7 +7,13 @@
 //! //! requires subgroups, int64     (GPU features this shader needs)
 //! //! variants plain, subgroups     (compose once per variant; `{variant}` in imports
 //!                                    is replaced by the variant's name)
+//! //! define tiny: const N: u32 = 2u; (this WGSL line, for the variant `tiny` only;
+//!                                    without `name:`, for every variant)
+//! //! module                        (imported by others, never composed on its own)
 //! ```
+//!
+//! Modules live beside the shaders of their group (`kdtree/traverse`) or, when several
+//! groups use them, in `wgsl/shared/`.
 //!
 //! `enable ...;` lines are hoisted to the top of the composed source, as WGSL demands.
 
@@ -35,7 +41,13 @@ pub fn wgsl_dir(crate_root: &Path) -> PathBuf {
     crate_root.join("wgsl")
 }
 
-/// Every composable shader (all `.wgsl` files outside `wgsl/shared/`), sorted by name.
+/// Whether a WGSL file declares itself a module (`//! module`).
+fn is_module(text: &str) -> bool {
+    text.lines().filter_map(|l| l.trim().strip_prefix("//!")).any(|d| d.trim() == "module")
+}
+
+/// Every composable shader (the `.wgsl` files outside `wgsl/shared/` that are not modules),
+/// sorted by name.
 pub fn discover(wgsl: &Path) -> Result<Vec<String>, String> {
     let mut names = Vec::new();
     let groups = std::fs::read_dir(wgsl).map_err(|e| format!("{}: {e}", wgsl.display()))?;
@@ -48,7 +60,8 @@ pub fn discover(wgsl: &Path) -> Result<Vec<String>, String> {
         let files = std::fs::read_dir(group.path()).map_err(|e| e.to_string())?;
         for file in files {
             let path = file.map_err(|e| e.to_string())?.path();
-            if path.extension().is_some_and(|e| e == "wgsl") {
+            let module = || std::fs::read_to_string(&path).map(|t| is_module(&t)).unwrap_or(false);
+            if path.extension().is_some_and(|e| e == "wgsl") && !module() {
                 let stem = path.file_stem().unwrap_or_default().to_string_lossy();
                 names.push(format!("{group_name}/{stem}"));
             }
@@ -125,6 +138,27 @@ fn splice(
                     imported.push(module.clone());
                     splice(ctx, &module, requires, imported, enables, body)
                         .map_err(|e| format!("{}:{}: import {module}: {e}", at.0, at.1))?;
+                }
+            } else if let Some(def) = directive.strip_prefix("define ") {
+                // `define name: line` applies to one variant, `define line` to all.
+                let (only, wgsl_line) = match def.split_once(':') {
+                    Some((v, rest))
+                        if !v.trim().is_empty() && v.trim().chars().all(|c| c.is_alphanumeric() || c == '_') =>
+                    {
+                        (Some(v.trim()), rest.trim())
+                    }
+                    _ => (None, def.trim()),
+                };
+                if only.is_some() && ctx.variant.is_none() {
+                    return Err(format!(
+                        "{}:{}: `define {}:` in a shader without variants",
+                        at.0,
+                        at.1,
+                        only.unwrap_or("")
+                    ));
+                }
+                if only.is_none() || only == ctx.variant {
+                    body.push((wgsl_line.to_string(), at.clone()));
                 }
             } else if let Some(list) = directive.strip_prefix("requires ") {
                 for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -205,6 +239,25 @@ pub fn validate(shader: &Composed) -> Result<Vec<Entry>, String> {
         return Err(format!("{}: no compute entry point", shader.name));
     }
     Ok(entries)
+}
+
+/// The uniform structs a composed shader binds in group 0, by type name, with their sizes in
+/// bytes (what each Rust `Params` mirror must measure).
+pub fn uniforms(shader: &Composed) -> Result<Vec<(String, u32)>, String> {
+    let module = naga::front::wgsl::parse_str(&shader.source).map_err(|e| e.emit_to_string(&shader.source))?;
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for (_, g) in module.global_variables.iter() {
+        if g.space != naga::AddressSpace::Uniform || g.binding.as_ref().is_none_or(|b| b.group != 0) {
+            continue;
+        }
+        let ty = &module.types[g.ty];
+        let name = ty.name.clone().unwrap_or_else(|| "uniform".into());
+        let size = ty.inner.size(module.to_ctx());
+        if !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, size));
+        }
+    }
+    Ok(out)
 }
 
 fn diagnostic(shader: &Composed, line: Option<u32>, naga_text: &str) -> String {

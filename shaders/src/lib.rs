@@ -4,7 +4,7 @@
 //! Each shader is a [`Shader`] constant in a module named after its folder:
 //!
 //! ```
-//! let copy = lumbre_shaders::runtime::COPY;
+//! let copy = lumbre_shaders::runtime::COPY_VEC4;
 //! assert_eq!(copy.name, "runtime/copy");
 //! assert!(copy.entry_points.contains(&"main"));
 //! assert!(copy.source.contains("fn flat_index")); // spliced in from wgsl/shared/dispatch.wgsl
@@ -44,7 +44,7 @@ impl Shader {
     /// The `@group(0)` bindings `entry` uses, or `None` if there is no such entry point.
     ///
     /// ```
-    /// assert_eq!(lumbre_shaders::runtime::COPY.bindings_of("main"), Some(&[0u32, 1][..]));
+    /// assert_eq!(lumbre_shaders::runtime::COPY_VEC4.bindings_of("main"), Some(&[0u32, 1][..]));
     /// ```
     pub fn bindings_of(&self, entry: &str) -> Option<&'static [u32]> {
         self.bindings.iter().find(|(e, _)| *e == entry).map(|(_, b)| *b)

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use lumbre_gpu::{Gpu, GpuOptions};
 
-use crate::bench::{Effort, roofline};
+use crate::bench::Effort;
+use crate::bench::roofline::roofline;
 use crate::info::{adapter_table, chosen_table};
 use crate::table::Table;
 
@@ -46,7 +47,7 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     eprintln!("roofline ...");
     tables.push(roofline(gpu.as_ref(), 16, 24, effort)?);
     eprintln!("primitives ...");
-    tables.extend(crate::primitives::primitives(gpu.as_ref(), 20, effort, Default::default(), None)?);
+    tables.extend(crate::bench::primitives::primitives(gpu.as_ref(), 20, effort, Default::default(), None)?);
 
     eprintln!("renders ...");
     tables.push(renders(gpu.as_ref(), out)?);

@@ -3,9 +3,7 @@
 mod bench;
 mod demo;
 mod info;
-mod octbench;
-mod primitives;
-mod raybench;
+mod progress;
 mod render;
 mod table;
 mod volume;
@@ -299,19 +297,21 @@ fn main() -> ExitCode {
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => gpu_for(backend, &opts)
                 .and_then(|gpu| {
-                    let counts: Vec<usize> = octbench::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
-                    let tables = octbench::octree(gpu.as_ref(), &counts, depth, bench::Effort { warmup, repeats })?;
+                    let counts: Vec<usize> =
+                        bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
+                    let tables =
+                        bench::octree::octree(gpu.as_ref(), &counts, depth, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);
                     Ok(())
                 }),
             BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => {
                 gpu_for(backend, &opts).and_then(|gpu| {
-                    let mut list = raybench::standard(&scenes);
+                    let mut list = bench::raytrace::standard(&scenes);
                     if no_generated {
-                        list.retain(|s| !matches!(s, raybench::BenchScene::Generated(_)));
+                        list.retain(|s| !matches!(s, bench::raytrace::BenchScene::Generated(_)));
                     }
                     let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-                    let t = raybench::raytrace(gpu.as_ref(), &list, &build, frames, cpu_frames)?;
+                    let t = bench::raytrace::raytrace(gpu.as_ref(), &list, &build, frames, cpu_frames)?;
                     print_tables(&[t], json);
                     Ok(())
                 })
@@ -320,7 +320,8 @@ fn main() -> ExitCode {
                 gpu_for(backend, &opts).and_then(|gpu| {
                     let effort = bench::Effort { warmup, repeats };
                     let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
-                    let tables = primitives::primitives(gpu.as_ref(), max_log2, effort, lookback, only.as_deref())?;
+                    let tables =
+                        bench::primitives::primitives(gpu.as_ref(), max_log2, effort, lookback, only.as_deref())?;
                     print_tables(&tables, json);
                     Ok(())
                 })
@@ -330,9 +331,9 @@ fn main() -> ExitCode {
                     let cap = gpu.as_ref().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
                     let effort = bench::Effort { warmup, repeats };
                     let max = max_log2.min(cap);
-                    let mut tables = vec![bench::roofline(gpu.as_ref(), min_log2, max, effort)?];
+                    let mut tables = vec![bench::roofline::roofline(gpu.as_ref(), min_log2, max, effort)?];
                     if let (true, Some(g)) = (variants, gpu.as_ref()) {
-                        tables.push(bench::copy_variants(g, 1 << max.min(30), effort)?);
+                        tables.push(bench::roofline::copy_variants(g, 1 << max.min(30), effort)?);
                     }
                     print_tables(&tables, json);
                     Ok(())

@@ -7,7 +7,7 @@ use lumbre_gpu::{Gpu, GpuOptions};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene};
 
-use crate::bench::progress;
+use crate::progress::progress;
 
 /// What `lumbre render` was asked for.
 pub struct RenderArgs {

@@ -8,7 +8,7 @@ use lumbre_gpu::{Compute, Gpu, GpuOptions};
 use lumbre_octree::{GpuBuild, Octree, Points};
 use lumbre_raytrace::{Camera, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
 
-use crate::bench::progress;
+use crate::progress::progress;
 
 /// What `lumbre volume` was asked for.
 pub struct VolumeArgs {

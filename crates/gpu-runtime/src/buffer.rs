@@ -115,7 +115,44 @@ pub enum Fit {
     Pieces,
 }
 
+/// `(start, len)` of each piece of `n` elements cut into pieces of `piece` (the last one
+/// shorter).
+///
+/// ```
+/// assert_eq!(lumbre_gpu::pieces(9, 4), vec![(0, 4), (4, 4), (8, 1)]);
+/// assert!(lumbre_gpu::pieces(0, 4).is_empty());
+/// ```
+pub fn pieces(n: usize, piece: usize) -> Vec<(usize, usize)> {
+    (0..n.div_ceil(piece)).map(|k| (k * piece, piece.min(n - k * piece))).collect()
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 impl Gpu {
+    /// The piece length, in elements of `elem_bytes`, for buffers longer than one storage
+    /// binding that kernels process `tile` elements per workgroup: the largest multiple of
+    /// `tile` whose bytes fit one binding and whose every piece starts at a byte offset that
+    /// keeps the binding alignment.
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let piece = gpu.piece_len(12, 256); // xyz points, 256 per workgroup
+    /// assert_eq!(piece % 256, 0);
+    /// assert_eq!(piece * 12 % gpu.limits().min_storage_buffer_offset_alignment as usize, 0);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn piece_len(&self, elem_bytes: usize, tile: usize) -> usize {
+        let l = self.limits();
+        let max = l.max_storage_buffer_binding_size as usize / elem_bytes;
+        let align = l.min_storage_buffer_offset_alignment as usize;
+        // Elements per aligned step: offsets are multiples of `align` bytes.
+        let step = align / gcd(align, elem_bytes);
+        let unit = tile / gcd(tile, step) * step;
+        (max / unit * unit).max(unit)
+    }
+
     /// Checks that `bytes` fit the limit for `fit`, naming `what` in the error.
     ///
     /// ```no_run

@@ -10,8 +10,8 @@ use crate::{Error, Gpu, Result};
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;
-/// let copy = gpu.kernel(&lumbre_shaders::runtime::COPY, "main")?;
-/// let again = gpu.kernel(&lumbre_shaders::runtime::COPY, "main")?; // from the cache
+/// let copy = gpu.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main")?;
+/// let again = gpu.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main")?; // from the cache
 /// assert_eq!(gpu.compiled_pipelines(), 1);
 /// # let _ = (copy, again);
 /// # Ok::<(), lumbre_gpu::Error>(())

@@ -25,19 +25,19 @@ mod report;
 pub mod testing;
 mod timing;
 
-pub use buffer::{Buffer, Fit};
+pub use buffer::{Buffer, Fit, pieces};
 pub use compute::{Backend, Compute, Placed};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
 pub use context::{AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, adapters};
 pub use copy::{
-    BUSY_SPAN, COPY_WORKGROUP, CopyKernel, KeepBusy, WARM_UP, busy_median_time, copy_cpu, copy_time, copy_time_between,
-    copy_time_u32, copy_variant_times, iota_cpu, median_time, record_iota,
+    COPY_WORKGROUP, CopyKernel, copy_cpu, copy_time, copy_time_between, copy_time_u32, copy_variant_times, iota_cpu,
+    record_iota,
 };
 pub use error::{Error, Result};
 pub use kernel::{Kernel, grid};
 pub use recorder::Recorder;
 pub use report::{Progress, Report};
-pub use timing::{TimingSource, Timings};
+pub use timing::{BUSY_SPAN, KeepBusy, TimingSource, Timings, WARM_UP, busy_median_time, median_time};
 
 pub use lumbre_shaders as shaders;
 pub use wgpu;

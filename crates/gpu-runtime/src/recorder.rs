@@ -16,7 +16,7 @@ const QUERIES_PER_SET: u32 = 512;
 /// let gpu = Gpu::new()?;
 /// let src = gpu.upload(&[[1u32; 4]; 1000])?;
 /// let dst = gpu.zeroed::<[u32; 4]>(1000)?;
-/// let copy = gpu.kernel(&lumbre_shaders::runtime::COPY, "main")?;
+/// let copy = gpu.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main")?;
 /// let mut rec = gpu.recorder();
 /// rec.dispatch("copy", &copy, &[src.binding(), dst.binding()], 1000u64.div_ceil(256))?;
 /// let timings = rec.submit()?;

@@ -107,12 +107,12 @@ fn pipeline_cache_compiles_once_per_context() {
     for _ in 0..3 {
         assert_eq!(CopyKernel.gpu(&gpu, &data).unwrap(), data);
     }
-    gpu.kernel(&lumbre_shaders::runtime::COPY, "main").unwrap();
+    gpu.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main").unwrap();
     assert_eq!(gpu.compiled_pipelines(), 1);
     gpu.kernel(&lumbre_shaders::runtime::IOTA, "main").unwrap();
     assert_eq!(gpu.compiled_pipelines(), 2);
     let other = Gpu::new().unwrap();
-    other.kernel(&lumbre_shaders::runtime::COPY, "main").unwrap();
+    other.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main").unwrap();
     assert_eq!(other.compiled_pipelines(), 1, "the cache is per context");
 }
 
@@ -161,7 +161,7 @@ fn validation_errors_come_back_as_err() {
     let Some(gpu) = test_gpu(NO_FEATURES) else { return };
     let gpu =
         Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
-    let copy = gpu.kernel(&lumbre_shaders::runtime::COPY, "main").unwrap();
+    let copy = gpu.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main").unwrap();
     let src = gpu.upload(&vec4s(4)).unwrap();
     let mut rec = gpu.recorder();
     // The copy kernel has two bindings; giving one is a validation error, not a panic.

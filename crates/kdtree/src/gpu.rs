@@ -1,4 +1,4 @@
-//! Kd-tree ray queries on the GPU (`kdtree/query.wgsl`, built on `shared/kdtree.wgsl`, a
+//! Kd-tree ray queries on the GPU (`kdtree/query.wgsl`, built on `kdtree/traverse.wgsl`, a
 //! line-by-line port of the CPU traversal), through the shared [`Compute`] trait.
 
 use glam::Vec3;
@@ -6,7 +6,7 @@ use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Recorder, Result, Tolerance
 
 use crate::{Aabb, Hit, KdTree, QueryOptions, Ray, Traversal, TriangleTest};
 
-/// A kd-tree and its triangles on the GPU, in the layout `shared/kdtree.wgsl` reads
+/// A kd-tree and its triangles on the GPU, in the layout `kdtree/traverse.wgsl` reads
 /// (bindings 1, 2, 3 of any kernel that imports it).
 #[derive(Clone, Debug)]
 pub struct GpuKdTree {
@@ -106,6 +106,10 @@ struct Params {
     bmax: [f32; 3],
     flags: u32,
 }
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::kdtree::QUERY_DEFAULT_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::kdtree::QUERY_TINY_PARAMS_SIZE
+);
 
 impl RayQuery {
     /// Records the queries of `rays` (two vec4 per ray: origin and `t_min`, direction and

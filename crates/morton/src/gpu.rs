@@ -74,6 +74,7 @@ struct Params {
     scale: [f32; 3],
     _pad: u32,
 }
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::morton::ENCODE_PARAMS_SIZE);
 
 impl MortonEncode {
     fn wide(&self) -> bool {
@@ -153,9 +154,8 @@ impl MortonEncode {
         let q = &self.quantizer;
         let entry = if wide { "encode64" } else { "encode32" };
         let kernel = gpu.kernel(&lumbre_shaders::morton::ENCODE, entry)?;
-        // Clouds longer than one storage binding go in pieces of whole workgroups (256
-        // points: 3 KiB of positions, a multiple of every offset alignment).
-        let piece = ((gpu.limits().max_storage_buffer_binding_size / 12) as usize / 256 * 256).max(256);
+        // Clouds longer than one storage binding go in pieces of whole workgroups.
+        let piece = gpu.piece_len(12, 256);
         let mut start = 0;
         while start < n {
             let len = piece.min(n - start);

@@ -80,6 +80,7 @@ struct Params {
     n: u32,
     depth: u32,
 }
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::octree::DENSE_PARAMS_SIZE);
 
 impl lumbre_gpu::Compute for DenseCounts {
     type Input = crate::Points;

@@ -94,6 +94,10 @@ struct Params {
     level: u32,
     out_cap: u32,
 }
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::octree::BUILD_KEY32_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::octree::BUILD_KEY64_PARAMS_SIZE
+);
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]

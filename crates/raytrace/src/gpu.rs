@@ -45,6 +45,7 @@ struct Params {
     pixel_base: u32,
     _pad: [u32; 2],
 }
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_PARAMS_SIZE);
 
 /// A prepared scene on the GPU.
 #[derive(Clone, Debug)]

@@ -276,7 +276,12 @@ mod gpu {
         pixel_base: u32,
         tree_depth: u32,
         empty: u32,
+        _pad: [u32; 2],
     }
+    const _: () = assert!(
+        size_of::<Params>() == lumbre_shaders::raytrace::VOLUME_SHALLOW_PARAMS_SIZE
+            && size_of::<Params>() == lumbre_shaders::raytrace::VOLUME_DEEP_PARAMS_SIZE
+    );
 
     /// A voxel render through the [`Compute`] trait: the CPU path is
     /// [`render_volume_cpu`]; the GPU path reads an octree already on the GPU, so a GPU
@@ -322,7 +327,7 @@ mod gpu {
     const TILES_PER_DISPATCH: u32 = 1 << 14;
 
     /// Deepest tree the `shallow` variant of `raytrace/volume.wgsl` takes (its stack holds
-    /// 88 entries, `shared/volume_stack_shallow.wgsl`); deeper trees take `deep`.
+    /// 88 entries); deeper trees take `deep`.
     const SHALLOW_DEPTH: u32 = 10;
 
     impl VolumeRender {
@@ -375,6 +380,7 @@ mod gpu {
                     pixel_base: base,
                     tree_depth: tree.depth,
                     empty: tree.empty as u32,
+                    _pad: [0; 2],
                 })?;
                 let res = [
                     params.as_entire_binding(),

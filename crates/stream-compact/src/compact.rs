@@ -6,8 +6,9 @@ use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Timings};
 use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
-use crate::pieces::{piece_len, pieces, split_sizes};
+use crate::pieces::split_sizes;
 use crate::scan::{Lookback, ScanMethod, TileTotals, record_totals_scan};
+use lumbre_gpu::pieces;
 
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
 pub const COMPACT_TILE: usize = 4096;
@@ -258,6 +259,7 @@ struct Params {
     index_base: u32,
     out_base: u32,
 }
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::compact::COMPACT_PLAIN_COMPACT_PARAMS_SIZE);
 
 impl Compact {
     fn check(&self, values: usize, flags: usize) -> Result<usize> {
@@ -382,7 +384,7 @@ impl Compact {
     pub fn record_compact_into(&self, rec: &mut Recorder, input: &GpuStream, out: &GpuCompacted) -> Result<()> {
         let gpu = rec.gpu().clone();
         let n = input.len;
-        if pieces(n, piece_len(&gpu, 4, COMPACT_TILE)).len() > 1 {
+        if pieces(n, gpu.piece_len(4, COMPACT_TILE)).len() > 1 {
             return Err(Error::LimitExceeded {
                 what: "GPU-resident compaction".into(),
                 limit: "max_storage_buffer_binding_size",
@@ -418,7 +420,7 @@ impl Compact {
         let n = input.len;
         let align = (gpu.limits().min_storage_buffer_offset_alignment as usize / 4).max(1);
         // The output window starts up to `align` elements before the piece's first output.
-        let mut piece = piece_len(gpu, 4, COMPACT_TILE);
+        let mut piece = gpu.piece_len(4, COMPACT_TILE);
         if (piece + align) * 4 > gpu.limits().max_storage_buffer_binding_size as usize {
             piece -= COMPACT_TILE;
         }
@@ -499,7 +501,7 @@ impl Compute for Compact {
 
     fn gpu_timed(&self, gpu: &Gpu, input: &Stream) -> Result<(Vec<u32>, Timings)> {
         let on_gpu = self.upload(gpu, input)?;
-        if pieces(on_gpu.len, piece_len(gpu, 4, COMPACT_TILE)).len() > 1 {
+        if pieces(on_gpu.len, gpu.piece_len(4, COMPACT_TILE)).len() > 1 {
             return self.gpu_pieces(gpu, &on_gpu);
         }
         let mut rec = gpu.recorder();

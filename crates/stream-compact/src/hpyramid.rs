@@ -52,6 +52,7 @@ struct Params {
     mode: u32,
     _pad2: [u32; 2],
 }
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::compact::HPYRAMID_HP_PARAMS_SIZE);
 
 impl HistoPyramid {
     fn mode(&self) -> Result<u32> {
@@ -152,8 +153,8 @@ impl Compute for HistoPyramid {
     /// buffers, compacted by its own pyramid, and the results are concatenated on the host.
     fn gpu_timed(&self, gpu: &Gpu, input: &Stream) -> Result<(Vec<u32>, lumbre_gpu::Timings)> {
         let on_gpu = self.upload(gpu, input)?;
-        let piece = crate::piece_len(gpu, 4, 4096);
-        let parts = crate::pieces(on_gpu.len, piece);
+        let piece = gpu.piece_len(4, 4096);
+        let parts = lumbre_gpu::pieces(on_gpu.len, piece);
         let mut rec = gpu.recorder();
         if parts.len() <= 1 {
             let out = self.record(&mut rec, &on_gpu)?;

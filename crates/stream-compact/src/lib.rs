@@ -30,7 +30,6 @@ pub use compact::{
     COMPACT_TILE, COMPACT_TWO_PASS_MIN, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu,
 };
 pub use hpyramid::HistoPyramid;
-pub use pieces::{piece_len, pieces};
 pub use scan::{
     Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, ScanScratch, record_scan,
     record_scan_with, scan_cpu,

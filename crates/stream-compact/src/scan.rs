@@ -8,7 +8,7 @@ use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
 use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
-use crate::pieces::{piece_len, pieces};
+use lumbre_gpu::pieces;
 
 /// Elements per GPU scan tile (256 threads x 16), `TILE` in `shared/scan_tile.wgsl`.
 pub const SCAN_TILE: usize = 4096;
@@ -107,6 +107,10 @@ struct ScanParams {
     num_tiles: u32,
     lookback: u32,
 }
+const _: () = assert!(
+    size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_U32_PLAIN_SCAN_PARAMS_SIZE
+        && size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_F32_PLAIN_SCAN_PARAMS_SIZE
+);
 
 /// Scratch for GPU scans: the look-back state and the carries between pieces.
 #[derive(Debug)]
@@ -126,7 +130,7 @@ impl ScanScratch {
 
     /// Scratch for `method` (a single pass needs no per-tile totals).
     fn for_method<T: ScanElem>(gpu: &Gpu, n: usize, method: ScanMethod) -> Result<Self> {
-        let piece = piece_len(gpu, size_of::<T>(), SCAN_TILE);
+        let piece = gpu.piece_len(size_of::<T>(), SCAN_TILE);
         let tiles = piece.min(n.max(1)).div_ceil(SCAN_TILE);
         let per_tile = if method.resolve(n) == ScanMethod::ReduceThenScan { tiles.next_multiple_of(4) } else { 4 };
         Ok(ScanScratch {
@@ -248,7 +252,7 @@ pub fn record_scan_with<T: ScanElem>(
         ScanMethod::ReduceThenScan => Some((gpu.kernel(shader, "reduce")?, gpu.kernel(shader, "scan_from_prefixes")?)),
         _ => None,
     };
-    let piece = piece_len(&gpu, size_of::<T>(), SCAN_TILE);
+    let piece = gpu.piece_len(size_of::<T>(), SCAN_TILE);
     for (k, (start, len)) in pieces(src.len(), piece).into_iter().enumerate() {
         let tiles = len.div_ceil(SCAN_TILE);
         let this = gpu.uniform(&ScanParams {

@@ -6,8 +6,9 @@ use bytemuck::Pod;
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
 use rayon::prelude::*;
 
-use crate::pieces::{piece_len, pieces, split_sizes};
+use crate::pieces::split_sizes;
 use crate::scan::{ScanKind, record_scan};
+use lumbre_gpu::pieces;
 
 /// Keys per GPU sort tile (256 threads x 8), `SORT_TILE` in the radix shaders.
 pub const SORT_TILE: usize = 2048;
@@ -287,8 +288,12 @@ struct Params {
     tile_base: u32,
     out_base: u32,
     out_len: u32,
-    _pad: [u32; 3],
 }
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::compact::RADIX_HIST_SORT_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::compact::RADIX_OFFSETS_SORT_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::compact::RADIX_SCATTER_PLAIN_SORT_PARAMS_SIZE
+);
 
 /// Records a stable GPU radix sort of `keys` (and `values` with them), in place: 4 passes
 /// for `u32` keys, 8 for `u64`, each a histogram per tile, the tiles' output positions
@@ -324,7 +329,7 @@ pub fn record_sort_bits<K: SortKey>(
     u32::try_from(n).map_err(|_| Error::Input("sort of more than 2^32 keys".into()))?;
     let tiles = n.div_ceil(SORT_TILE);
     gpu.check_size("radix sort histograms", 256 * 4 * tiles as u64, Fit::Binding)?;
-    let piece = piece_len(&gpu, size_of::<K>(), SORT_TILE);
+    let piece = gpu.piece_len(size_of::<K>(), SORT_TILE);
     let parts = pieces(n, piece);
     let keys_tmp = gpu.zeroed_fit::<K>(n, Fit::Pieces)?;
     // Without values, two distinct one-word stand-ins (one buffer cannot be bound both
@@ -371,7 +376,6 @@ pub fn record_sort_bits<K: SortKey>(
             tile_base: (part.0 / SORT_TILE) as u32,
             out_base: window.0 as u32,
             out_len: window.1 as u32,
-            _pad: [0; 3],
         };
         for &part in &parts {
             let p = gpu.uniform(&params(part, (0, 0)))?;

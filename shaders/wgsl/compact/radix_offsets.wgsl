@@ -1,5 +1,5 @@
 //! import shared/dispatch
-//! import shared/radix_params
+//! import compact/radix_params
 // Radix sort, pass part 2: every (tile, digit)'s first output position from the tile-major
 // histograms `hist[tile * 256 + digit]`, with only contiguous reads and writes (the
 // digit-major layout that one plain scan needs made both the histogram's stores and the

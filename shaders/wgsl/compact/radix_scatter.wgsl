@@ -1,7 +1,7 @@
 //! variants plain, subgroups
-//! import shared/lanes_{variant}
-//! import shared/block_scan_{variant}
-//! import shared/radix_params
+//! import compact/lanes_{variant}
+//! import compact/block_scan_{variant}
+//! import compact/radix_params
 // Radix sort, pass part 2: each tile sorts its keys by the pass's 8-bit digit in shared
 // memory (four stable 2-bit splits, counters for the four values packed as 16-bit fields
 // of a vec2 and block-scanned together), then writes each key to its digit's output

@@ -1,7 +1,7 @@
 //! variants plain, subgroups
-//! import shared/lanes_{variant}
-//! import shared/block_scan_{variant}
-//! import shared/lookback
-//! import shared/scan_tile
-// Prefix scan of u32; the kernel is shared/scan_tile.wgsl.
+//! import compact/lanes_{variant}
+//! import compact/block_scan_{variant}
+//! import compact/lookback
+//! import compact/scan_tile
+// Prefix scan of u32; the kernel is compact/scan_tile.wgsl.
 alias Val = u32;

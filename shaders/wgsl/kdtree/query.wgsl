@@ -1,7 +1,8 @@
 //! variants default, tiny
 //! import shared/dispatch
-//! import shared/kd_stack_{variant}
-//! import shared/kdtree
+//! define default: const KD_SHORT_STACK: u32 = 16u;
+//! define tiny: const KD_SHORT_STACK: u32 = 2u;
+//! import kdtree/traverse
 // Batch ray queries against a kd-tree: the GPU twin of KdTree::closest_hits / any_hits.
 
 struct Params {

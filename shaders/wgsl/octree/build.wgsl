@@ -1,6 +1,6 @@
 //! variants key32, key64
 //! import shared/dispatch
-//! import shared/octree_{variant}
+//! import octree/{variant}
 // GPU octree build, the stages between the sort of leaf codes and the finished node array.
 // Each matches a function of lumbre-octree's CPU build (build.rs) bit for bit.
 //

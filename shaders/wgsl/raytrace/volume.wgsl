@@ -1,8 +1,13 @@
 //! variants shallow, deep
 //! import shared/dispatch
-//! import shared/octree_node
-//! import shared/volume_stack_{variant}
+//! import octree/node
+//! define shallow: const STACK: u32 = 88u;
+//! define shallow: const LEVELS: u32 = 11u;
+//! define deep: const STACK: u32 = 176u;
+//! define deep: const LEVELS: u32 = 22u;
 //! import shared/camera
+// Traversal arrays: 8 stack entries per level plus the root's, one corner per level;
+// `shallow` for trees up to depth 10, `deep` up to lumbre_octree::MAX_DEPTH (21).
 // Voxel rendering through the sparse octree, one thread per pixel: a port of
 // lumbre_octree::Octree::trace and lumbre_raytrace::voxel_radiance. Children are visited
 // in the order `i ^ m` (m: the octants the ray points away from), which is front to back

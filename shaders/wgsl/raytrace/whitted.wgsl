@@ -1,6 +1,6 @@
 //! import shared/dispatch
-//! import shared/kd_stack_default
-//! import shared/kdtree
+//! define const KD_SHORT_STACK: u32 = 16u;
+//! import kdtree/traverse
 //! import shared/sampling
 //! import shared/camera
 // The Whitted integrator, one thread per pixel: a step-by-step port of

@@ -1,8 +1,12 @@
+//! variants vec4, u32
 //! import shared/dispatch
-// The roofline: copy vec4<u32> elements; every benchmark reports against it.
+//! define vec4: alias Elem = vec4<u32>;
+//! define u32: alias Elem = u32;
+// The roofline: copy one element per thread (`vec4`: 16 bytes; `u32`: 4 bytes, the roofline
+// of kernels that move one 4-byte element per thread); every benchmark reports against it.
 
-@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(0) var<storage, read> src: array<Elem>;
+@group(0) @binding(1) var<storage, read_write> dst: array<Elem>;
 
 const WG: u32 = 256u;
 

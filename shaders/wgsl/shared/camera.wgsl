@@ -1,3 +1,4 @@
+//! module
 // The pinhole camera (lumbre_raytrace::Camera::to_gpu) and the 8x8 pixel tiles the
 // renderers hand out, one per workgroup of 64: neighbouring rays walk the same nodes.
 

@@ -1,3 +1,4 @@
+//! module
 // Dispatches of more than 65535 workgroups are folded into a 2D grid by the runtime
 // (lumbre_gpu::Dispatch); this recovers the linear workgroup index.
 fn flat_workgroup(wid: vec3<u32>, num_wg: vec3<u32>) -> u32 {

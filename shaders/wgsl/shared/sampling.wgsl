@@ -1,3 +1,4 @@
+//! module
 // Integer hash and stratified samples, bit-exact with lumbre_raytrace's hash_u32, hash_f32
 // and stratified (PCG hash, Jarzynski and Olano 2020).
 

@@ -1,3 +1,4 @@
+//! module
 // Node keys of up to 10 levels in one word (lumbre_morton::NodeKey32), for the octree
 // build. The includer declares `codes` (sorted leaf codes, one word each) and `put` and
 // `child_word` (word planes).

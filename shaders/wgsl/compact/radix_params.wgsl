@@ -1,3 +1,4 @@
+//! module
 // Parameters of one radix sort pass (lumbre_compact::sort::Params), shared by its kernels.
 struct SortParams {
     n: u32,

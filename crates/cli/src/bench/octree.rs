@@ -12,7 +12,8 @@ use lumbre_raytrace::{
     Camera, VolumeMode, VolumeOptions, VolumeRender, cloud_points, phantom_cloud, render_volume_cpu,
 };
 
-use crate::bench::{Effort, progress};
+use super::Effort;
+use crate::progress::progress;
 use crate::table::Table;
 use crate::volume::advect;
 

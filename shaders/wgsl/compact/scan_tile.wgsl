@@ -1,3 +1,4 @@
+//! module
 // Single-pass prefix scan: each workgroup scans a tile of TILE elements, gets the tile's
 // prefix by decoupled look-back, and writes the result. Inputs longer than one storage
 // binding are scanned piece by piece; `carry[piece]` holds the total of earlier pieces and

@@ -1,3 +1,4 @@
+//! module
 // Workgroup-wide exclusive scan of `Elem` in rank order: a subgroup scan, then the
 // subgroup totals through shared memory. Works for any subgroup size >= 4.
 

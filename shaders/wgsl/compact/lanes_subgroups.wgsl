@@ -1,3 +1,4 @@
+//! module
 //! requires subgroups
 // Thread identities for kernels with subgroups. The rank orders threads subgroup by
 // subgroup, so a subgroup scan follows rank order whatever the hardware's lane layout.

@@ -1,3 +1,4 @@
+//! module
 // Node keys of up to 21 levels in two words, low then high (lumbre_morton::NodeKey64), for
 // the octree build. The includer declares `codes` (sorted leaf codes, two words each) and
 // `put` and `child_word` (word planes).

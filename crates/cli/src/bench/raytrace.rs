@@ -11,7 +11,7 @@ use lumbre_gpu::{BUSY_SPAN, Gpu, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuRenderer, Prepared, RenderOptions, Scene};
 
-use crate::bench::progress;
+use crate::progress::progress;
 use crate::table::Table;
 
 /// One benchmark scene: a file, or the generated ~1M-triangle sphere.

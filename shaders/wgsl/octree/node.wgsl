@@ -1,3 +1,4 @@
+//! module
 // lumbre_octree::Inner (12 bytes): an interior node of the packed octree.
 struct Inner {
     first_child: u32,

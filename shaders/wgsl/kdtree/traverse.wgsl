@@ -1,10 +1,11 @@
+//! module
 // Kd-tree ray queries, a line-by-line port of lumbre-kdtree's traverse.rs, triangle.rs and
 // aabb.rs (same conventions: hits need t_min < t < t_max; parallel axes are those with a
 // direction component below f32's smallest normal; leaves test their triangles against the
 // whole remaining interval).
 //
-// The includer imports `shared/kd_stack_default` (or `_tiny`, for tests) and declares, in
-// group 0:
+// The includer defines KD_SHORT_STACK (16; 2 in tests, to exercise the restart fallback)
+// and declares, in group 0:
 //   binding 1: kd_nodes: array<vec2<u32>>  (KdNode { a, b })
 //   binding 2: kd_prims: array<u32>
 //   binding 3: kd_tris: array<vec4<f32>>   (3 per triangle, in the caller's order)
@@ -214,7 +215,7 @@ fn kd_test_leaf(r: RayPrep, watertight: bool, n: vec2<u32>, t_min: f32, best: pt
 // full, overwrites its oldest entry, the farthest pending subtree. Everything nearer is still
 // visited in order, so when the stack runs dry after such a loss the walk restarts from the
 // root at the exit of the last leaf (as KD-restart does): exact results with a small stack.
-// KD_SHORT_STACK comes from an imported `shared/kd_stack_*` module.
+// The includer defines KD_SHORT_STACK (`//! define`).
 
 // Stack traversal: closest hit (or, with `any`, the first found). Its descent step repeats
 // kd_restart's on purpose: folded into a function returning a struct, it cost the restart

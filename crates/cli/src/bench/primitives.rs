@@ -12,7 +12,8 @@ use lumbre_gpu::{
 };
 use lumbre_morton::{Keys, MortonEncode, Quantizer};
 
-use crate::bench::{Effort, progress};
+use super::Effort;
+use crate::progress::progress;
 use crate::table::Table;
 
 type Res<T> = Result<T, String>;

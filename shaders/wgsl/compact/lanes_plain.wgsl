@@ -1,3 +1,4 @@
+//! module
 // Thread identities for kernels that run without subgroups: the rank is the local index.
 const WG: u32 = 256u;
 

@@ -1,3 +1,4 @@
+//! module
 //! requires subgroup_barrier
 // Compaction stores by subgroup: a subgroup's kept elements of one stripe form one run of the
 // output. They are gathered in shared memory (a region per subgroup, four words per lane)

@@ -1,3 +1,4 @@
+//! module
 // Decoupled look-back with fallback (Smith, Levien, Owens, SPAA 2025): each tile publishes
 // its aggregate, then walks back over its predecessors' published values. If a predecessor
 // has published nothing after `spin_limit` polls, the tile reduces that predecessor's input

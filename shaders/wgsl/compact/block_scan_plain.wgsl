@@ -1,3 +1,4 @@
+//! module
 // Workgroup-wide exclusive scan of `Elem` in rank order, in shared memory (Kogge-Stone).
 // The includer defines `alias Elem` (u32, f32 or a vector of them).
 

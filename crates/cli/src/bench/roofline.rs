@@ -1,30 +1,13 @@
-//! `lumbre bench`: the standard measurements, one table each.
+//! `lumbre bench roofline`: the copy kernel's bandwidth over sizes, beside CPU copies.
 
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use lumbre_gpu::{Gpu, copy_time, median_time};
 use rayon::prelude::*;
 
+use super::Effort;
+use crate::progress::progress;
 use crate::table::Table;
-
-/// Warm-up runs and measured repeats for every figure.
-#[derive(Clone, Copy, Debug)]
-pub struct Effort {
-    pub warmup: usize,
-    pub repeats: usize,
-}
-
-pub fn progress(len: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_message(what.to_string());
-    bar
-}
 
 fn gbps(bytes: u64, t: Duration) -> f64 {
     bytes as f64 / t.as_secs_f64() / 1e9

@@ -1,0 +1,13 @@
+//! `lumbre bench`: the standard measurements, one table each; one file per benchmark.
+
+pub mod octree;
+pub mod primitives;
+pub mod raytrace;
+pub mod roofline;
+
+/// Warm-up runs and measured repeats for every figure.
+#[derive(Clone, Copy, Debug)]
+pub struct Effort {
+    pub warmup: usize,
+    pub repeats: usize,
+}
