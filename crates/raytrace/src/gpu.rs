@@ -1,13 +1,13 @@
 //! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel, the
 //! image rendered in tiles of pixels and read back once.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Buffer, Compute, Gpu, Recorder, Result, Timings, Tolerance};
+use lumbre_gpu::{Agree, Buffer, Compute, Gpu, Progress, Recorder, Report, Result, Tolerance};
 use lumbre_kdtree::{GpuKdTree, Traversal, TriangleTest};
 
-use crate::{Camera, Image, Light, Prepared, RenderOptions, RenderStats, diff_stats};
+use crate::{Camera, Image, Light, Prepared, RenderOptions, diff_stats};
 
 /// 8x8 pixel tiles per dispatch (a million pixels): bounds each dispatch (drivers reset GPUs
 /// whose dispatches run too long) while 1920x1080 takes two, not eight, each of which ends
@@ -191,16 +191,6 @@ impl WhittedRender {
         }
         Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
     }
-
-    /// The GPU render with its statistics and GPU time.
-    pub fn gpu_stats(&self, gpu: &Gpu, scene: &GpuScene) -> Result<(Image, RenderStats, Duration)> {
-        let mut rec = gpu.recorder();
-        let out = self.record_render(&mut rec, scene)?;
-        let t: Timings = rec.submit()?;
-        let image = self.download(gpu, &out)?;
-        let rays = gpu.download(&out.rays)?[0] as u64;
-        Ok((image, RenderStats { rays }, t.gpu()))
-    }
 }
 
 impl Compute for WhittedRender {
@@ -214,7 +204,27 @@ impl Compute for WhittedRender {
     }
 
     fn cpu(&self, p: &Prepared) -> Result<Image> {
-        Ok(p.render_cpu(&self.camera, &self.options, &|_| {}).0)
+        self.cpu_reported(p, &()).map(|(image, _)| image)
+    }
+
+    /// The CPU render with one progress step per row; reports the rays cast.
+    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
+        let rows = AtomicU64::new(0);
+        let height = self.options.height as u64;
+        let mut report = Report::default();
+        let (image, stats) = report.time("render", || {
+            p.render_cpu(&self.camera, &self.options, &|_| {
+                progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
+            })
+        });
+        report.stat("rays", stats.rays as f64);
+        Ok((image, report))
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, out: &GpuImage) -> Result<Report> {
+        let mut report = Report::default();
+        report.stat("rays", gpu.download(&out.rays)?[0] as f64);
+        Ok(report)
     }
 
     fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
@@ -242,29 +252,5 @@ impl Agree for Image {
             }
             Ok(_) => None,
         }
-    }
-}
-
-/// The GPU side of `lumbre render`: a scene uploaded once, rendered from any camera.
-pub struct GpuRenderer {
-    gpu: Gpu,
-    scene: GpuScene,
-}
-
-impl GpuRenderer {
-    /// Uploads the prepared scene.
-    pub fn new(gpu: &Gpu, p: &Prepared) -> Result<Self> {
-        Ok(GpuRenderer { gpu: gpu.clone(), scene: GpuScene::upload(gpu, p)? })
-    }
-
-    /// Renders one image; returns it with the number of rays.
-    pub fn render(&self, camera: &Camera, options: &RenderOptions) -> Result<(Image, RenderStats)> {
-        let r = WhittedRender { camera: *camera, options: *options };
-        r.gpu_stats(&self.gpu, &self.scene).map(|(i, s, _)| (i, s))
-    }
-
-    /// Renders and reports the GPU time of the render (timestamps where available).
-    pub fn render_timed(&self, camera: &Camera, options: &RenderOptions) -> Result<(Image, RenderStats, Duration)> {
-        WhittedRender { camera: *camera, options: *options }.gpu_stats(&self.gpu, &self.scene)
     }
 }

@@ -43,13 +43,13 @@ mod scene;
 mod volume;
 mod whitted;
 
-pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear};
+pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear, write_file};
 pub use camera::{
     Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera, ONE_MINUS_EPSILON, hash_f32, hash_u32,
     stratified,
 };
 pub use error::LoadError;
-pub use gpu::{GpuImage, GpuRenderer, GpuScene, WhittedRender};
+pub use gpu::{GpuImage, GpuScene, WhittedRender};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};
