@@ -71,7 +71,7 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
 /// The bundled scenes through the Whitted ray tracer, CPU and GPU, written as PNGs.
 fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
     use lumbre_gpu::Compute;
-    use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, WhittedRender, add_default_light, diff_stats};
+    use lumbre_raytrace::{Camera, Prepared, RenderOptions, WhittedRender, add_default_light, diff_stats};
     let mut t = Table::new(
         "Whitted ray tracer on the bundled scenes (256x256, 4 samples per pixel)",
         &[
@@ -86,9 +86,8 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
             "images",
         ],
     );
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/scenes");
     for name in ["CornellBox-Original", "CornellBox-Diffuse", "suzanne", "teapot"] {
-        let (mut scene, _) = Scene::load_obj(&dir.join(format!("{name}.obj"))).map_err(|e| e.to_string())?;
+        let mut scene = crate::data::scene(name, None)?;
         let camera = Camera::frame(scene.bounds, 1.0);
         add_default_light(&mut scene, &camera);
         let t0 = Instant::now();

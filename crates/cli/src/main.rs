@@ -1,6 +1,7 @@
 //! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
 
 mod bench;
+mod data;
 mod demo;
 mod info;
 mod progress;
@@ -171,9 +172,10 @@ enum BenchCommand {
     },
     /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
     Raytrace {
-        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj.
-        #[arg(long, default_value = "../shared/scenes")]
-        scenes: PathBuf,
+        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj (default: the copies
+        /// bundled in this binary).
+        #[arg(long)]
+        scenes: Option<PathBuf>,
         /// Camera positions around each model on the GPU.
         #[arg(long, default_value_t = 20)]
         frames: u32,
@@ -324,7 +326,7 @@ fn main() -> ExitCode {
                 }),
             BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => {
                 backend_for(backend, &opts).and_then(|backend| {
-                    let mut list = bench::raytrace::standard(&scenes);
+                    let mut list = bench::raytrace::standard(scenes.as_deref());
                     if no_generated {
                         list.retain(|s| !matches!(s, bench::raytrace::BenchScene::Generated(_)));
                     }
