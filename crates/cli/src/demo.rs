@@ -105,7 +105,7 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
             prepared.tris.len().to_string(),
             format!("{:.1}", build.as_secs_f64() * 1e3),
             format!("{:.1}", cpu_t.as_secs_f64() * 1e3),
-            format!("{:.2}", cpu_report.get("rays").unwrap_or(0.0) / cpu_t.as_secs_f64() / 1e6),
+            crate::table::sig(cpu_report.get("rays").unwrap_or(0.0) / cpu_t.as_secs_f64() / 1e6),
         ];
         match gpu {
             Some(g) => {
@@ -116,7 +116,7 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
                 img.save_png(&out.join(format!("{name}-gpu.png"))).map_err(|e| e.to_string())?;
                 let rmse = diff_stats(&cpu_img, &img).map_err(|e| e.to_string())?.rmse;
                 row.push(format!("{:.2}", time.as_secs_f64() * 1e3));
-                row.push(format!("{:.2}", report.get("rays").unwrap_or(0.0) / time.as_secs_f64() / 1e6));
+                row.push(crate::table::sig(report.get("rays").unwrap_or(0.0) / time.as_secs_f64() / 1e6));
                 row.push(format!("{rmse:.5}"));
                 row.push(format!("{name}-cpu.png, {name}-gpu.png"));
             }

@@ -317,8 +317,17 @@ fn main() -> ExitCode {
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => backend_for(backend, &opts)
                 .and_then(|backend| {
+                    if depth == 0 || depth > lumbre_octree::MAX_DEPTH {
+                        return Err(format!("--depth must be 1..={}, got {depth}", lumbre_octree::MAX_DEPTH));
+                    }
                     let counts: Vec<usize> =
                         bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
+                    if counts.is_empty() {
+                        return Err(format!(
+                            "--max-points {max_points} is below the smallest point count, {}",
+                            bench::octree::COUNTS[0]
+                        ));
+                    }
                     let tables =
                         bench::octree::octree(backend.gpu(), &counts, depth, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);
