@@ -73,10 +73,11 @@ impl Region {
     ///
     /// The rectangles are fixed in image heights from the image centre, so they fit any
     /// resolution and aspect ratio (at 4:3, the left wall is columns 16.25% to 27.5% of
-    /// the width and rows 25% to 70% of the height). Each is rounded inwards to whole pixels;
-    /// in very small images, a rectangle too thin for a whole pixel becomes the pixel at its
-    /// centre, and in images narrower than square a wall may be cut at the image edge
-    /// (empty, `width == 0`, when none of it is in view).
+    /// the width and rows 25% to 70% of the height). Each is rounded inwards to whole
+    /// pixels, so from 48 rows every pixel lies wholly on its surface; in smaller images a
+    /// rectangle too thin for a whole pixel becomes the pixel holding its centre (whose own
+    /// centre is on the surface). In images much narrower than square a wall may be cut at
+    /// the image edge (empty, `width == 0`, when none of it is in view).
     ///
     /// ```
     /// use lumbre_raytrace::metrics::Region;
