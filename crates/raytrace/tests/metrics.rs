@@ -48,12 +48,12 @@ fn srgb_to_xyz_matches_colour_science() {
     // colour-science's examples of `colour.sRGB_to_XYZ` (IEC 61966-2-1 matrix, inputs
     // sRGB-encoded): v0.4.x gives 0.2065429, 0.1219794, 0.0513714; v0.3.11 gives 0.0704953,
     // 0.1008, 0.0955831. The decoding runs in f32 here, so 1e-6 rather than 1e-7.
-    let cases = [
+    let cases: [([f64; 3], [f64; 3]); 2] = [
         ([0.70573936, 0.19248266, 0.22354169], [0.2065429, 0.1219794, 0.0513714]),
         ([0.17498172, 0.38818743, 0.32159978], [0.0704953, 0.1008, 0.0955831]),
     ];
     for (encoded, want) in cases {
-        let linear = Vec3::from(encoded.map(srgb_to_linear));
+        let linear = Vec3::from(encoded.map(|v| srgb_to_linear(v as f32)));
         let got = linear_srgb_to_xyz(linear);
         for k in 0..3 {
             close(got[k], want[k], 1e-6, &format!("XYZ[{k}] of sRGB {encoded:?}"));
@@ -96,7 +96,10 @@ fn delta_e94_matches_colour_science() {
 /// table 1: pairs 1, 2, 7, 9, 17-20, 25-34), with ΔE94 and its chroma/hue part computed
 /// independently in Python from the CIE94 formula (Lab1 the reference, graphic arts), and
 /// ΔE94 with the roles swapped.
-const SHARMA: [([f64; 3], [f64; 3], f64, f64, f64); 18] = [
+/// `(Lab1, Lab2, ΔE94, its chroma/hue part, ΔE94 with Lab2 as the reference)`.
+type Pair = ([f64; 3], [f64; 3], f64, f64, f64);
+
+const SHARMA: [Pair; 18] = [
     ([50.0, 2.6772, -79.7751], [50.0, 0.0, -82.7485], 1.3950388679, 1.3950388679, 1.3652852214),
     ([50.0, 3.1571, -77.2803], [50.0, 0.0, -82.7485], 1.9341005516, 1.9341005516, 1.8526922193),
     ([50.0, 0.0, 0.0], [50.0, -1.0, 2.0], 2.2360679775, 2.2360679775, 2.0316383154),
