@@ -478,10 +478,10 @@ pub fn ramp(x: f64) -> Vec3 {
 /// use lumbre_raytrace::Image;
 /// use lumbre_raytrace::metrics::{DiffMap, false_colour, ramp};
 /// let reference = Image::from_pixels(2, 1, vec![Vec3::splat(0.49); 2]).unwrap();
-/// let test = Image::from_pixels(2, 1, vec![Vec3::splat(0.49), Vec3::splat(0.99)]).unwrap();
+/// let test = Image::from_pixels(2, 1, vec![Vec3::splat(0.49), Vec3::splat(1.49)]).unwrap();
 /// let diff = false_colour(&test, &reference, DiffMap::Relative).unwrap();
 /// assert_eq!(diff.get(0, 0), Vec3::ZERO);
-/// assert_eq!(diff.get(1, 0), ramp(1.0)); // 100% relative error
+/// assert_eq!(diff.get(1, 0), ramp(1.0)); // 200% relative error, at the top of the ramp
 /// ```
 pub fn false_colour(test: &Image, reference: &Image, map: DiffMap) -> Result<Image, SizeMismatch> {
     check_size(test, reference)?;
