@@ -60,6 +60,12 @@ use crate::image::{Image, linear_to_srgb, srgb_to_linear};
 /// The `eps` of [`relative_error`]: 1% of the luminance of white (`Y = 1`), about the
 /// linear value of sRGB 25/255. Below it a reference pixel counts as dark, and the error
 /// there is relative to `eps` rather than to the pixel.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::metrics::{REL_EPS, relative_error};
+/// assert_eq!(relative_error(Vec3::ONE, Vec3::ZERO), 1.0 / REL_EPS);
+/// ```
 pub const REL_EPS: f64 = 0.01;
 
 /// Relative error of one pixel on luminance: `|Y_t - Y_r| / (max(Y_r, 0) + REL_EPS)`, with
@@ -117,6 +123,14 @@ fn nearest_rank(n: usize, q: f64) -> usize {
 }
 
 /// Why two images could not be compared.
+///
+/// ```
+/// use lumbre_raytrace::Image;
+/// use lumbre_raytrace::metrics::{CompareError, Region, compare};
+/// let a = Image::new(4, 4);
+/// let err = compare(&a, &a, &[Region::new("none", 0, 0, 0, 1)]).unwrap_err();
+/// assert!(matches!(err, CompareError::EmptyRegion(_)));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CompareError {
     /// The images differ in size.
@@ -174,6 +188,15 @@ impl From<SizeMismatch> for CompareError {
 }
 
 /// The mean relative error over one [`Region`].
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::Image;
+/// use lumbre_raytrace::metrics::{Region, compare};
+/// let a = Image::from_pixels(1, 1, vec![Vec3::splat(0.5)]).unwrap();
+/// let m = compare(&a, &a, &[Region::new("all", 0, 0, 1, 1)]).unwrap();
+/// assert_eq!((m.regions[0].pixels, m.regions[0].mean), (1, Some(0.0)));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct RegionError {
     /// The region.
@@ -186,6 +209,17 @@ pub struct RegionError {
 
 /// Every figure of one comparison of a test image with a reference (see the
 /// [module documentation](self) for the formulas). `Display` prints them as a small table.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::Image;
+/// use lumbre_raytrace::metrics::compare;
+/// let reference = Image::from_pixels(1, 1, vec![Vec3::splat(0.49)]).unwrap();
+/// let test = Image::from_pixels(1, 1, vec![Vec3::splat(0.54)]).unwrap();
+/// let m = compare(&test, &reference, &[]).unwrap();
+/// assert!((m.rel_mean - 0.1).abs() < 1e-6); // 0.05 / (0.49 + 0.01)
+/// assert!(m.to_string().contains("relative error, mean    10.00%"));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
     /// Image width.
@@ -226,10 +260,6 @@ struct RowSums {
     regions: Vec<(f64, usize)>,
 }
 
-fn finite(p: Vec3) -> bool {
-    p.is_finite()
-}
-
 /// Checks that each region is non-empty and inside a `width` x `height` image.
 fn check_regions(regions: &[Region], width: u32, height: u32) -> Result<(), CompareError> {
     for r in regions {
@@ -254,7 +284,7 @@ fn row_sums(y: u32, test: &[Vec3], reference: &[Vec3], regions: &[Region]) -> Ro
         regions: vec![(0.0, 0); regions.len()],
     };
     for (x, (&t, &r)) in test.iter().zip(reference).enumerate() {
-        if !(finite(t) && finite(r)) {
+        if !(t.is_finite() && r.is_finite()) {
             row.non_finite += 1;
             continue;
         }
@@ -399,6 +429,11 @@ impl fmt::Display for Metrics {
 }
 
 /// What a [`false_colour`] image shows, each on a fixed scale.
+///
+/// ```
+/// use lumbre_raytrace::metrics::DiffMap;
+/// assert_eq!(DiffMap::Relative.full_scale(), 1.0);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffMap {
     /// [`relative_error`], 0 (black) to 1 = 100% (red) and above.
@@ -442,6 +477,11 @@ impl DiffMap {
 
 /// The colour of [`false_colour`] pixels with a NaN or infinite channel: magenta, which the
 /// ramp never takes.
+///
+/// ```
+/// use lumbre_raytrace::metrics::{NON_FINITE_COLOUR, ramp};
+/// assert!((0..=100).all(|i| ramp(i as f64 / 100.0) != NON_FINITE_COLOUR));
+/// ```
 pub const NON_FINITE_COLOUR: Vec3 = Vec3::new(1.0, 0.0, 1.0);
 
 /// The ramp's stops, sRGB-encoded, evenly spaced from 0 to 1.
@@ -491,7 +531,7 @@ pub fn false_colour(test: &Image, reference: &Image, map: DiffMap) -> Result<Ima
         .par_iter()
         .zip(&reference.pixels)
         .map(|(&t, &r)| {
-            if !(finite(t) && finite(r)) {
+            if !(t.is_finite() && r.is_finite()) {
                 return NON_FINITE_COLOUR;
             }
             let value = match map {

@@ -5,19 +5,41 @@ use glam::Vec3;
 
 /// Linear sRGB to CIE XYZ (D65), the matrix of IEC 61966-2-1 (rows give X, Y, Z). Its middle
 /// row is the Rec. 709 / sRGB luminance, [`LUMINANCE_WEIGHTS`].
+///
+/// ```
+/// use lumbre_raytrace::metrics::{LUMINANCE_WEIGHTS, SRGB_TO_XYZ};
+/// assert_eq!(SRGB_TO_XYZ[1], LUMINANCE_WEIGHTS);
+/// ```
 pub const SRGB_TO_XYZ: [[f64; 3]; 3] = [[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]];
 
 /// The XYZ of linear sRGB white `(1, 1, 1)` (the row sums of [`SRGB_TO_XYZ`]): the reference
 /// white of [`Lab::from_linear_srgb`], so `(1, 1, 1)` is `L* = 100` and every grey has
 /// `a* = b* = 0` exactly.
+///
+/// ```
+/// use lumbre_raytrace::metrics::{SRGB_TO_XYZ, SRGB_WHITE_XYZ};
+/// assert_eq!(SRGB_WHITE_XYZ, SRGB_TO_XYZ.map(|row| row.iter().sum::<f64>()));
+/// ```
 pub const SRGB_WHITE_XYZ: [f64; 3] = [0.9505, 1.0, 1.089];
 
 /// Rec. 709 / sRGB luminance weights of linear R, G, B (they sum to 1).
+///
+/// ```
+/// assert_eq!(lumbre_raytrace::metrics::LUMINANCE_WEIGHTS.iter().sum::<f64>(), 1.0);
+/// ```
 pub const LUMINANCE_WEIGHTS: [f64; 3] = [0.2126, 0.7152, 0.0722];
 
 /// CIE94 weight of the chroma term for graphic arts: `S_C = 1 + K1 * C1`.
+///
+/// ```
+/// assert_eq!(lumbre_raytrace::metrics::CIE94_K1, 0.045);
+/// ```
 pub const CIE94_K1: f64 = 0.045;
 /// CIE94 weight of the hue term for graphic arts: `S_H = 1 + K2 * C1`.
+///
+/// ```
+/// assert_eq!(lumbre_raytrace::metrics::CIE94_K2, 0.015);
+/// ```
 pub const CIE94_K2: f64 = 0.015;
 
 /// Luminance `Y = 0.2126 R + 0.7152 G + 0.0722 B` of a linear sRGB colour, in f64.
@@ -47,6 +69,12 @@ pub fn linear_srgb_to_xyz(rgb: Vec3) -> [f64; 3] {
 }
 
 /// A CIELAB (CIE 1976 L*a*b*) colour: `L*` is 0 for black and 100 for the reference white.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::metrics::Lab;
+/// assert_eq!(Lab::from_linear_srgb(Vec3::ZERO), Lab { l: 0.0, a: 0.0, b: 0.0 });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Lab {
     /// Lightness `L*`.

@@ -58,11 +58,21 @@ fn inward(a: f64, b: f64, n: u32) -> (u32, u32) {
 
 impl Region {
     /// A region from its name and pixel rectangle.
+    ///
+    /// ```
+    /// let r = lumbre_raytrace::metrics::Region::new("floor", 0, 10, 20, 5);
+    /// assert_eq!((r.name.as_str(), r.y, r.height), ("floor", 10, 5));
+    /// ```
     pub fn new(name: impl Into<String>, x: u32, y: u32, width: u32, height: u32) -> Region {
         Region { name: name.into(), x, y, width, height }
     }
 
     /// Whether pixel `(x, y)` is in the rectangle.
+    ///
+    /// ```
+    /// let r = lumbre_raytrace::metrics::Region::new("one pixel", 3, 4, 1, 1);
+    /// assert!(r.contains(3, 4) && !r.contains(4, 4) && !r.contains(3, 5));
+    /// ```
     pub fn contains(&self, x: u32, y: u32) -> bool {
         x >= self.x && y >= self.y && x - self.x < self.width && y - self.y < self.height
     }
