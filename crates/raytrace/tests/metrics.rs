@@ -384,31 +384,46 @@ fn brute_force_hit(tris: &[[Vec3; 3]], origin: Vec3, dir: Vec3) -> Option<usize>
     best.map(|(_, i)| i)
 }
 
+/// The first point of `region` (every pixel centre, and every pixel corner when `corners`)
+/// whose camera ray does not hit the scene material `want`, as a message; `None` when all do.
+fn off_surface(scene: &Scene, region: &Region, want: &str, (w, h): (u32, u32), corners: bool) -> Option<String> {
+    let tris = scene.triangle_positions();
+    let camera = reference_camera();
+    let corner_points = (0..=region.height).flat_map(|j| (0..=region.width).map(move |i| (i as f32, j as f32)));
+    let centres = (0..region.height).flat_map(|j| (0..region.width).map(move |i| (i as f32 + 0.5, j as f32 + 0.5)));
+    for (dx, dy) in corner_points.filter(|_| corners).chain(centres) {
+        let (px, py) = (region.x as f32 + dx, region.y as f32 + dy);
+        let (origin, dir) = camera.ray(px, py, w, h);
+        let hit =
+            brute_force_hit(&tris, origin, dir).map(|i| &scene.materials[scene.triangles[i].material as usize].name);
+        if hit.map(String::as_str) != Some(want) {
+            return Some(format!("{w}x{h}: region {region} at pixel position ({px}, {py}) hits {hit:?}, not {want}"));
+        }
+    }
+    None
+}
+
 #[test]
 fn cornell_regions_lie_inside_their_surfaces() {
     let (scene, _) = Scene::load_obj(&common::testdata("scenes/CornellBox-Diffuse.obj")).unwrap();
-    let tris = scene.triangle_positions();
-    let camera = reference_camera();
     // The usual 4:3 sizes, a square, a wide screen, and images so small that the thinnest
     // rectangles fall back to the pixel at their centre (checked at pixel centres only).
     for (w, h) in [(640, 480), (320, 240), (64, 48), (500, 500), (854, 480), (1024, 768), (32, 24), (16, 12)] {
         for region in Region::cornell(w, h) {
-            let want = material_of(&region.name);
             // Every pixel centre and, from 48 rows, every pixel corner of the rectangle: the
             // whole rectangle is on the surface, not just its pixel centres.
-            let corners = (0..=region.height).flat_map(|j| (0..=region.width).map(move |i| (i as f32, j as f32)));
-            let corners = corners.filter(|_| h >= 48);
-            let centres =
-                (0..region.height).flat_map(|j| (0..region.width).map(move |i| (i as f32 + 0.5, j as f32 + 0.5)));
-            for (dx, dy) in corners.chain(centres) {
-                let (px, py) = (region.x as f32 + dx, region.y as f32 + dy);
-                let (origin, dir) = camera.ray(px, py, w, h);
-                let hit = brute_force_hit(&tris, origin, dir)
-                    .map(|i| scene.materials[scene.triangles[i].material as usize].name.as_str());
-                assert_eq!(hit, Some(want), "{w}x{h}: region {region} at pixel position ({px}, {py})");
+            if let Some(miss) = off_surface(&scene, &region, material_of(&region.name), (w, h), h >= 48) {
+                panic!("{miss}");
             }
         }
     }
+    // The check catches a rectangle that strays: the left wall's moved right by half its
+    // width reaches the back wall.
+    let mut strayed = Region::cornell(640, 480)[0].clone();
+    strayed.x += strayed.width / 2;
+    let miss =
+        off_surface(&scene, &strayed, "leftWall", (640, 480), true).expect("the moved rectangle leaves the wall");
+    assert!(miss.contains("backWall"), "{miss}");
 }
 
 /// The diffuse Cornell box from the reference camera, rendered by the Whitted ray tracer on
