@@ -453,14 +453,15 @@ fn a_wrong_wall_shows_in_its_region_and_not_in_the_others() {
         let mean = r.mean.unwrap();
         if r.region.name == "left wall" {
             // Red (Y = 0.2126 * 0.63 + 0.7152 * 0.065 + 0.0722 * 0.05 = 0.184) against green
-            // (Y = 0.358) under the same light: the error is far above noise.
-            assert!(mean > 0.5, "left wall: {mean}");
+            // (Y = 0.358) under the same light: up to 94% where the wall is well lit, less in
+            // its shadow, where eps dominates (about 52% on average here).
+            assert!(mean > 0.3, "left wall: {mean}");
         } else {
             // The Whitted renderer has no indirect light, so the other surfaces are untouched.
             assert_eq!(mean, 0.0, "{}", r.region.name);
         }
     }
-    assert!(m.de94_p95 > 0.0 && m.rel_p99 > 0.5, "{m}");
+    assert!(m.de94_p95 > 10.0 && m.rel_p99 > 0.3, "{m}");
     // The same render compares clean, so the check above is about the wall.
     let again = compare(&render_cornell(w, h, None), &reference, &regions).unwrap();
     assert!(again.regions.iter().all(|r| r.mean == Some(0.0)));
