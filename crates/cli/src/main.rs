@@ -1,6 +1,7 @@
 //! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
 
 mod bench;
+mod compare;
 mod data;
 mod demo;
 mod info;
@@ -131,6 +132,9 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         background: f32,
     },
+    /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
+    /// and CIE94 ΔE, with an optional false-colour difference image.
+    Compare(compare::CompareArgs),
     /// Run every capability on the bundled data; write outputs and a report.
     Demo {
         /// Folder for the outputs and report.md.
@@ -313,6 +317,7 @@ fn main() -> ExitCode {
             };
             render::run(&args, &backend_for(view.backend, &opts)?)
         })(),
+        Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => backend_for(backend, &opts)

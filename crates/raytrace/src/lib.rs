@@ -12,8 +12,9 @@
 //! - [`Emitters`]: the emissive triangles as a distribution (pick by power, uniform points,
 //!   cosine directions) for the Monte Carlo integrators, with its WGSL twin
 //!   `shared/emitters.wgsl` fed by [`GpuEmitters`]; the warps it uses are in [`sampling`].
-//! - [`Image`]: linear RGB, PNG (8-bit sRGB) and EXR (f32) files, and [`diff_stats`] / [`rmse`]
-//!   for golden-image tests.
+//! - [`Image`]: linear RGB, PNG (8-bit sRGB) and EXR (f32) files.
+//! - [`metrics`]: how far a rendering is from a reference (RMSE, relative error overall and
+//!   per region, CIE94 ΔE, false-colour images), and [`diff_stats`] for golden-image tests.
 //! - [`PointCloud`]: the volumetric engine's text format, PLY (ascii and binary little-endian),
 //!   and image slice stacks ([`load_slices`]), with the 3D Shepp–Logan phantom
 //!   ([`shepp_logan_phantom`]) as medical-style test data.
@@ -41,6 +42,7 @@ mod error;
 mod gpu;
 mod image;
 mod material;
+pub mod metrics;
 mod obj;
 mod points;
 pub mod sampling;
@@ -48,7 +50,7 @@ mod scene;
 mod volume;
 mod whitted;
 
-pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear, write_file};
+pub use crate::image::{Image, linear_to_srgb, srgb_to_linear, write_file};
 pub use camera::{
     Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera, ONE_MINUS_EPSILON, hash_f32, hash_u32,
     stratified,
@@ -57,6 +59,7 @@ pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
 pub use gpu::{GpuEmitter, GpuEmitters, GpuImage, GpuScene, WhittedRender};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
+pub use metrics::{DiffStats, SizeMismatch, diff_stats};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};
 pub use volume::{
