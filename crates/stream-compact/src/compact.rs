@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::pieces::split_sizes;
 use crate::scan::{Lookback, ScanMethod, TileTotals, record_totals_scan};
+use crate::stages::CompactParams;
 use lumbre_gpu::pieces;
 
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
@@ -246,21 +247,6 @@ pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) ->
     out
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    piece: u32,
-    num_tiles: u32,
-    lookback: u32,
-    mode: u32,
-    op: u32,
-    operand: u32,
-    index_base: u32,
-    out_base: u32,
-}
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::compact::COMPACT_PLAIN_COMPACT_PARAMS_SIZE);
-
 impl Compact {
     fn check(&self, values: usize, flags: usize) -> Result<usize> {
         let n = values.max(flags);
@@ -333,12 +319,12 @@ impl Compact {
         if gpu.supports(&COMPACT_SUBGROUPS) { COMPACT_SUBGROUPS } else { COMPACT_PLAIN }
     }
 
-    fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> Params {
+    pub(crate) fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> CompactParams {
         let (op, operand) = match self.select {
             Select::Where(p) => p.code(),
             Select::Flags => (0, 0),
         };
-        Params {
+        CompactParams {
             n: n as u32,
             piece: piece as u32,
             num_tiles: n.div_ceil(COMPACT_TILE) as u32,

@@ -8,6 +8,7 @@ use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
 use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
+use crate::stages::ScanParams;
 use lumbre_gpu::pieces;
 
 /// Elements per GPU scan tile (256 threads x 16), `TILE` in `shared/scan_tile.wgsl`.
@@ -54,7 +55,7 @@ impl ScanElem for f32 {
 /// added to each output: a running f32 sum started at a large carry would round small
 /// inputs away (stalling at 2^36 on 2^28 values below 4096), where the GPU's tile-local
 /// sums do not.
-fn scan_serial<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind, carry: T) -> T {
+pub(crate) fn scan_serial<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind, carry: T) -> T {
     let mut acc = T::default();
     // One loop per kind: no branch inside the hot loop.
     match kind {
@@ -97,20 +98,6 @@ pub fn scan_cpu<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind) -> T
     });
     total
 }
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct ScanParams {
-    n: u32,
-    piece: u32,
-    inclusive: u32,
-    num_tiles: u32,
-    lookback: u32,
-}
-const _: () = assert!(
-    size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_U32_PLAIN_SCAN_PARAMS_SIZE
-        && size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_F32_PLAIN_SCAN_PARAMS_SIZE
-);
 
 /// Scratch for GPU scans: the look-back state and the carries between pieces.
 #[derive(Debug)]
