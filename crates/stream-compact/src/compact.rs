@@ -135,8 +135,7 @@ pub struct GpuCompacted {
     pub count: Buffer<u32>,
     /// Look-back state, carries, and the two-pass method's tile counts, their prefixes and
     /// keep bits, kept with the output so that compacting into it again allocates nothing (a
-    /// fresh state buffer per run made the compaction of 2^28 elements take 3.7 to 19 ms on
-    /// an H200, by where it landed).
+    /// fresh state buffer per run made the run's time depend on where the buffer landed).
     state: Buffer<u32>,
     carry: Buffer<u32>,
     totals: Buffer<u32>,
@@ -204,9 +203,8 @@ pub struct Compact {
     pub lookback: Lookback,
 }
 
-/// Elements from which [`Compact::method`]'s `Auto` compacts in two passes (2^25): on an
-/// H100 (by flag, half kept) one pass was faster up to 2^24 elements (0.127 against
-/// 0.137 ms), two from 2^26 (0.371 against 0.449 ms; 1.30 against 1.73 ms at 2^28).
+/// Elements from which [`Compact::method`]'s `Auto` compacts in two passes (2^25): one pass
+/// measured faster below, two above (benches/RESULTS.md).
 pub const COMPACT_TWO_PASS_MIN: usize = 1 << 25;
 
 /// CPU compaction (rayon; order preserved).
@@ -225,8 +223,8 @@ pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) ->
     let chunk = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(n);
     // Two passes, so that each chunk writes its part of the output in place: count every
     // chunk's kept elements, then write them after the earlier chunks'. (Collecting each
-    // chunk into a vector of its own and joining them spent most of its time growing the
-    // vectors and copying them on one thread: 5x slower on 16 cores.)
+    // chunk into a vector of its own and joining them spends its time growing the vectors
+    // and copying them on one thread.)
     let counts: Vec<usize> =
         (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| chunk(c).map(|i| keep(i) as usize).sum()).collect();
     let mut out = vec![0u32; counts.iter().sum()];

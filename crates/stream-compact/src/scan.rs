@@ -181,18 +181,18 @@ pub enum ScanMethod {
     #[default]
     Auto,
     /// One pass: each tile finds its prefix by decoupled look-back (tuned by [`Lookback`]).
-    /// Moves the fewest bytes, but on an H200 a tile waited for its predecessors as long as
-    /// its own load took (2.1x the copy's time at 2^28 elements).
+    /// Moves the fewest bytes, but a tile may wait for its predecessors as long as its own
+    /// load takes.
     SinglePass,
     /// Three passes: every tile's total, the totals' scan (one small single pass), then every
-    /// tile from its prefix. Reads the input twice but no tile waits for another (1.6x the
-    /// copy's time at 2^28 elements on an H200); small inputs pay for the extra dispatches.
+    /// tile from its prefix. Reads the input twice but no tile waits for another; small
+    /// inputs pay for the extra dispatches.
     ReduceThenScan,
 }
 
-/// Elements from which [`ScanMethod::Auto`] reduces, then scans (2^25): on an H200 the single
-/// pass was faster up to 2^24 elements (0.084 against 0.100 ms), the three passes from 2^26
-/// (0.243 against 0.286 ms), where their extra dispatches no longer count.
+/// Elements from which [`ScanMethod::Auto`] reduces, then scans (2^25): the single pass
+/// measured faster below, the three passes above, where their extra dispatches no longer
+/// count (benches/RESULTS.md).
 pub const REDUCE_THEN_SCAN_MIN: usize = 1 << 25;
 
 impl ScanMethod {

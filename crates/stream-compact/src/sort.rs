@@ -60,7 +60,7 @@ fn split_by_digit<'a, T>(out: &'a mut [T], hist: &[[usize; 256]]) -> Vec<Vec<&'a
 
 /// Software write combining for one chunk's scatter: each digit collects 128 bytes before
 /// they are written out together, so the scatter writes whole cache lines instead of one
-/// element at a time to 256 places (about 1.8x faster on the 2-core machine).
+/// element at a time to 256 places.
 struct Combiner<'a, T> {
     dst: Vec<&'a mut [T]>,
     buf: Vec<T>,
@@ -157,8 +157,8 @@ fn cpu_pass<K: SortKey>(
 }
 
 /// Keys per bucket below which the CPU sort finishes a bucket with LSD passes: the keys and
-/// their scratch then stay in a core's L2 cache, where a counting pass runs about twice as
-/// fast as one that scatters to memory.
+/// their scratch then stay in a core's L2 cache, where a counting pass runs faster than one
+/// that scatters to memory.
 const CPU_IN_CACHE: usize = 1 << 16;
 
 /// Stable radix sort on the CPU, keys with optional values that move with them. Sorts in
