@@ -9,7 +9,7 @@ use lumbre_kdtree::{BuildOptions, KdTree, QueryOptions, Ray};
 use lumbre_lightcuts::Vpl;
 use lumbre_lightcuts::ism::{
     GpuIsmAtlas, GpuScenePoints, Ism, IsmAtlas, IsmInput, IsmLookup, IsmOptions, IsmQueries, IsmScene, PullPush,
-    SamplePoints, ScenePoints, Splat, upload_vpls,
+    SamplePoints, ScenePoints, Splat, bench, upload_vpls,
 };
 use proptest::prelude::*;
 
@@ -62,6 +62,41 @@ fn random_vpls(n: usize, seed: u32) -> Vec<Vpl> {
         .collect()
 }
 
+/// Whether the device computes f32 as the CPU does, operation for operation: lavapipe
+/// (LLVM, IEEE 754, no contraction). SPIR-V lets other drivers fuse and reassociate float
+/// operations (NVIDIA's do), so there points and depths move by a few ulps and a point within
+/// rounding of a texel border can land in the neighbour.
+fn ieee(gpu: &Gpu) -> bool {
+    gpu.adapter_name().contains("llvmpipe")
+}
+
+/// Runs both paths of `alg`: identical atlases on lavapipe; elsewhere at most
+/// `bench::MAX_DIFFERING` of the texels differing by more than `bench::REL`.
+fn agree_atlas<C: Compute<Output = IsmAtlas>>(alg: &C, gpu: &Gpu, input: &C::Input) -> Result<IsmAtlas, String> {
+    if ieee(gpu) {
+        return conformance(alg, gpu, input, Tolerance::EXACT).map_err(|e| e.to_string());
+    }
+    let cpu = alg.cpu(input).map_err(|e| e.to_string())?;
+    let on_gpu = alg.gpu(gpu, input).map_err(|e| e.to_string())?;
+    let d = cpu.differing_texels(&on_gpu, bench::REL);
+    if d as f64 > bench::MAX_DIFFERING * cpu.depth.len() as f64 {
+        return Err(format!("{}: {d} of {} texels differ", alg.name(), cpu.depth.len()));
+    }
+    Ok(cpu)
+}
+
+/// Both paths' lookups: within 1e-6 on lavapipe (the final division may differ by 2.5 ulp
+/// under Vulkan's rules); elsewhere at most 0.5% of them different.
+fn agree_lookups(gpu: &Gpu, q: &IsmQueries) -> Vec<f32> {
+    if ieee(gpu) {
+        return conformance(&IsmLookup, gpu, q, Tolerance::absolute(1e-6)).unwrap();
+    }
+    let (cpu, on_gpu) = (IsmLookup.cpu(q).unwrap(), IsmLookup.gpu(gpu, q).unwrap());
+    let d = cpu.iter().zip(&on_gpu).filter(|(a, b)| (*a - *b).abs() > 1e-6).count();
+    assert!(d * 200 <= cpu.len(), "{d} of {} lookups differ", cpu.len());
+    cpu
+}
+
 fn gpu() -> Gpu {
     test_gpu(Features::empty()).expect("a GPU (set LUMBRE_REQUIRE_GPU=1 to make its absence a failure)")
 }
@@ -75,8 +110,9 @@ fn point_pools_agree_exactly() {
         (occluder_scene(), 4097, 9),
         (random_triangles(300, 5), 20_000, 11),
     ] {
-        let pool =
-            conformance(&SamplePoints { count, seed }, &gpu, &tris, Tolerance::EXACT).unwrap_or_else(|e| panic!("{e}"));
+        // Triangles exactly everywhere; positions exactly on lavapipe, else within a few ulps.
+        let tol = if ieee(&gpu) { Tolerance::EXACT } else { Tolerance::absolute(1e-5) };
+        let pool = conformance(&SamplePoints { count, seed }, &gpu, &tris, tol).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(pool.len(), count as usize);
     }
 }
@@ -90,7 +126,7 @@ fn splats_agree_exactly_at_every_size() {
     for size in [32, 64, 128] {
         let opts = IsmOptions { size, points: 30_000, points_per_vpl: 3000, seed: 4, ..Default::default() };
         let input = IsmInput { points: points.clone(), vpls: vpls.clone() };
-        let atlas = conformance(&Splat { options: opts }, &gpu, &input, Tolerance::EXACT).unwrap();
+        let atlas = agree_atlas(&Splat { options: opts }, &gpu, &input).unwrap();
         // Holes and depths both: the test means something.
         let holes = atlas.holes();
         assert!(holes > 0 && holes < atlas.depth.len(), "size {size}: {holes} holes");
@@ -104,7 +140,7 @@ fn whole_builds_agree_exactly_and_report_their_stages() {
         IsmScene { triangles: cornell(), vpls: lumbre_lightcuts::ism::bench::vpls_on(&cornell(), 40, 2).unwrap() };
     let ism =
         Ism { options: IsmOptions { points: 20_000, points_per_vpl: 1500, pull_push_levels: 3, ..Default::default() } };
-    let atlas = conformance(&ism, &gpu, &scene, Tolerance::EXACT).unwrap();
+    let atlas = agree_atlas(&ism, &gpu, &scene).unwrap();
     let (_, cpu_report) = ism.cpu_reported(&scene, &()).unwrap();
     for stage in ["ism points", "ism splat", "ism pull-push"] {
         assert!(cpu_report.stage(stage).is_some(), "{stage} in {cpu_report}");
@@ -113,7 +149,7 @@ fn whole_builds_agree_exactly_and_report_their_stages() {
     assert_eq!(cpu_report.get("atlas width"), Some(7.0 * 64.0));
     let on_gpu = ism.upload(&gpu, &scene).unwrap();
     let (again, gpu_report) = ism.gpu_reported(&gpu, &on_gpu).unwrap();
-    assert!(atlas.disagreement(&again, Tolerance::EXACT).is_none());
+    assert!(atlas.differing_texels(&again, bench::REL) as f64 <= bench::MAX_DIFFERING * atlas.depth.len() as f64);
     assert_eq!(gpu_report.get("atlas height"), Some(6.0 * 64.0), "{gpu_report}");
 }
 
@@ -127,7 +163,7 @@ fn pull_push_agrees_exactly_at_every_level() {
         let opts = IsmOptions { size, points: 20_000, points_per_vpl: 600, pull_push_levels: 0, ..Default::default() };
         let splatted = Ism::build_cpu(&points, &vpls, &opts).unwrap();
         for levels in 0..=size.trailing_zeros() {
-            let filled = conformance(&PullPush { levels }, &gpu, &splatted, Tolerance::EXACT)
+            let filled = agree_atlas(&PullPush { levels }, &gpu, &splatted)
                 .unwrap_or_else(|e| panic!("size {size}, {levels} levels: {e}"));
             if levels > 0 {
                 assert!(filled.holes() < splatted.holes(), "size {size}, {levels} levels");
@@ -198,6 +234,7 @@ fn pull_push_fills_a_linear_ramp_exactly() {
                 }
             }
         }
+        // Exact on every device: the ramp's sums are exact, so no rounding is left to differ.
         let filled = conformance(&PullPush { levels }, &gpu, &atlas, Tolerance::EXACT).unwrap();
         for v in 0..2 {
             for y in 0..size {
@@ -234,9 +271,7 @@ fn lookups_agree_with_the_cpu() {
         let atlas = Ism::build_cpu(&points, &vpls, &opts).unwrap();
         let queries: Vec<(u32, Vec3)> = receivers.positions.iter().map(|&p| ((r() * 16.0) as u32 % 16, p)).collect();
         let q = IsmQueries { atlas, vpls: vpls.clone(), queries };
-        // Exact on lavapipe; the tolerance allows the 2.5 ulp Vulkan grants the final
-        // division by the tap count.
-        let vis = conformance(&IsmLookup, &gpu, &q, Tolerance::absolute(1e-6)).unwrap();
+        let vis = agree_lookups(&gpu, &q);
         let shadowed = vis.iter().filter(|v| **v < 0.5).count();
         assert!(shadowed > 100 && shadowed < vis.len() - 100, "{taps} taps: {shadowed} of {} shadowed", vis.len());
     }
@@ -277,7 +312,7 @@ fn lookups_agree_with_shadow_rays() {
     let queries: Vec<(u32, Vec3)> =
         (0..vpls.len() as u32).flat_map(|v| receivers.iter().map(move |&p| (v, p))).collect();
     let q = IsmQueries { atlas: atlas.clone(), vpls: vpls.clone(), queries };
-    let vis = conformance(&IsmLookup, &gpu, &q, Tolerance::absolute(1e-6)).unwrap();
+    let vis = agree_lookups(&gpu, &q);
     let (mut false_shadow, mut false_light, mut shadowed) = (0, 0, 0);
     for (&(v, p), &f) in q.queries.iter().zip(&vis) {
         let exact = exact_visible(&tree, &tris, &vpls[v as usize], p);
@@ -323,7 +358,7 @@ fn atlases_longer_than_a_binding_go_in_pieces() {
     let scene = IsmScene { triangles: tris.clone(), vpls: lumbre_lightcuts::ism::bench::vpls_on(&tris, 7, 8).unwrap() };
     let ism =
         Ism { options: IsmOptions { points: 2000, points_per_vpl: 1000, pull_push_levels: 6, ..Default::default() } };
-    let atlas = conformance(&ism, &gpu, &scene, Tolerance::EXACT).unwrap();
+    let atlas = agree_atlas(&ism, &gpu, &scene).unwrap();
     assert_eq!(atlas.vpls, 7);
     // Lookups bind the atlas whole: a clear error names the limit.
     let on_gpu = GpuIsmAtlas::upload(&gpu, &atlas).unwrap();
@@ -425,6 +460,59 @@ proptest! {
             seed,
             ..Default::default()
         };
-        conformance(&Ism { options }, &gpu, &scene, Tolerance::EXACT).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        agree_atlas(&Ism { options }, &gpu, &scene).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// The benchmark figures of `lumbre_lightcuts::ism::bench::standard`, printed; for a real
+/// GPU: `cargo test --release -p lumbre-lightcuts --test ism benchmark -- --ignored
+/// --nocapture`, with `LUMBRE_ISM_BENCH_VPLS` (default `1000,10000,100000`) and
+/// `LUMBRE_ISM_BENCH_SCENE` (an OBJ file; default the Cornell box).
+#[test]
+#[ignore]
+fn benchmark() {
+    use lumbre_lightcuts::ism::bench::{Effort, standard};
+    let gpu = gpu();
+    let tris = match std::env::var("LUMBRE_ISM_BENCH_SCENE") {
+        Ok(path) => lumbre_raytrace::Scene::load_obj(path.as_ref()).expect("the scene loads").0.triangle_positions(),
+        Err(_) => cornell(),
+    };
+    let counts: Vec<u32> = std::env::var("LUMBRE_ISM_BENCH_VPLS")
+        .unwrap_or_else(|_| "1000,10000,100000".into())
+        .split(',')
+        .map(|c| c.trim().parse().expect("VPL counts"))
+        .collect();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let (builds, pull_push) = standard(&gpu, &tris, &counts, Effort { warmup: 2, repeats: 10 }).unwrap();
+    println!("adapter: {}; scene: {} triangles", gpu.adapter_name(), tris.len());
+    println!("| VPLs | map | points/VPL | atlas | MB | splat ms | pull-push ms | build ms | texels != CPU |");
+    for r in builds {
+        println!(
+            "| {} | {} | {} | {}x{} | {:.1} | {:.3} | {:.3} | {:.3} | {} |",
+            r.vpls,
+            r.options.size,
+            r.options.points_per_vpl,
+            r.atlas.0,
+            r.atlas.1,
+            r.bytes as f64 / 1e6,
+            ms(r.splat),
+            ms(r.pull_push),
+            ms(r.build),
+            r.differing_texels
+        );
+    }
+    println!("| atlas | map | levels | holes before | pull-push ms | copy ms (same bytes) | texels != CPU |");
+    for r in pull_push {
+        println!(
+            "| {}x{} | {} | {} | {} | {:.4} | {:.4} | {} |",
+            r.atlas.0,
+            r.atlas.1,
+            r.size,
+            r.levels,
+            r.holes,
+            ms(r.time),
+            ms(r.copy),
+            r.differing_texels
+        );
     }
 }

@@ -3,6 +3,9 @@
 // lumbre_lightcuts::ism's paraboloid.rs: the CPU and the GPU put a point in the same texel
 // at the same depth wherever f32 rounds the same.
 
+// Directions at a cosine below this count as behind the VPL (paraboloid.rs's MIN_COS).
+const ISM_MIN_COS: f32 = 0.000244140625;
+
 struct IsmFrame {
     t: vec3<f32>,
     b: vec3<f32>,
@@ -33,15 +36,17 @@ struct IsmTexel {
 }
 
 // Texel of p in a size x size paraboloid map around `c` oriented by `f`:
-// (x, y) = (d.t, d.b) / (|d| + d.n), the disk [-1, 1]^2 spread over the texels.
+// (x, y) = (d.t, d.b) / (|d| + d.n), the disk [-1, 1]^2 spread over the texels; `ok` when
+// p lies in front at a cosine above ISM_MIN_COS.
 fn ism_project(c: vec3<f32>, f: IsmFrame, p: vec3<f32>, size: u32) -> IsmTexel {
     var out = IsmTexel(false, 0u, 0u, 0.0);
     let d = p - c;
     let z = ism_dot(d, f.n);
-    if !(z > 0.0) {
+    let dist = sqrt(ism_dot(d, d));
+    // Behind, or too close to the VPL's plane for the sign of z to survive rounding.
+    if !(z > dist * ISM_MIN_COS) {
         return out;
     }
-    let dist = sqrt(ism_dot(d, d));
     let den = dist + z;
     let u = ism_dot(d, f.t) / den;
     let v = ism_dot(d, f.b) / den;

@@ -6,8 +6,8 @@
 // `scratch`. Texels are f32 bits, +inf for a hole.
 //
 // Every product below is by a power of two or by a table reciprocal, and weights 9 and 3
-// are 8v + v and 2v + v: fused multiply-adds give the same result as separate ones, so
-// the CPU and any GPU that rounds f32 addition and multiplication correctly agree bit for bit.
+// are 8v + v and 2v + v: fused multiply-adds give the same result as separate ones (a
+// driver that reassociates the sums can still move them by an ulp).
 
 struct Params {
     size: u32,
@@ -90,11 +90,12 @@ fn main(
     for (var l = 1u; l <= params.levels; l += 1u) {
         if live {
             let s = params.size >> l;
+            let shift = countTrailingZeros(s);
             let fine = level_base(m, l - 1u);
             let coarse = level_base(m, l);
             for (var i = lid; i < s * s; i += WG) {
-                let x = i % s;
-                let y = i / s;
+                let x = i & (s - 1u);
+                let y = i >> shift;
                 let row = 2u * y * (2u * s) + 2u * x;
                 var sum = 0.0;
                 var n = 0u;
@@ -119,14 +120,15 @@ fn main(
         if live {
             let sc = params.size >> l;
             let sf = sc * 2u;
+            let shift = countTrailingZeros(sf);
             let fine = level_base(m, l - 1u);
             let coarse = level_base(m, l);
             for (var i = lid; i < sf * sf; i += WG) {
                 if load(l - 1u, fine + i) < EMPTY {
                     continue;
                 }
-                let x = i % sf;
-                let y = i / sf;
+                let x = i & (sf - 1u);
+                let y = i >> shift;
                 // The fine texel's centre lies a quarter of a coarse texel from the nearest
                 // coarse centre, towards the far one.
                 let nx = i32(x >> 1u);

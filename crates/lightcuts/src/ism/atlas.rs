@@ -132,6 +132,30 @@ impl IsmAtlas {
         out
     }
 
+    /// Texels that differ from `other`'s beyond `rel` (relative to this atlas's depth), a
+    /// hole in one and not the other included; every texel when the shapes differ.
+    ///
+    /// ```
+    /// use lumbre_lightcuts::ism::IsmAtlas;
+    /// let a = IsmAtlas::empty(32, 1);
+    /// let mut b = a.clone();
+    /// b.depth[0] = 1.0;
+    /// assert_eq!(a.differing_texels(&b, 1e-5), 1);
+    /// ```
+    pub fn differing_texels(&self, other: &IsmAtlas, rel: f32) -> usize {
+        if (self.size, self.vpls, self.depth.len()) != (other.size, other.vpls, other.depth.len()) {
+            return self.depth.len().max(other.depth.len());
+        }
+        self.depth
+            .iter()
+            .zip(&other.depth)
+            .filter(|&(&a, &b)| {
+                let holes = (a == f32::INFINITY, b == f32::INFINITY);
+                holes.0 != holes.1 || (!holes.0 && !((a - b).abs() <= rel * a.abs()))
+            })
+            .count()
+    }
+
     /// Bytes of the depths.
     pub fn bytes(&self) -> u64 {
         self.depth.len() as u64 * 4

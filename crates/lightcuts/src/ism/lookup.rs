@@ -26,8 +26,8 @@ impl IsmAtlas {
     /// The visibility of `receiver` from VPL `vpl_index` (whose light is `vpl`): the
     /// fraction of the [`taps`](super::Lookup::taps) around the receiver's texel whose
     /// depth plus the [`margin`](super::Lookup::margin) reaches the receiver's distance, 1
-    /// lit, 0 shadowed. Receivers behind the VPL (`(receiver - position) . normal <= 0`, where it
-    /// emits nothing) and indices past the atlas give 0.
+    /// lit, 0 shadowed. Receivers behind the VPL (at a cosine to its normal of at most
+    /// 2^-12, where it emits next to nothing) and indices past the atlas give 0.
     ///
     /// ```
     /// use glam::Vec3;

@@ -34,16 +34,21 @@ pub(crate) struct Texel {
     pub dist: f32,
 }
 
+/// The cosine below which a direction counts as behind the VPL: 2^-12, far above the
+/// rounding of `d.n` for points in the VPL's own plane (whose sign would otherwise depend
+/// on the device's rounding), and a power of two, so `dist * MIN_COS` is exact.
+pub(crate) const MIN_COS: f32 = 1.0 / 4096.0;
+
 /// The texel of `p` in a `size` x `size` paraboloid map around `c` oriented by `f`:
 /// `(d.t, d.b) / (|d| + d.n)` with `d = p - c` lies in the unit disk, spread over the
-/// square of texels. `None` unless `p` lies in the open hemisphere in front (`d.n > 0`).
+/// square of texels. `None` unless `p` lies in front, at a cosine above [`MIN_COS`].
 pub(crate) fn project(c: Vec3, f: &Frame, p: Vec3, size: u32) -> Option<Texel> {
     let d = [p.x - c.x, p.y - c.y, p.z - c.z];
     let z = dot(d, f.n);
-    if z.is_nan() || z <= 0.0 {
+    let dist = dot(d, d).sqrt();
+    if z.is_nan() || z <= dist * MIN_COS {
         return None;
     }
-    let dist = dot(d, d).sqrt();
     let den = dist + z;
     let u = dot(d, f.t) / den;
     let v = dot(d, f.b) / den;
@@ -78,8 +83,9 @@ mod tests {
         assert!(project(c, &f, c - Vec3::Y, 64).is_none());
         assert!(project(c, &f, c + Vec3::X, 64).is_none()); // in the VPL's plane
         assert!(project(c, &f, c, 64).is_none());
-        // Directions near the plane land on the rim, inside the map.
-        let rim = project(c, &f, c + Vec3::new(1.0, 1e-6, 0.0), 64).unwrap();
+        // Directions near the plane land on the rim, inside the map; nearer still, behind.
+        assert!(project(c, &f, c + Vec3::new(1.0, 1e-5, 0.0), 64).is_none());
+        let rim = project(c, &f, c + Vec3::new(1.0, 1e-3, 0.0), 64).unwrap();
         assert!(rim.x == 63 || rim.x == 0 || rim.y == 63 || rim.y == 0);
     }
 }

@@ -6,7 +6,8 @@
 //! gets its share of the points up to one); pool slot `j` holds the point of stratum
 //! `shuffle(j)`, a bijection of `0..count` by a Feistel network. Everything up to the
 //! barycentric coordinates is integer arithmetic, so both paths pick the same triangles
-//! and the same coordinates on every device.
+//! and the same coordinates on every device; the positions are one f32 expression, equal
+//! where the device does not fuse it into multiply-adds (a few ulps apart where it does).
 
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};

@@ -13,9 +13,9 @@
 //! texels are symmetric about its centre (all four, a diagonal pair, or none) is the
 //! depth at the centre, and bilinear interpolation of a linear function is exact: holes
 //! whose blocks keep that symmetry at every level, away from the map's border, are filled
-//! with the exact ramp. Products are by powers of two or table reciprocals, weights 9 and
-//! 3 are `8v + v` and `2v + v`, so fused multiply-adds change nothing and both paths agree
-//! bit for bit.
+//! with the exact ramp. Products are by powers of two or table reciprocals and weights 9
+//! and 3 are `8v + v` and `2v + v`, so contracting them into fused multiply-adds changes
+//! nothing; a driver that reassociates the sums still may (see the module notes).
 
 use rayon::prelude::*;
 
