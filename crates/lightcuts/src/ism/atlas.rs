@@ -151,7 +151,8 @@ impl IsmAtlas {
             .zip(&other.depth)
             .filter(|&(&a, &b)| {
                 let holes = (a == f32::INFINITY, b == f32::INFINITY);
-                holes.0 != holes.1 || (!holes.0 && !((a - b).abs() <= rel * a.abs()))
+                let diff = (a - b).abs();
+                holes.0 != holes.1 || (!holes.0 && (diff.is_nan() || diff > rel * a.abs()))
             })
             .count()
     }
