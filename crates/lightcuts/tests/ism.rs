@@ -328,7 +328,7 @@ fn lookups_agree_with_shadow_rays() {
     );
     assert!(shadowed > vis.len() / 20, "the scene casts shadows: {shadowed}");
     // Maps of 64x64 dilate the occluder by about a texel: lit receivers next to the shadow's
-    // edge (3.3% of these lookups) read as shadowed; holes let through almost nothing.
+    // edge read as shadowed; holes let through almost nothing.
     assert!(rate < 0.05 && false_light < vis.len() / 200, "{false_shadow} + {false_light} of {} disagree", vis.len());
     // The comparison can fail: without pull-push, and with too few points, holes let light
     // through the occluder.

@@ -27,8 +27,7 @@
 //! Vulkan's division and square root may be off by an ulp or two): there positions and
 //! depths move by a few ulps, and a point within rounding of a texel border can land in
 //! the neighbouring texel. The pool's triangles and draws are integer arithmetic and agree
-//! on every device; [`IsmAtlas::differing_texels`] measures the rest (on an H100: well
-//! under 1% of texels beyond a relative 1e-5).
+//! on every device; [`IsmAtlas::differing_texels`] measures the rest.
 //!
 //! ```
 //! use glam::Vec3;
