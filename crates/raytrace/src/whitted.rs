@@ -150,7 +150,7 @@ pub struct RenderStats {
 }
 
 impl Prepared {
-    fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
+    pub(crate) fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
         let t = self.scene.triangles[tri as usize];
         if !t.has_normals() {
             return ng;

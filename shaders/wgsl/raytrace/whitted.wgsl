@@ -3,6 +3,7 @@
 //! import kdtree/traverse
 //! import shared/sampling
 //! import shared/camera
+//! import raytrace/scene
 // The Whitted integrator, one thread per pixel: a step-by-step port of
 // lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack.
 
@@ -25,34 +26,6 @@ struct Params {
     _pad: vec2<u32>,
 }
 
-struct Material {
-    kd: vec3<f32>,
-    kind: u32,
-    ks: vec3<f32>,
-    ns: f32,
-    ke: vec3<f32>,
-    ni: f32,
-    opacity: f32,
-    // three scalars, not a vec3 (whose 16-byte alignment would make the struct 80 bytes)
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
-
-struct Light {
-    // 0: point, 1: area
-    kind: u32,
-    tri: u32,
-    area: f32,
-    _pad: u32,
-    // point: position; area: unused
-    pos: vec3<f32>,
-    _p1: f32,
-    // point: intensity; area: emission
-    e: vec3<f32>,
-    _p2: f32,
-}
-
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
@@ -67,10 +40,6 @@ struct Light {
 
 const WG: u32 = 64u;
 const STACK: u32 = 14u;
-const KIND_MIRROR: u32 = 2u;
-const KIND_PHONG: u32 = 1u;
-const KIND_GLASS: u32 = 3u;
-const KIND_EMITTER: u32 = 4u;
 
 struct Pending {
     origin: vec3<f32>,
@@ -85,50 +54,6 @@ fn query(o: vec3<f32>, d: vec3<f32>, t_max: f32, any_hit: bool) -> KdHit {
     let r = ray_prep(o, d);
     let f = params.flags;
     return kd_query(r, (f & 1u) != 0u, (f & 2u) != 0u, any_hit, params.bmin, params.bmax, 0.0, t_max);
-}
-
-
-fn shade_normal(tri: u32, u: f32, v: f32, ng: vec3<f32>) -> vec3<f32> {
-    let info = tri_info[tri];
-    if info.x == KD_NONE {
-        return ng;
-    }
-    let n = normals[info.x].xyz * (1.0 - u - v) + normals[info.y].xyz * u + normals[info.z].xyz * v;
-    let len = length(n);
-    if len > 0.0 {
-        return n / len;
-    }
-    return ng;
-}
-
-fn schlick(cos_i: f32, n1: f32, n2: f32) -> f32 {
-    let q = (n1 - n2) / (n1 + n2);
-    let r0 = q * q;
-    let c = 1.0 - cos_i;
-    return r0 + (1.0 - r0) * c * c * c * c * c;
-}
-
-struct Surface {
-    p: vec3<f32>,
-    ng: vec3<f32>,
-    n: vec3<f32>,
-    entering: bool,
-    material: u32,
-}
-
-// Hit point, face-forward geometric and shading normals, material.
-fn surface(hit: KdHit, origin: vec3<f32>, dir: vec3<f32>) -> Surface {
-    let p0 = kd_vertex(hit.tri, 0u);
-    var ng = safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0));
-    var n = shade_normal(hit.tri, hit.u, hit.v, ng);
-    let entering = dot(ng, dir) < 0.0;
-    if !entering {
-        ng = -ng;
-    }
-    if dot(n, ng) < 0.0 {
-        n = -n;
-    }
-    return Surface(origin + dir * hit.t, ng, n, entering, tri_info[hit.tri].w);
 }
 
 // Ambient plus every light's Phong term, with a shadow ray each.
@@ -179,11 +104,6 @@ fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pix
         local += c * irradiance;
     }
     return local;
-}
-
-// +infinity (WGSL has no literal for it, and bitcast is not a constant expression in naga).
-fn inf() -> f32 {
-    return bitcast<f32>(0x7f800000u);
 }
 
 // max_depth 1: the camera ray and its shadow rays only, no ray stack (the benchmark case).
