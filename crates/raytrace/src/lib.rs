@@ -59,7 +59,9 @@ pub use camera::{
 };
 pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
-pub use gpu::{GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, WhittedRender};
+pub use gpu::{
+    GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, SAMPLES_PER_DISPATCH, WhittedRender,
+};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use path::{
     DIM_CAMERA, DIM_DIRECTION, DIM_LIGHT_PICK, DIM_LIGHT_POINT, DIM_LOBE, DIM_ROULETTE, PathCounts, PathOptions,

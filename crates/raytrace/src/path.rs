@@ -10,12 +10,14 @@
 //!   `throughput * Ke`, weighted by the power heuristic against emitter sampling when the
 //!   previous vertex scattered diffusely (fully after the camera or a specular bounce);
 //! - at `depth == max_bounces` the path ends (1: direct light only, 0: emitters only);
-//! - diffuse surfaces (`Diffuse`, `Phong`, whose highlight is a shading hack with no place
-//!   in a physically based estimate and is left out, and `Emitter`, which also reflects its
-//!   `Kd`) have the BRDF `Kd / pi`: next-event estimation draws one point on the emitters
-//!   ([`Emitters::sample`]) and casts a shadow ray (weighted by the power heuristic), adds
-//!   every point light without MIS, then the path continues in a cosine-distributed
-//!   direction;
+//! - `Diffuse` surfaces and emitters (which also reflect their `Kd`) have the BRDF
+//!   `Kd / pi`; `Phong` surfaces add the normalized Phong lobe
+//!   `Ks (Ns + 2) / (2 pi) max(0, r . wi)^Ns` about the mirror direction `r`. Next-event
+//!   estimation draws one point on the emitters ([`Emitters::sample`]) and casts a shadow
+//!   ray, weighted by the power heuristic against the BRDF sampling density, and adds every
+//!   point light (without MIS: they cannot be hit); the path then continues in a direction
+//!   drawn from the cosine density or the Phong lobe, picked in proportion to `max(Kd)` and
+//!   `max(Ks)`, weighted by the BRDF over the mixture's density;
 //! - mirrors reflect with weight `Ks` and may also be diffuse (`Kd`): one of the two lobes
 //!   is picked in proportion to `max(Ks)` and `max(Kd)`, and next-event estimation covers
 //!   the diffuse lobe;
@@ -35,7 +37,9 @@ use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
 use rayon::prelude::*;
 
-use crate::sampling::{PI, cosine_hemisphere, power_heuristic, to_world};
+use crate::sampling::{
+    PI, cosine_hemisphere, cosine_hemisphere_pdf, phong_lobe, phong_lobe_pdf, power_heuristic, to_world,
+};
 use crate::{Camera, Emitters, Image, Light, MaterialKind, Prepared, hash_f32, hash_u32, pixel_seed, schlick};
 
 /// Settings of a path-traced render, shared by the CPU and GPU paths.
@@ -160,6 +164,35 @@ pub struct PathCounts {
 /// Survival probability of Russian roulette is `max(throughput)` clamped to this range.
 pub const ROULETTE_SURVIVAL: (f32, f32) = (0.05, 0.95);
 
+/// The non-delta part of a surface's BRDF and how it is sampled: `kd / pi` plus, for Phong
+/// materials, the normalized Phong lobe `ks (ns + 2) / (2 pi) max(0, r . wi)^ns` about the
+/// mirror direction `r`; a mixture of the cosine density (weight `p_diffuse`) and the lobe's
+/// (weight `p_glossy`). A mirror's delta lobe is not part of it.
+struct Lobes {
+    n: Vec3,
+    r: Vec3,
+    kd: Vec3,
+    ks: Vec3,
+    ns: f32,
+    p_diffuse: f32,
+    p_glossy: f32,
+}
+
+impl Lobes {
+    /// The BRDF towards `wi` and the mixture's density of `wi` in solid angle.
+    fn eval(&self, wi: Vec3) -> (Vec3, f32) {
+        let cos = self.n.dot(wi);
+        let mut f = self.kd / PI;
+        let mut pdf = self.p_diffuse * cosine_hemisphere_pdf(cos);
+        if self.p_glossy > 0.0 {
+            let c = self.r.dot(wi);
+            f += self.ks * ((self.ns + 2.0) / (2.0 * PI) * c.max(0.0).powf(self.ns));
+            pdf += self.p_glossy * phong_lobe_pdf(c, self.ns);
+        }
+        (f, pdf)
+    }
+}
+
 /// Everything a sample reads: the scene, its emitters and point lights.
 pub(crate) struct Tracer<'a> {
     p: &'a Prepared,
@@ -195,23 +228,11 @@ impl<'a> Tracer<'a> {
         self.p.tree.any_hit(&self.p.tris, &Ray::new(origin, dir), 0.0, t_max, &self.o.query)
     }
 
-    /// Next-event estimation at a diffuse point `p` (shadow rays leave from `above`, `p`
-    /// lifted off the surface): one emitter point (MIS against the BSDF density
-    /// `diffuse_prob * cos / pi`) and every point light, times `kd / pi`. Distances and
-    /// cosines are measured from `p` itself, so the lift does not bias the estimate.
-    #[allow(clippy::too_many_arguments)]
-    fn direct(
-        &self,
-        p: Vec3,
-        above: Vec3,
-        n: Vec3,
-        kd: Vec3,
-        diffuse_prob: f32,
-        key: u32,
-        depth: u32,
-        counts: &mut PathCounts,
-    ) -> Vec3 {
-        let f = kd / PI;
+    /// Next-event estimation at `p` (shadow rays leave from `above`, `p` lifted off the
+    /// surface) through the non-delta lobes: one emitter point, weighted by the power
+    /// heuristic against the lobes' density, and every point light. Distances and cosines are
+    /// measured from `p` itself, so the lift does not bias the estimate.
+    fn direct(&self, p: Vec3, above: Vec3, lobes: &Lobes, key: u32, depth: u32, counts: &mut PathCounts) -> Vec3 {
         let mut sum = Vec3::ZERO;
         let u = |d| path_uniform_key(key, depth, d);
         if let Some(s) = self.emitters.sample(u(DIM_LIGHT_PICK), u(DIM_LIGHT_POINT), u(DIM_LIGHT_POINT + 1)) {
@@ -219,11 +240,12 @@ impl<'a> Tracer<'a> {
             let d2 = to.length_squared();
             if d2 > 0.0 {
                 let l = to / d2.sqrt();
-                let cos = n.dot(l);
+                let cos = lobes.n.dot(l);
                 let cos_l = -s.normal.dot(l);
                 if cos > 0.0 && cos_l > 0.0 && self.visible(above, s.point, counts) {
+                    let (f, pdf) = lobes.eval(l);
                     let pdf_light = s.pdf * d2 / cos_l;
-                    let w = power_heuristic(pdf_light, diffuse_prob * cos / PI);
+                    let w = power_heuristic(pdf_light, pdf);
                     sum += s.radiance * f * (cos * w / pdf_light);
                 }
             }
@@ -234,9 +256,10 @@ impl<'a> Tracer<'a> {
             if d2 <= 0.0 {
                 continue;
             }
-            let cos = n.dot(to / d2.sqrt());
+            let l = to / d2.sqrt();
+            let cos = lobes.n.dot(l);
             if cos > 0.0 && self.visible(above, position, counts) {
-                sum += intensity * f * (cos / d2);
+                sum += intensity * lobes.eval(l).0 * (cos / d2);
             }
         }
         sum
@@ -322,31 +345,51 @@ impl<'a> Tracer<'a> {
                 }
                 last_pdf = 0.0;
             } else {
-                let ks = if m.kind == MaterialKind::Mirror { m.ks.max_element().max(0.0) } else { 0.0 };
+                let mirror = m.kind == MaterialKind::Mirror;
+                let glossy = m.kind == MaterialKind::Phong;
                 let kd = m.kd.max_element().max(0.0);
-                if ks + kd <= 0.0 {
+                let ks = if mirror || glossy { m.ks.max_element().max(0.0) } else { 0.0 };
+                if kd + ks <= 0.0 {
                     break;
                 }
-                let specular_prob = ks / (ks + kd);
-                let diffuse_prob = 1.0 - specular_prob;
-                if kd > 0.0 {
-                    let direct = self.direct(p, above, n, m.kd, diffuse_prob, key, depth, counts);
-                    radiance += throughput * direct;
+                // The mirror's delta lobe or the Phong lobe, picked in proportion to max(Ks).
+                let specular_prob = ks / (kd + ks);
+                let reflected = dir - 2.0 * dir.dot(n) * n;
+                let lobes = Lobes {
+                    n,
+                    r: reflected,
+                    kd: m.kd,
+                    ks: if glossy { m.ks } else { Vec3::ZERO },
+                    ns: m.ns.max(1.0),
+                    p_diffuse: 1.0 - specular_prob,
+                    p_glossy: if glossy { specular_prob } else { 0.0 },
+                };
+                if kd > 0.0 || glossy {
+                    radiance += throughput * self.direct(p, above, &lobes, key, depth, counts);
                 }
-                if u(DIM_LOBE) < specular_prob {
+                let pick_specular = u(DIM_LOBE) < specular_prob;
+                if mirror && pick_specular {
                     throughput *= m.ks / specular_prob;
-                    (origin, dir) = (above, dir - 2.0 * dir.dot(n) * n);
+                    (origin, dir) = (above, reflected);
                     last_pdf = 0.0;
                 } else {
-                    let local = cosine_hemisphere(u(DIM_DIRECTION), u(DIM_DIRECTION + 1));
-                    let next = to_world(local, n);
-                    // Below the true surface (a shading normal leaning away): the path ends.
-                    if next.dot(ng) <= 0.0 || local.z <= 0.0 {
+                    let (u1, u2) = (u(DIM_DIRECTION), u(DIM_DIRECTION + 1));
+                    let next = if pick_specular {
+                        to_world(phong_lobe(u1, u2, lobes.ns), reflected)
+                    } else {
+                        to_world(cosine_hemisphere(u1, u2), n)
+                    };
+                    let cos = n.dot(next);
+                    // Below the surface (a lobe or a shading normal leaning away): the path ends.
+                    if cos <= 0.0 || next.dot(ng) <= 0.0 {
                         break;
                     }
-                    // kd/pi * cos / (diffuse_prob * cos/pi)
-                    throughput *= m.kd / diffuse_prob;
-                    last_pdf = diffuse_prob * local.z / PI;
+                    let (f, pdf) = lobes.eval(next);
+                    if pdf <= 0.0 {
+                        break;
+                    }
+                    throughput *= f * (cos / pdf);
+                    last_pdf = pdf;
                     last_point = p;
                     (origin, dir) = (above, next);
                 }

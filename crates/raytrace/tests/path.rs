@@ -195,6 +195,9 @@ fn gpu_matches_cpu_on_the_cornell_box() {
     let mut direct = render;
     direct.options.max_bounces = 1;
     gpu_agrees(&cornell(), &direct, DIFFUSE_FAR, DIFFUSE_MAD);
+    // The original box: Phong boxes (Kd 0, Ks 0.725, Ns 200), through pow on the GPU.
+    let (scene, _) = Scene::load_obj(&common::testdata("scenes/CornellBox-Original.obj")).unwrap();
+    gpu_agrees(&Prepared::new(scene, &Default::default()), &render, DIFFUSE_FAR, DIFFUSE_MAD);
 }
 
 #[test]
@@ -330,4 +333,113 @@ fn bad_input_is_an_error() {
     bad.scene.add_point_light(Vec3::ONE, Vec3::splat(f32::INFINITY));
     let err = ok.cpu(&bad).unwrap_err().to_string();
     assert!(err.contains("point light"), "{err}");
+}
+
+/// A floor (y = 0) lit by a square emitter facing down, seen at one point through a one-pixel
+/// camera with a tiny field of view; the floor is `kind` with `kd`, `ks`, `ns`.
+fn lit_floor(kind: MaterialKind, kd: f32, ks: f32, ns: f32) -> (Prepared, PathRender) {
+    let s = 5.0;
+    let (c, h, ke) = (Vec3::new(1.0, 1.0, 0.0), 0.3, 5.0);
+    let tris = [
+        [Vec3::new(-s, 0.0, -s), Vec3::new(s, 0.0, s), Vec3::new(s, 0.0, -s)],
+        [Vec3::new(-s, 0.0, -s), Vec3::new(-s, 0.0, s), Vec3::new(s, 0.0, s)],
+        // The light, wound to face down.
+        [c + Vec3::new(-h, 0.0, -h), c + Vec3::new(h, 0.0, -h), c + Vec3::new(h, 0.0, h)],
+        [c + Vec3::new(-h, 0.0, -h), c + Vec3::new(h, 0.0, h), c + Vec3::new(-h, 0.0, h)],
+    ];
+    let mut scene = Scene::from_triangles(&tris);
+    scene.materials[0] = Material { kind, kd: Vec3::splat(kd), ks: Vec3::splat(ks), ns, ..Material::default() };
+    scene.materials.push(Material { kind: MaterialKind::Emitter, ke: Vec3::splat(ke), ..Material::default() });
+    scene.triangles[2].material = 1;
+    scene.triangles[3].material = 1;
+    let render = PathRender {
+        camera: Camera::parse("-1.5,1.2,0, 0,0,0, 0,1,0, 0.01").unwrap(),
+        options: PathOptions { width: 1, height: 1, spp: 1, max_bounces: 1, ..Default::default() },
+    };
+    (Prepared::new(scene, &Default::default()), render)
+}
+
+/// Direct light at the origin of [`lit_floor`] seen from the camera, by a 600 x 600 midpoint
+/// rule over the light: `integral of f Ke cos cos_l / d² dA`, with `f = kd / pi +
+/// ks (ns + 2) / (2 pi) max(0, r . wi)^ns`.
+fn lit_floor_truth(kd: f64, ks: f64, ns: f64) -> f64 {
+    let eye = glam::DVec3::new(-1.5, 1.2, 0.0);
+    let r = {
+        let d = -eye.normalize();
+        glam::DVec3::new(d.x, -d.y, d.z)
+    };
+    let (m, h, ke) = (600, 0.3, 5.0);
+    let mut sum = 0.0;
+    for i in 0..m {
+        for j in 0..m {
+            let y = glam::DVec3::new(
+                1.0 - h + 2.0 * h * (i as f64 + 0.5) / m as f64,
+                1.0,
+                -h + 2.0 * h * (j as f64 + 0.5) / m as f64,
+            );
+            let d2 = y.length_squared();
+            let wi = y / d2.sqrt();
+            let f = kd / std::f64::consts::PI
+                + ks * (ns + 2.0) / (2.0 * std::f64::consts::PI) * r.dot(wi).max(0.0).powf(ns);
+            sum += f * ke * wi.y * wi.y / d2;
+        }
+    }
+    sum * (2.0 * h) * (2.0 * h) / (m * m) as f64
+}
+
+#[test]
+fn direct_light_matches_quadrature_for_diffuse_and_phong() {
+    // The estimator combines emitter sampling and BRDF sampling with MIS weights; a density
+    // that did not match its sampler would bias the sum.
+    let gpu = test_gpu(lumbre_gpu::wgpu::Features::empty());
+    for (kind, kd, ks, ns) in [(MaterialKind::Diffuse, 0.7, 0.0, 1.0), (MaterialKind::Phong, 0.2, 0.6, 30.0)] {
+        let (p, render) = lit_floor(kind, kd, ks, ns);
+        let truth = lit_floor_truth(kd as f64, ks as f64, ns as f64);
+        let n = 20_000u32;
+        let values: Vec<f64> = (0..n).map(|s| render.pixel_sample(&p, 0, 0, s).unwrap().x as f64).collect();
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let sd = (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64).sqrt();
+        let se = sd / (n as f64).sqrt();
+        eprintln!("{kind:?}: {mean} +- {se}, quadrature {truth}");
+        assert!((mean - truth).abs() < 4.0 * se, "{kind:?}: {mean} +- {se}, quadrature {truth}");
+        if let Some(gpu) = &gpu {
+            let mut all = render;
+            all.options.spp = 1024;
+            let g = all.gpu(gpu, &p).unwrap().pixels[0].x as f64;
+            let se = sd / 1024f64.sqrt();
+            eprintln!("{kind:?} on the GPU: {g} +- {se}");
+            assert!((g - truth).abs() < 4.0 * se, "{kind:?} GPU: {g} +- {se}, quadrature {truth}");
+        }
+    }
+}
+
+#[test]
+fn a_driver_loop_limit_is_an_error_not_a_wrong_image() {
+    // A closed box of perfect mirrors: paths never end before max_bounces. Lavapipe ends an
+    // invocation's loops after 65535 iterations; the render must then fail, not return the
+    // partial sums. Other drivers finish it (black: there is no light).
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let mut p = furnace(0.0, 0.0);
+    p.scene.materials[0] =
+        Material { kind: MaterialKind::Mirror, kd: Vec3::ZERO, ks: Vec3::ONE, ..Material::default() };
+    let render = PathRender {
+        camera: inside_camera(),
+        options: PathOptions {
+            width: 1,
+            height: 1,
+            spp: 16,
+            max_bounces: 5000,
+            rr_depth: u32::MAX,
+            ..Default::default()
+        },
+    };
+    let cpu = render.cpu(&p).unwrap();
+    assert_eq!(cpu.pixels[0], Vec3::ZERO);
+    match render.gpu(&gpu, &p) {
+        Err(e) => assert!(e.to_string().contains("stopped before their last sample"), "{e}"),
+        Ok(image) => {
+            assert!(!gpu.adapter_name().contains("llvmpipe"), "lavapipe cut the paths short without an error");
+            assert_eq!(image.pixels[0], Vec3::ZERO);
+        }
+    }
 }

@@ -27,6 +27,12 @@ struct Params {
     // first 8x8 tile of this dispatch
     pixel_base: u32,
     n_emitters: u32,
+    // this dispatch's samples: [batch_first, batch_first + batch_count) of the render's
+    batch_first: u32,
+    batch_count: u32,
+    // 1 in the last batch: the pixel's sum becomes its mean
+    last: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -41,10 +47,11 @@ struct Params {
 @group(0) @binding(8) var<storage, read> em_emitters: array<Emitter>;
 @group(0) @binding(9) var<storage, read> em_cdf: array<f32>;
 @group(0) @binding(10) var<storage, read> em_index: array<u32>;
-// linear RGB mean of the samples, and 1
+// linear RGB sum of the samples so far, then (last batch) their mean, and 1
 @group(0) @binding(11) var<storage, read_write> image: array<vec4<f32>>;
-// extension rays (low word, high word), shadow rays (low word, high word)
-@group(0) @binding(12) var<storage, read_write> counters: array<atomic<u32>, 4>;
+// extension rays (low word, high word), shadow rays (low word, high word), pixels whose
+// batch stopped short of its last sample, and padding
+@group(0) @binding(12) var<storage, read_write> counters: array<atomic<u32>, 6>;
 
 const WG: u32 = 64u;
 const DIM_LIGHT_PICK: u32 = 0u;
@@ -91,9 +98,42 @@ fn visible(start: vec3<f32>, end: vec3<f32>, counts: ptr<function, Counts>) -> b
     return query(start, v / d, d * (1.0 - 1e-3), true).tri == KD_NONE;
 }
 
-// Next-event estimation at a diffuse point p, shadow rays from `above` (Tracer::direct).
-fn direct(p: vec3<f32>, above: vec3<f32>, n: vec3<f32>, kd: vec3<f32>, diffuse_prob: f32, key: u32, depth: u32, counts: ptr<function, Counts>) -> vec3<f32> {
-    let f = kd / PI;
+// The non-delta part of a surface's BRDF and its sampling mixture (path.rs's Lobes).
+struct Lobes {
+    n: vec3<f32>,
+    r: vec3<f32>,
+    kd: vec3<f32>,
+    ks: vec3<f32>,
+    ns: f32,
+    p_diffuse: f32,
+    p_glossy: f32,
+}
+
+struct Eval {
+    f: vec3<f32>,
+    pdf: f32,
+}
+
+// The BRDF towards wi and the mixture's density of wi in solid angle.
+fn lobes_eval(b: Lobes, wi: vec3<f32>) -> Eval {
+    let cos = dot(b.n, wi);
+    var f = b.kd / PI;
+    var pdf = b.p_diffuse * cosine_hemisphere_pdf(cos);
+    if b.p_glossy > 0.0 {
+        let c = dot(b.r, wi);
+        var cn = 0.0;
+        if c > 0.0 {
+            cn = pow(c, b.ns);
+        }
+        f += b.ks * ((b.ns + 2.0) / (2.0 * PI) * cn);
+        pdf += b.p_glossy * phong_lobe_pdf(c, b.ns);
+    }
+    return Eval(f, pdf);
+}
+
+// Next-event estimation at p through the non-delta lobes, shadow rays from `above`
+// (Tracer::direct).
+fn direct(p: vec3<f32>, above: vec3<f32>, b: Lobes, key: u32, depth: u32, counts: ptr<function, Counts>) -> vec3<f32> {
     var sum = vec3<f32>(0.0);
     if params.n_emitters > 0u {
         let s = em_sample(params.n_emitters, rand(key, depth, DIM_LIGHT_PICK), rand(key, depth, DIM_LIGHT_POINT), rand(key, depth, DIM_LIGHT_POINT + 1u));
@@ -101,12 +141,13 @@ fn direct(p: vec3<f32>, above: vec3<f32>, n: vec3<f32>, kd: vec3<f32>, diffuse_p
         let d2 = dot(to, to);
         if d2 > 0.0 {
             let l = to / sqrt(d2);
-            let cos = dot(n, l);
+            let cos = dot(b.n, l);
             let cos_l = -dot(s.normal, l);
             if cos > 0.0 && cos_l > 0.0 && visible(above, s.point, counts) {
+                let e = lobes_eval(b, l);
                 let pdf_light = s.pdf * d2 / cos_l;
-                let w = power_heuristic(pdf_light, diffuse_prob * cos / PI);
-                sum += s.radiance * f * (cos * w / pdf_light);
+                let w = power_heuristic(pdf_light, e.pdf);
+                sum += s.radiance * e.f * (cos * w / pdf_light);
             }
         }
     }
@@ -120,9 +161,10 @@ fn direct(p: vec3<f32>, above: vec3<f32>, n: vec3<f32>, kd: vec3<f32>, diffuse_p
         if d2 <= 0.0 {
             continue;
         }
-        let cos = dot(n, to / sqrt(d2));
+        let l = to / sqrt(d2);
+        let cos = dot(b.n, l);
         if cos > 0.0 && visible(above, light.pos, counts) {
-            sum += light.e * f * (cos / d2);
+            sum += light.e * lobes_eval(b, l).f * (cos / d2);
         }
     }
     return sum;
@@ -187,33 +229,52 @@ fn path_sample(x: u32, y: u32, pixel: u32, sample: u32, counts: ptr<function, Co
             }
             last_pdf = 0.0;
         } else {
+            let mirror = m.kind == KIND_MIRROR;
+            let glossy = m.kind == KIND_PHONG;
+            let kd = max(max3(m.kd), 0.0);
             var ks = 0.0;
-            if m.kind == KIND_MIRROR {
+            if mirror || glossy {
                 ks = max(max3(m.ks), 0.0);
             }
-            let kd = max(max3(m.kd), 0.0);
-            if ks + kd <= 0.0 {
+            if kd + ks <= 0.0 {
                 break;
             }
-            let specular_prob = ks / (ks + kd);
-            let diffuse_prob = 1.0 - specular_prob;
-            if kd > 0.0 {
-                radiance += throughput * direct(sf.p, above, n, m.kd, diffuse_prob, key, depth, counts);
+            let specular_prob = ks / (kd + ks);
+            let reflected = dir - 2.0 * dot(dir, n) * n;
+            var b = Lobes(n, reflected, m.kd, vec3<f32>(0.0), max(m.ns, 1.0), 1.0 - specular_prob, 0.0);
+            if glossy {
+                b.ks = m.ks;
+                b.p_glossy = specular_prob;
             }
-            if rand(key, depth, DIM_LOBE) < specular_prob {
+            if kd > 0.0 || glossy {
+                radiance += throughput * direct(sf.p, above, b, key, depth, counts);
+            }
+            let pick_specular = rand(key, depth, DIM_LOBE) < specular_prob;
+            if mirror && pick_specular {
                 throughput *= m.ks / specular_prob;
                 origin = above;
-                dir = dir - 2.0 * dot(dir, n) * n;
+                dir = reflected;
                 last_pdf = 0.0;
             } else {
-                let local = cosine_hemisphere(rand(key, depth, DIM_DIRECTION), rand(key, depth, DIM_DIRECTION + 1u));
-                let next = to_world(local, n);
-                // below the true surface (a shading normal leaning away): the path ends
-                if dot(next, ng) <= 0.0 || local.z <= 0.0 {
+                let u1 = rand(key, depth, DIM_DIRECTION);
+                let u2 = rand(key, depth, DIM_DIRECTION + 1u);
+                var next: vec3<f32>;
+                if pick_specular {
+                    next = to_world(phong_lobe(u1, u2, b.ns), reflected);
+                } else {
+                    next = to_world(cosine_hemisphere(u1, u2), n);
+                }
+                let cos = dot(n, next);
+                // below the surface (a lobe or a shading normal leaning away): the path ends
+                if cos <= 0.0 || dot(next, ng) <= 0.0 {
                     break;
                 }
-                throughput *= m.kd / diffuse_prob;
-                last_pdf = diffuse_prob * local.z / PI;
+                let e = lobes_eval(b, next);
+                if e.pdf <= 0.0 {
+                    break;
+                }
+                throughput *= e.f * (cos / e.pdf);
+                last_pdf = e.pdf;
                 last_point = sf.p;
                 origin = above;
                 dir = next;
@@ -242,7 +303,8 @@ fn add_wide(i: u32, x: u32) {
     }
 }
 
-// `params.pixel_base` counts 8x8 tiles.
+// `params.pixel_base` counts 8x8 tiles; each dispatch renders a batch of samples and adds
+// them to the pixel's sum.
 @compute @workgroup_size(64)
 fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let xy = tile_pixel(params.pixel_base + flat_workgroup(wid, nwg), params.width, lid);
@@ -252,10 +314,24 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let pixel = xy.y * params.width + xy.x;
     var counts = Counts(0u, 0u);
     var sum = vec3<f32>(0.0);
-    for (var s = 0u; s < params.spp; s++) {
-        sum += path_sample(xy.x, xy.y, pixel, params.first_sample + s, &counts);
+    if params.batch_first != params.first_sample {
+        sum = image[pixel].xyz;
     }
-    image[pixel] = vec4<f32>(sum / f32(params.spp), 1.0);
+    var done = 0u;
+    for (var s = 0u; s < params.batch_count; s++) {
+        sum += path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts);
+        done += 1u;
+    }
+    // A driver that caps the loop iterations of an invocation (lavapipe: 65535) ends the
+    // loop early; the host turns the count into an error.
+    if done != params.batch_count {
+        atomicAdd(&counters[4], 1u);
+    }
+    if params.last != 0u {
+        image[pixel] = vec4<f32>(sum / f32(params.spp), 1.0);
+    } else {
+        image[pixel] = vec4<f32>(sum, 1.0);
+    }
     add_wide(0u, counts.extension);
     add_wide(2u, counts.shadow);
 }

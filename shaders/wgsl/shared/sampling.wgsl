@@ -88,6 +88,27 @@ fn cosine_hemisphere_pdf(cos_theta: f32) -> f32 {
     return max(cos_theta, 0.0) / PI;
 }
 
+// A direction about +z with density (ns + 1) / (2 pi) cos^ns (the normalized Phong lobe):
+// the concentric point's squared radius gives the cosine, its direction the azimuth.
+fn phong_lobe(u: f32, v: f32, ns: f32) -> vec3<f32> {
+    let d = concentric_disk(u, v);
+    let r2 = d.x * d.x + d.y * d.y;
+    if r2 <= 0.0 {
+        return vec3<f32>(1.0, 0.0, 0.0);
+    }
+    let cos_a = pow(r2, 1.0 / (ns + 1.0));
+    let sin_a = sqrt(max(1.0 - cos_a * cos_a, 0.0));
+    let r = sqrt(r2);
+    return vec3<f32>(sin_a * (d.x / r), sin_a * (d.y / r), cos_a);
+}
+
+fn phong_lobe_pdf(cos_a: f32, ns: f32) -> f32 {
+    if cos_a <= 0.0 {
+        return 0.0;
+    }
+    return (ns + 1.0) / (2.0 * PI) * pow(cos_a, ns);
+}
+
 struct Basis {
     t: vec3<f32>,
     b: vec3<f32>,

@@ -11,7 +11,7 @@ mod path;
 mod whitted;
 
 pub use emitters::{GpuEmitter, GpuEmitters};
-pub use path::{GpuPathImage, GpuPathScene};
+pub use path::{GpuPathImage, GpuPathScene, SAMPLES_PER_DISPATCH};
 pub use whitted::{GpuImage, WhittedRender};
 
 #[repr(C)]

@@ -6,6 +6,12 @@ use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::whitted::TILES_PER_DISPATCH;
+
+/// Samples per pixel in one dispatch: bounds a dispatch's time whatever the samples per
+/// pixel, and the loop iterations of one invocation (lavapipe ends any invocation's loops
+/// after 65535 iterations in all; the kernel counts pixels cut short and the download
+/// refuses their image).
+pub const SAMPLES_PER_DISPATCH: u32 = 16;
 use super::{GpuEmitters, GpuScene};
 use crate::path::{PathCounts, Tracer};
 use crate::{Emitters, Image, PathRender, Prepared};
@@ -28,6 +34,10 @@ struct Params {
     eps: f32,
     pixel_base: u32,
     n_emitters: u32,
+    batch_first: u32,
+    batch_count: u32,
+    last: u32,
+    _pad: u32,
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::PATH_PARAMS_SIZE);
 
@@ -56,7 +66,8 @@ impl GpuPathScene {
 pub struct GpuPathImage {
     /// Linear RGB (and 1) per pixel, row-major: the mean of the render's samples.
     pub pixels: Buffer<[f32; 4]>,
-    /// Extension rays (low, high word), shadow rays (low, high word).
+    /// Extension rays (low, high word), shadow rays (low, high word), pixel batches that
+    /// stopped short (an error), padding.
     pub counters: Buffer<u32>,
     /// Width.
     pub width: u32,
@@ -71,51 +82,61 @@ impl PathRender {
         o.check()?;
         let gpu = rec.gpu().clone();
         let pixels = gpu.zeroed::<[f32; 4]>(o.width as usize * o.height as usize)?;
-        let counters = gpu.zeroed::<u32>(4)?;
+        let counters = gpu.zeroed::<u32>(6)?;
         let kernel = gpu.kernel(&lumbre_shaders::raytrace::PATH, "render")?;
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = s.scene.tree.bounds;
-        let mut base = 0u32;
-        while base < tiles {
-            let count = TILES_PER_DISPATCH.min(tiles - base);
-            let params = gpu.uniform(&Params {
-                cam: self.camera.to_gpu(o.width, o.height),
-                bmin: b.min.to_array(),
-                width: o.width,
-                bmax: b.max.to_array(),
-                height: o.height,
-                background: o.background.to_array(),
-                spp: o.spp,
-                first_sample: o.first_sample,
-                max_bounces: o.max_bounces,
-                rr_depth: o.rr_depth,
-                n_lights: s.scene.n_lights,
-                flags,
-                eps: s.scene.eps,
-                pixel_base: base,
-                n_emitters: s.emitters.count,
-            })?;
-            let [k1, k2, k3] = s.scene.tree.bindings();
-            let [e1, e2, e3] = s.emitters.bindings();
-            let res = [
-                params.as_entire_binding(),
-                k1,
-                k2,
-                k3,
-                s.scene.tri_info.binding(),
-                s.scene.normals.binding(),
-                s.scene.materials.binding(),
-                s.scene.lights.binding(),
-                e1,
-                e2,
-                e3,
-                pixels.binding(),
-                counters.binding(),
-            ];
-            rec.dispatch("path", &kernel, &res, count as u64)?;
-            base += count;
+        let mut batch_first = o.first_sample;
+        let end = o.first_sample + o.spp;
+        while batch_first < end {
+            let batch_count = SAMPLES_PER_DISPATCH.min(end - batch_first);
+            let mut base = 0u32;
+            while base < tiles {
+                let count = TILES_PER_DISPATCH.min(tiles - base);
+                let params = gpu.uniform(&Params {
+                    cam: self.camera.to_gpu(o.width, o.height),
+                    bmin: b.min.to_array(),
+                    width: o.width,
+                    bmax: b.max.to_array(),
+                    height: o.height,
+                    background: o.background.to_array(),
+                    spp: o.spp,
+                    first_sample: o.first_sample,
+                    max_bounces: o.max_bounces,
+                    rr_depth: o.rr_depth,
+                    n_lights: s.scene.n_lights,
+                    flags,
+                    eps: s.scene.eps,
+                    pixel_base: base,
+                    n_emitters: s.emitters.count,
+                    batch_first,
+                    batch_count,
+                    last: (batch_first + batch_count == end) as u32,
+                    _pad: 0,
+                })?;
+                let [k1, k2, k3] = s.scene.tree.bindings();
+                let [e1, e2, e3] = s.emitters.bindings();
+                let res = [
+                    params.as_entire_binding(),
+                    k1,
+                    k2,
+                    k3,
+                    s.scene.tri_info.binding(),
+                    s.scene.normals.binding(),
+                    s.scene.materials.binding(),
+                    s.scene.lights.binding(),
+                    e1,
+                    e2,
+                    e3,
+                    pixels.binding(),
+                    counters.binding(),
+                ];
+                rec.dispatch("path", &kernel, &res, count as u64)?;
+                base += count;
+            }
+            batch_first += batch_count;
         }
         Ok(GpuPathImage { pixels, counters, width: o.width, height: o.height })
     }
@@ -157,6 +178,13 @@ impl Compute for PathRender {
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuPathImage) -> Result<Image> {
+        let short = gpu.download(&out.counters)?[4];
+        if short > 0 {
+            return Err(lumbre_gpu::Error::Validation(format!(
+                "{short} pixel batches of the path render stopped before their last sample: the driver \
+                 limits the loop iterations of an invocation (lavapipe: 65535); fewer bounces would fit"
+            )));
+        }
         let px = gpu.download(&out.pixels)?;
         let pixels = px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
         Image::from_pixels(out.width, out.height, pixels).map_err(lumbre_gpu::Error::Input)
