@@ -443,3 +443,61 @@ fn a_driver_loop_limit_is_an_error_not_a_wrong_image() {
         }
     }
 }
+
+#[test]
+fn whitted_direct_light_equals_path_direct_light() {
+    // With ambient 0 and background 0, Whitted at depth 1 (camera and shadow rays) and the
+    // path tracer at one bounce estimate the same direct light in the same units: compared
+    // over 16 blocks of the image, each within 4.5 standard errors of the per-pixel
+    // differences (the two use independent random numbers).
+    use lumbre_raytrace::{RenderOptions, WhittedRender};
+    let p = cornell();
+    let size = 64u32;
+    let whitted = WhittedRender {
+        camera: reference_camera(),
+        options: RenderOptions {
+            width: size,
+            height: size,
+            spp: 128,
+            max_depth: 1,
+            ambient: 0.0,
+            background: Vec3::ZERO,
+            ..Default::default()
+        },
+    };
+    let path = PathRender {
+        camera: reference_camera(),
+        options: PathOptions { width: size, height: size, spp: 128, max_bounces: 1, ..Default::default() },
+    };
+    let (w, pt) = (whitted.cpu(&p).unwrap(), path.cpu(&p).unwrap());
+    let block = size / 4;
+    let mut worst = 0.0f64;
+    for by in 0..4 {
+        for bx in 0..4 {
+            for c in 0..3 {
+                let d: Vec<f64> = (0..block * block)
+                    .map(|k| {
+                        let i = ((by * block + k / block) * size + bx * block + k % block) as usize;
+                        (w.pixels[i][c] - pt.pixels[i][c]) as f64
+                    })
+                    .collect();
+                let n = d.len() as f64;
+                let mean = d.iter().sum::<f64>() / n;
+                let se = (d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0) / n).sqrt();
+                let z = if se > 0.0 { mean.abs() / se } else { 0.0 };
+                assert!(mean.abs() <= 4.5 * se + 1e-6, "block ({bx}, {by}) channel {c}: {mean} +- {se}");
+                worst = worst.max(z);
+            }
+        }
+    }
+    let (mw, _) = mean_and_error(&w);
+    let (mp, _) = mean_and_error(&pt);
+    let diff = Image::from_pixels(size, size, w.pixels.iter().zip(&pt.pixels).map(|(a, b)| *a - *b).collect()).unwrap();
+    let (md, se) = mean_and_error(&diff);
+    eprintln!(
+        "Whitted direct {mw}, path direct {mp}: difference {md} +- {se}; largest block difference {worst:.2} standard errors"
+    );
+    assert!(md.abs() <= 4.0 * se, "image mean difference {md} +- {se}");
+    // A Whitted image in the old units (diffuse term Kd, pi times brighter) is far outside.
+    assert!((mw * std::f64::consts::PI - mp).abs() > 0.5 * mp);
+}

@@ -56,8 +56,9 @@ fn query(o: vec3<f32>, d: vec3<f32>, t_max: f32, any_hit: bool) -> KdHit {
     return kd_query(r, (f & 1u) != 0u, (f & 2u) != 0u, any_hit, params.bmin, params.bmax, 0.0, t_max);
 }
 
-// Ambient plus every light's Phong term, with a shadow ray each.
-fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pixel: u32, sample: u32, depth: u32, rays: ptr<function, u32>) -> vec3<f32> {
+// Ambient plus every light's Phong term over pi, with a shadow ray each from `above`;
+// distances and cosines from the surface point p.
+fn local_light(m: Material, p: vec3<f32>, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pixel: u32, sample: u32, depth: u32, rays: ptr<function, u32>) -> vec3<f32> {
     var local = params.ambient * m.kd;
     for (var li = 0u; li < params.n_lights; li++) {
         let light = lights[li];
@@ -76,24 +77,29 @@ fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pix
             ln = safe_normalize(cross(b - a, c - a));
             e = light.e * light.area;
         }
-        let to = lp - above;
+        let to = lp - p;
         let d2 = dot(to, to);
         if d2 <= 0.0 {
             continue;
         }
-        let d = sqrt(d2);
-        let l = to / d;
+        let l = to / sqrt(d2);
         let cos = dot(n, l);
         if cos <= 0.0 {
             continue;
         }
+        // area lights emit on the side of their normal only
         var cos_l = 1.0;
         if any(ln != vec3<f32>(0.0)) {
-            cos_l = abs(dot(ln, l));
+            cos_l = -dot(ln, l);
+        }
+        if cos_l <= 0.0 {
+            continue;
         }
         let irradiance = e * (cos_l / d2);
+        let shadow = lp - above;
+        let ds = length(shadow);
         *rays += 1u;
-        if query(above, l, d * (1.0 - 1e-3), true).tri != KD_NONE {
+        if query(above, shadow / ds, ds * (1.0 - 1e-3), true).tri != KD_NONE {
             continue;
         }
         var c = m.kd * cos;
@@ -101,7 +107,7 @@ fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pix
             let refl = 2.0 * dot(n, l) * n - l;
             c += m.ks * pow(max(dot(refl, view), 0.0), max(m.ns, 1.0));
         }
-        local += c * irradiance;
+        local += c * irradiance / PI;
     }
     return local;
 }
@@ -115,13 +121,15 @@ fn radiance_direct(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, r
     }
     let sf = surface(hit, origin, dir);
     let m = materials[sf.material];
-    if m.kind == KIND_EMITTER {
-        return m.ke;
+    // emitters emit on the side of their geometric normal only, and reflect like diffuse
+    var emitted = vec3<f32>(0.0);
+    if m.kind == KIND_EMITTER && sf.entering {
+        emitted = m.ke;
     }
     if m.kind == KIND_GLASS {
         return vec3<f32>(0.0);
     }
-    return local_light(m, sf.p + sf.ng * params.eps, sf.n, -dir, pixel, sample, 0u, rays);
+    return emitted + local_light(m, sf.p, sf.p + sf.ng * params.eps, sf.n, -dir, pixel, sample, 0u, rays);
 }
 
 fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: ptr<function, u32>) -> vec3<f32> {
@@ -140,16 +148,15 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
         }
         let sf = surface(hit, r.origin, r.dir);
         let m = materials[sf.material];
-        if m.kind == KIND_EMITTER {
+        if m.kind == KIND_EMITTER && sf.entering {
             color += r.weight * m.ke;
-            continue;
         }
         let n = sf.n;
         let ng = sf.ng;
         let p = sf.p;
         let above = p + ng * params.eps;
         if m.kind != KIND_GLASS {
-            color += r.weight * local_light(m, above, n, -r.dir, pixel, sample, r.depth, rays);
+            color += r.weight * local_light(m, p, above, n, -r.dir, pixel, sample, r.depth, rays);
         }
         if r.depth + 1u >= params.max_depth {
             continue;
