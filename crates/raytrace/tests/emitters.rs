@@ -11,6 +11,7 @@ use lumbre_raytrace::sampling::{
     power_heuristic, uniform_triangle,
 };
 use lumbre_raytrace::{Emitters, GpuEmitters, Material, MaterialKind, ONE_MINUS_EPSILON, Scene, hash_f32, hash_u32};
+use proptest::prelude::*;
 
 /// A scene of `ke.len()` separate triangles of different sizes and orientations, triangle `i`
 /// emitting `ke[i]` (zero: a diffuse triangle).
@@ -31,6 +32,24 @@ fn emitter_scene(ke: &[Vec3]) -> Scene {
         if *k != Vec3::ZERO {
             let m = Material { name: format!("light{i}"), ke: *k, kind: MaterialKind::Emitter, ..Material::default() };
             scene.materials.push(m);
+            scene.triangles[i].material = (scene.materials.len() - 1) as u32;
+        }
+    }
+    scene
+}
+
+/// A scene of the given triangles (degenerate ones dropped), the `k`-th kept one emitting
+/// `ke[k]` when that is non-zero.
+fn soup_scene(tris: &[[Vec3; 3]], ke: &[Vec3]) -> Scene {
+    let mut scene = Scene::from_triangles(tris);
+    for i in 0..scene.triangles.len().min(ke.len()) {
+        if ke[i] != Vec3::ZERO {
+            scene.materials.push(Material {
+                name: format!("light{i}"),
+                ke: ke[i],
+                kind: MaterialKind::Emitter,
+                ..Material::default()
+            });
             scene.triangles[i].material = (scene.materials.len() - 1) as u32;
         }
     }
@@ -291,9 +310,13 @@ const POW_TOL: f32 = 1e-4;
 const LOBE_SINE_TOL: f32 = 1e-3;
 
 fn gpu_matches_cpu(scene: &Scene) -> f32 {
+    gpu_matches_cpu_on(scene, 4000)
+}
+
+fn gpu_matches_cpu_on(scene: &Scene, inputs: u32) -> f32 {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return 0.0 };
     let e = Emitters::new(scene).unwrap();
-    let mut uniforms: Vec<[f32; 4]> = (0..4000u32).map(|i| [u(i, 0), u(i, 1), u(i, 2), u(i, 3)]).collect();
+    let mut uniforms: Vec<[f32; 4]> = (0..inputs).map(|i| [u(i, 0), u(i, 1), u(i, 2), u(i, 3)]).collect();
     // Edge values: zeros, the largest uniform, the disk's centre and diagonals, CDF entries.
     for x in [0.0, 0.5, 0.25, 0.75, ONE_MINUS_EPSILON] {
         for y in [0.0, 0.5, 0.25, 0.75, ONE_MINUS_EPSILON] {
@@ -364,4 +387,37 @@ fn wgsl_twins_match_the_cpu() {
     let w2 = gpu_matches_cpu(&cornell());
     let w3 = gpu_matches_cpu(&emitter_scene(&[Vec3::ZERO]));
     eprintln!("largest CPU/GPU difference (relative to max(1, |x|)): {w1:e}, {w2:e}, {w3:e}");
+}
+
+fn corner() -> impl Strategy<Value = Vec3> {
+    (-2.0f32..2.0, -2.0f32..2.0, -2.0f32..2.0).prop_map(|(x, y, z)| Vec3::new(x, y, z))
+}
+
+fn radiance() -> impl Strategy<Value = Vec3> {
+    prop_oneof![
+        Just(Vec3::ZERO),
+        (0.0f32..20.0, 0.0f32..20.0, 0.0f32..20.0).prop_map(|(r, g, b)| Vec3::new(r, g, b + 1e-3)),
+        (0.0f32..1e-4).prop_map(|x| Vec3::new(x + 1e-9, 0.0, 0.0)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Generated emitter sets: the CDF's invariants, and the WGSL twins on the same inputs.
+    #[test]
+    fn generated_emitters_agree_with_the_wgsl_twins(
+        tris in prop::collection::vec([corner(), corner(), corner()], 1..12),
+        ke in prop::collection::vec(radiance(), 12),
+    ) {
+        let scene = soup_scene(&tris, &ke);
+        let e = Emitters::new(&scene).unwrap();
+        let cdf = e.cdf();
+        prop_assert_eq!(cdf.len(), e.len() + 1);
+        prop_assert!(cdf.windows(2).all(|w| w[0] <= w[1]));
+        if !e.is_empty() {
+            prop_assert_eq!(*cdf.last().unwrap(), 1.0);
+        }
+        gpu_matches_cpu_on(&scene, 256);
+    }
 }
