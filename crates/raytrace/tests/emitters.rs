@@ -42,11 +42,11 @@ fn emitter_scene(ke: &[Vec3]) -> Scene {
 /// `ke[k]` when that is non-zero.
 fn soup_scene(tris: &[[Vec3; 3]], ke: &[Vec3]) -> Scene {
     let mut scene = Scene::from_triangles(tris);
-    for i in 0..scene.triangles.len().min(ke.len()) {
-        if ke[i] != Vec3::ZERO {
+    for (i, &k) in ke.iter().enumerate().take(scene.triangles.len()) {
+        if k != Vec3::ZERO {
             scene.materials.push(Material {
                 name: format!("light{i}"),
-                ke: ke[i],
+                ke: k,
                 kind: MaterialKind::Emitter,
                 ..Material::default()
             });
