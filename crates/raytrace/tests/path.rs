@@ -166,10 +166,13 @@ fn gpu_agrees(p: &Prepared, render: &PathRender, max_far: f64, max_mad: f64) -> 
     eprintln!("GPU vs CPU: {far} of {n} pixels beyond 1e-3, mean |diff| {mad:e} (mean radiance {})", mean / n);
     assert!(frac <= max_far, "{far} of {n} pixels differ");
     assert!(mad <= max_mad * mean / n, "mean absolute difference {mad}");
-    // The same paths: the same counts, up to the few flipped paths.
-    for stat in ["paths", "rays", "extension rays", "shadow rays"] {
+    // The same paths: the same counts, up to the paths that flipped and the shadow rays whose
+    // cosine's sign rounding decides (a point on an emitter sampling its own plane: cast on
+    // one side, not on the other, contributing nothing either way).
+    assert_eq!(cpu_report.get("paths"), gpu_report.get("paths"));
+    for stat in ["rays", "extension rays", "shadow rays"] {
         let (c, g) = (cpu_report.get(stat).unwrap(), gpu_report.get(stat).unwrap());
-        assert!((c - g).abs() <= 0.01 * c, "{stat}: CPU {c}, GPU {g}");
+        assert!((c - g).abs() <= max_far * c, "{stat}: CPU {c}, GPU {g}");
     }
     (frac, mad)
 }
@@ -556,6 +559,9 @@ proptest! {
         pieces in prop::collection::vec(([inside(), inside(), inside()], 0u8..3, 0.0f32..0.9, 0.0f32..0.9), 1..10),
         look in inside(),
     ) {
+        // At least one emitter.
+        let mut pieces = pieces;
+        pieces[0].1 = 2;
         let p = box_with(&pieces);
         let camera = Camera { eye: Vec3::new(0.05, -0.02, 0.9), target: look, up: Vec3::Y, fov_y_deg: 70.0 };
         prop_assume!((look - camera.eye).length() > 0.1 && (look - camera.eye).normalize().dot(Vec3::Y).abs() < 0.99);
