@@ -164,6 +164,15 @@ pub struct PathCounts {
 /// Survival probability of Russian roulette is `max(throughput)` clamped to this range.
 pub const ROULETTE_SURVIVAL: (f32, f32) = (0.05, 0.95);
 
+/// The unit geometric normal `normalize((b - a) × (c - a))` of every triangle, computed in f64
+/// ([`Scene::face_normal`](crate::Scene::face_normal)). Both paths read these bits rather than
+/// each computing its own: the sampling frame (Duff et al.) changes branch where the normal's
+/// `z` changes sign, and walls parallel to `z` have a `z` that is zero but for rounding, whose
+/// sign a fused multiply-add decides.
+pub(crate) fn face_normals(scene: &crate::Scene) -> Vec<Vec3> {
+    (0..scene.triangles.len() as u32).map(|i| scene.face_normal(i).unwrap_or(Vec3::ZERO)).collect()
+}
+
 /// The non-delta part of a surface's BRDF and how it is sampled: `kd / pi` plus, for Phong
 /// materials, the normalized Phong lobe `ks (ns + 2) / (2 pi) max(0, r . wi)^ns` about the
 /// mirror direction `r`; a mixture of the cosine density (weight `p_diffuse`) and the lobe's
@@ -199,6 +208,8 @@ pub(crate) struct Tracer<'a> {
     emitters: Emitters,
     /// (position, intensity) of every point light.
     points: Vec<(Vec3, Vec3)>,
+    /// Unit geometric normal of every triangle ([`face_normals`]).
+    face_normals: Vec<Vec3>,
     o: PathOptions,
 }
 
@@ -217,7 +228,7 @@ impl<'a> Tracer<'a> {
                 points.push((position, intensity));
             }
         }
-        Ok(Tracer { p, emitters, points, o: *o })
+        Ok(Tracer { p, emitters, points, face_normals: face_normals(&p.scene), o: *o })
     }
 
     fn closest(&self, origin: Vec3, dir: Vec3) -> Option<lumbre_kdtree::Hit> {
@@ -305,9 +316,8 @@ impl<'a> Tracer<'a> {
                 radiance += throughput * o.background;
                 break;
             };
-            let tri = self.p.tris[hit.tri as usize];
             let p = origin + dir * hit.t;
-            let mut ng = (tri[1] - tri[0]).cross(tri[2] - tri[0]).normalize_or_zero();
+            let mut ng = self.face_normals[hit.tri as usize];
             let mut n = self.p.shade_normal(hit.tri, hit.u, hit.v, ng);
             let entering = ng.dot(dir) < 0.0;
             let m = &self.p.scene.materials[self.p.scene.triangles[hit.tri as usize].material as usize];

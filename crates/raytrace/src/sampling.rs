@@ -64,8 +64,15 @@ pub fn concentric_disk(u: f32, v: f32) -> Vec2 {
 /// ```
 pub fn cosine_hemisphere(u: f32, v: f32) -> Vec3 {
     let d = concentric_disk(u, v);
-    let z = (1.0 - d.x * d.x - d.y * d.y).max(0.0).sqrt();
+    // 1 - r² from the map's exact radius, not from the rounded point: no cancellation at the rim.
+    let r = concentric_radius(u, v);
+    let z = ((1.0 - r) * (1.0 + r)).max(0.0).sqrt();
     Vec3::new(d.x, d.y, z)
+}
+
+/// The radius of [`concentric_disk`]`(u, v)` without rounding: `max(|2u - 1|, |2v - 1|)`.
+fn concentric_radius(u: f32, v: f32) -> f32 {
+    (2.0 * u - 1.0).abs().max((2.0 * v - 1.0).abs())
 }
 
 /// Density in solid angle of [`cosine_hemisphere`] at a direction whose cosine with the axis
@@ -92,13 +99,12 @@ pub fn cosine_hemisphere_pdf(cos_theta: f32) -> f32 {
 /// ```
 pub fn phong_lobe(u: f32, v: f32, ns: f32) -> Vec3 {
     let d = concentric_disk(u, v);
-    let r2 = d.x * d.x + d.y * d.y;
-    if r2 <= 0.0 {
+    let r = concentric_radius(u, v);
+    if r <= 0.0 {
         return Vec3::X;
     }
-    let cos_a = r2.powf(1.0 / (ns + 1.0));
-    let sin_a = (1.0 - cos_a * cos_a).max(0.0).sqrt();
-    let r = r2.sqrt();
+    let cos_a = (r * r).powf(1.0 / (ns + 1.0));
+    let sin_a = ((1.0 - cos_a) * (1.0 + cos_a)).max(0.0).sqrt();
     Vec3::new(sin_a * (d.x / r), sin_a * (d.y / r), cos_a)
 }
 

@@ -52,6 +52,9 @@ struct Params {
 // extension rays (low word, high word), shadow rays (low word, high word), pixels whose
 // batch stopped short of its last sample, and padding
 @group(0) @binding(12) var<storage, read_write> counters: array<atomic<u32>, 6>;
+// per triangle: the unit geometric normal normalize((b - a) x (c - a)), computed in f64 on
+// the host: both paths branch on its bits (the sampling frame's sign of z, the emitting side)
+@group(0) @binding(13) var<storage, read> face_normals: array<vec4<f32>>;
 
 const WG: u32 = 64u;
 const DIM_LIGHT_PICK: u32 = 0u;
@@ -190,7 +193,7 @@ fn path_sample(x: u32, y: u32, pixel: u32, sample: u32, counts: ptr<function, Co
             radiance += throughput * params.background;
             break;
         }
-        let sf = surface(hit, origin, dir);
+        let sf = surface_at(hit, origin, dir, face_normals[hit.tri].xyz);
         let m = materials[sf.material];
         if m.kind == KIND_EMITTER && sf.entering {
             var w = 1.0;

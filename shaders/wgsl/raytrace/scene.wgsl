@@ -73,7 +73,13 @@ struct Surface {
 // Hit point, geometric and shading normals facing the ray's side, material.
 fn surface(hit: KdHit, origin: vec3<f32>, dir: vec3<f32>) -> Surface {
     let p0 = kd_vertex(hit.tri, 0u);
-    var ng = safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0));
+    return surface_at(hit, origin, dir, safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0)));
+}
+
+// `surface` with the triangle's unit geometric normal given (the path tracer's, computed
+// once on the host so that both paths see the same bits).
+fn surface_at(hit: KdHit, origin: vec3<f32>, dir: vec3<f32>, normal: vec3<f32>) -> Surface {
+    var ng = normal;
     var n = shade_normal(hit.tri, hit.u, hit.v, ng);
     let entering = dot(ng, dir) < 0.0;
     if !entering {

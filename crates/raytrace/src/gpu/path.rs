@@ -13,7 +13,7 @@ use super::whitted::TILES_PER_DISPATCH;
 /// refuses their image).
 pub const SAMPLES_PER_DISPATCH: u32 = 16;
 use super::{GpuEmitters, GpuScene};
-use crate::path::{PathCounts, Tracer};
+use crate::path::{PathCounts, Tracer, face_normals};
 use crate::{Emitters, Image, PathRender, Prepared};
 
 #[repr(C)]
@@ -48,15 +48,20 @@ pub struct GpuPathScene {
     pub scene: GpuScene,
     /// The emitter distribution.
     pub emitters: GpuEmitters,
+    /// Per triangle, its unit geometric normal computed in f64 (and 0).
+    pub face_normals: Buffer<[f32; 4]>,
 }
 
 impl GpuPathScene {
     /// Uploads a prepared scene and its emitters (an error for emitters or point lights the
     /// CPU path refuses too).
     pub fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuPathScene> {
+        let normals: Vec<[f32; 4]> = face_normals(&p.scene).iter().map(|n| [n.x, n.y, n.z, 0.0]).collect();
+        let normals = if normals.is_empty() { vec![[0.0; 4]] } else { normals };
         Ok(GpuPathScene {
             scene: GpuScene::upload(gpu, p)?,
             emitters: GpuEmitters::upload(gpu, &Emitters::new(&p.scene)?)?,
+            face_normals: gpu.upload(&normals)?,
         })
     }
 }
@@ -132,6 +137,7 @@ impl PathRender {
                     e3,
                     pixels.binding(),
                     counters.binding(),
+                    s.face_normals.binding(),
                 ];
                 rec.dispatch("path", &kernel, &res, count as u64)?;
                 base += count;
