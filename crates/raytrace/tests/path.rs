@@ -177,16 +177,17 @@ fn gpu_agrees(p: &Prepared, render: &PathRender, max_far: f64, max_mad: f64) -> 
     (frac, mad)
 }
 
-/// Diffuse scenes: paths flip only at knife edges (lavapipe: no pixel of the 32x32 Cornell box
-/// differs beyond 1e-3, mean difference 1e-8).
+/// Diffuse scenes: paths flip only at knife edges (no pixel of the 32x32 Cornell box differs
+/// beyond 1e-3 on lavapipe or an H100; mean differences 1e-8 and 6e-8).
 const DIFFUSE_FAR: f64 = 0.01;
 const DIFFUSE_MAD: f64 = 1e-3;
 /// With glass, a path that refracts into a box and reflects inside it turns a last-bit
 /// difference of a hit distance into another path more often: the CPU alone, run with the
 /// Moller-Trumbore instead of the watertight triangle test, differs on 28 of 4096 pixel
-/// samples of this scene; the GPU on 17.
-const GLASS_FAR: f64 = 0.05;
-const GLASS_MAD: f64 = 0.01;
+/// samples of this scene. Measured GPU against CPU: 23 of 1024 pixels and a mean difference
+/// of 0.32% on lavapipe, 35 of 1024 and 0.76% on an H100.
+const GLASS_FAR: f64 = 0.08;
+const GLASS_MAD: f64 = 0.02;
 
 #[test]
 fn gpu_matches_cpu_on_the_cornell_box() {
