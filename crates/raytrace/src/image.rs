@@ -147,10 +147,32 @@ impl Image {
 
     /// Reads an OpenEXR file's RGB channels (alpha ignored) as linear values, unchanged.
     pub fn load_exr(path: &Path) -> Result<Image, LoadError> {
-        let img = decode(path, ImageFormat::OpenExr)?;
+        Ok(Self::from_rgb32f(decode(path, ImageFormat::OpenExr)?))
+    }
+
+    /// Decodes an OpenEXR file held in memory (an image bundled in a program); `name` stands
+    /// for its path in errors.
+    ///
+    /// ```
+    /// use lumbre_raytrace::Image;
+    /// let path = std::env::temp_dir().join(format!("lumbre-exr-doc-{}.exr", std::process::id()));
+    /// let mut img = Image::new(2, 1);
+    /// img.set(1, 0, glam::Vec3::new(2.5, 0.0, 1.0));
+    /// img.save_exr(&path).unwrap();
+    /// let back = Image::exr_from_bytes("bundled.exr".as_ref(), &std::fs::read(&path).unwrap()).unwrap();
+    /// assert_eq!(back, img);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn exr_from_bytes(name: &Path, bytes: &[u8]) -> Result<Image, LoadError> {
+        let img = ::image::load_from_memory_with_format(bytes, ImageFormat::OpenExr)
+            .map_err(|e| LoadError::new(name, format!("cannot decode OpenExr: {e}")))?;
+        Ok(Self::from_rgb32f(img))
+    }
+
+    fn from_rgb32f(img: DynamicImage) -> Image {
         let rgb = img.to_rgb32f();
         let pixels = rgb.pixels().map(|p| Vec3::from(p.0)).collect();
-        Ok(Image { width: rgb.width(), height: rgb.height(), pixels })
+        Image { width: rgb.width(), height: rgb.height(), pixels }
     }
 }
 

@@ -9,6 +9,9 @@
 //! - [`Camera`]: pinhole camera (`frame`, `orbit`, `parse` for the CLI), with [`GpuCamera`]
 //!   whose ray formula [`Camera::ray`] shares, and [`stratified`] pixel samples built on the
 //!   integer hash [`hash_u32`] that WGSL reproduces bit for bit.
+//! - [`PathRender`]: the reference path tracer (next-event estimation with multiple
+//!   importance sampling, Russian roulette, the same integer-hash random numbers on the CPU
+//!   and in `raytrace/path.wgsl`), in the units of the scene's `Ke`.
 //! - [`Emitters`]: the emissive triangles as a distribution (pick by power, uniform points,
 //!   cosine directions) for the Monte Carlo integrators, with its WGSL twin
 //!   `shared/emitters.wgsl` fed by [`GpuEmitters`]; the warps it uses are in [`sampling`].
@@ -44,6 +47,7 @@ mod image;
 mod material;
 pub mod metrics;
 mod obj;
+mod path;
 mod points;
 pub mod sampling;
 mod scene;
@@ -57,9 +61,15 @@ pub use camera::{
 };
 pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
-pub use gpu::{GpuEmitter, GpuEmitters, GpuImage, GpuScene, WhittedRender};
+pub use gpu::{
+    GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, SAMPLES_PER_DISPATCH, WhittedRender,
+};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};
+pub use path::{
+    DIM_CAMERA, DIM_DIRECTION, DIM_LIGHT_PICK, DIM_LIGHT_POINT, DIM_LOBE, DIM_ROULETTE, PathCounts, PathOptions,
+    PathRender, ROULETTE_SURVIVAL, path_uniform,
+};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};
 pub use volume::{

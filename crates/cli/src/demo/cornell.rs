@@ -2,7 +2,7 @@
 //! reference path tracer with its time and its error, in one table and one contact sheet.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use glam::Vec3;
 use lumbre_gpu::{Backend, Compute, Report};
@@ -76,27 +76,6 @@ fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     Ok(Rendered { image, report, note: format!("{} spp, next-event estimation and MIS", setup.spp) })
 }
 
-/// The reference: the path tracer at `spp` samples per pixel on `backend`, in batches.
-pub fn reference(setup: &Setup, backend: &Backend, spp: u32) -> Result<(Image, Duration), String> {
-    let start = Instant::now();
-    let batch = spp.min(256);
-    let options = PathOptions { width: setup.size, height: setup.size, spp: batch, ..Default::default() };
-    let scene = backend.place(&PathRender { camera: setup.camera, options }, &setup.prepared).map_err(err)?;
-    let mut sum: Vec<Vec3> = vec![Vec3::ZERO; (setup.size * setup.size) as usize];
-    let mut first = 0;
-    while first < spp {
-        let n = batch.min(spp - first);
-        let render = PathRender { camera: setup.camera, options: PathOptions { spp: n, first_sample: first, ..options } };
-        let (image, _) = render.run_placed(&scene, &()).map_err(err)?;
-        for (s, p) in sum.iter_mut().zip(&image.pixels) {
-            *s += *p * n as f32;
-        }
-        first += n;
-    }
-    let pixels = sum.into_iter().map(|s| s / spp as f32).collect();
-    Ok((Image::from_pixels(setup.size, setup.size, pixels)?, start.elapsed()))
-}
-
 /// The page: every method on every backend against the reference, written to `out` as
 /// `cornell-<method>-<backend>.png`, false-colour error maps, and `cornell-sheet.png`
 /// (top row: the reference, then each method's image; bottom row: their error maps).
@@ -134,7 +113,9 @@ pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path)
         }
     }
     contact_sheet(&sheet, setup.size)?.save(&out.join("cornell-sheet.png")).map_err(|e| e.to_string())?;
-    t.note("relative error per pixel on luminance, |test - reference| / (reference + 0.01); ΔE94: CIE94 on CIELAB (D65)");
+    t.note(
+        "relative error per pixel on luminance, |test - reference| / (reference + 0.01); ΔE94: CIE94 on CIELAB (D65)",
+    );
     t.note("cornell-sheet.png: top row the reference then each row of this table in order; bottom row their relative error (black 0%, red 100%)");
     Ok(t)
 }
@@ -144,14 +125,15 @@ fn percent(x: f64) -> String {
 }
 
 fn slug(name: &str) -> String {
-    let s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
 }
 
 fn worst_region(m: &Metrics) -> String {
     m.regions
         .iter()
-        .filter_map(|r| r.mean.map(|e| (e, r.name.as_str())))
+        .filter_map(|r| r.mean.map(|e| (e, r.region.name.as_str())))
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map_or("-".into(), |(e, name)| format!("{name} {}", percent(e)))
 }
