@@ -1,10 +1,15 @@
 //! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
+//!
+//! Every flag is checked before any work, by the rule of the README's "Bad input" section:
+//! a value outside its range or contradicting another flag is an error naming the flag, the
+//! value and what is allowed.
 
 mod bench;
 mod compare;
 mod data;
 mod demo;
 mod info;
+mod limits;
 mod progress;
 mod render;
 mod table;
@@ -55,21 +60,26 @@ pub struct View {
 }
 
 impl View {
-    /// The output path, or `default` when `-o` was not given; refuses unknown extensions.
+    /// The output path, or `default` when `-o` was not given; refuses unknown extensions and
+    /// missing folders.
     pub fn out_or(&self, default: &str) -> Result<PathBuf, String> {
         let out = self.out.clone().unwrap_or_else(|| PathBuf::from(default));
         match out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
-            Some("png" | "exr") => Ok(out),
-            _ => Err(format!("-o {}: the file name must end in .png or .exr", out.display())),
+            Some("png" | "exr") => {}
+            _ => return Err(format!("-o {}: the file name must end in .png or .exr", out.display())),
+        }
+        match out.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+                Err(format!("-o {}: the folder {} does not exist", out.display(), dir.display()))
+            }
+            _ => Ok(out),
         }
     }
 
-    /// Checks the image size.
-    pub fn check(&self) -> Result<(), String> {
-        if self.width == 0 || self.height == 0 {
-            return Err(format!("--width and --height must be positive (got {}x{})", self.width, self.height));
-        }
-        Ok(())
+    /// Checks the image size against the renderers' pixel indices, this machine's free
+    /// memory and, on the GPU, its largest buffer.
+    pub fn check(&self, backend: &Backend) -> Result<(), String> {
+        limits::check_image(self.width, self.height, backend, limits::available_memory())
     }
 }
 
@@ -95,53 +105,56 @@ enum Command {
         /// whitted (direct light, mirrors, glass) or path (global illumination, progressive).
         #[arg(long, value_enum, default_value_t = render::Method::Whitted)]
         method: render::Method,
-        /// Samples per pixel (Whitted: stratified; path: all batches together).
+        /// Samples per pixel, 1..=16777216 (Whitted: stratified; both render in batches).
         #[arg(long, default_value_t = 1)]
         spp: u32,
-        /// Whitted: longest chain of reflections and refractions.
+        /// Whitted: longest chain of reflections and refractions, 1..=12.
         #[arg(long, default_value_t = 5)]
         max_depth: u32,
-        /// Path: longest path in bounces (1: direct light only).
+        /// Path: longest path in bounces, 0..=1024 (1: direct light only, 0: emitters only).
         #[arg(long, default_value_t = lumbre_raytrace::PathOptions::default().max_bounces)]
         max_bounces: u32,
-        /// Path: Russian roulette from this bounce on.
+        /// Path: Russian roulette from this bounce on (beyond --max-bounces: none).
         #[arg(long, default_value_t = lumbre_raytrace::PathOptions::default().rr_depth)]
         rr_depth: u32,
-        /// Path: write the image with the samples so far every this many seconds.
-        #[arg(long, default_value_t = 5.0)]
+        /// Write the image with the samples so far every this many seconds (> 0).
+        #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
         write_every: f64,
-        /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
-        /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
+        /// Kd-tree leaves: nodes with at most this many triangles (>= 1) are not split (the SAH
+        /// may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
         #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
         leaf_size: u32,
     },
     /// Render a point cloud as voxels through the sparse octree.
     Volume {
         /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
-        /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid).
+        /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid,
+        /// N 4..=403).
         cloud: String,
         #[command(flatten)]
         view: View,
         /// Depth of the octree (1..=21).
         #[arg(long, default_value_t = 8)]
         depth: u32,
-        /// Level drawn (default: the depth).
+        /// Level drawn, 0..=--depth (default: the depth).
         #[arg(long)]
         level: Option<u32>,
         /// colour, depth or phong.
         #[arg(long, default_value = "phong")]
         mode: String,
-        /// Reflection bounces in phong mode.
+        /// Reflection bounces in phong mode, 1..=12.
         #[arg(long, default_value_t = 3)]
         max_depth: u32,
-        /// Write N frames around the cloud (`out_000.png`, ...) with per-frame timing.
+        /// Write N frames around the cloud (`out_000.png`, ...) with per-frame timing, N
+        /// 0..=3600; not with --move.
         #[arg(long, default_value_t = 0)]
         orbit: u32,
-        /// Animate the points for N frames and update the octree in place each frame.
+        /// Animate the points for N frames and update the octree in place each frame, N
+        /// 0..=3600; not with --orbit.
         #[arg(long = "move", default_value_t = 0)]
         moving: u32,
-        /// Slice stacks: pixels at or below this luminance (0..1) are dropped.
-        #[arg(long, default_value_t = 0.0)]
+        /// Slice stacks: pixels at or below this luminance, in [0, 1), are dropped.
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         background: f32,
     },
     /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
@@ -163,7 +176,7 @@ enum BenchCommand {
     /// Scan, compaction, radix sort, Morton encoding and the histogram pyramid, GPU vs copy
     /// kernel vs CPU.
     Primitives {
-        /// Cap every size at 2^this elements (the defaults are the issue's: scan and
+        /// Cap every size at 2^this elements, 16..=28 (the defaults are the issue's: scan and
         /// compaction 2^28, sort and Morton 2^26).
         #[arg(long, default_value_t = 28)]
         max_log2: u32,
@@ -192,7 +205,7 @@ enum BenchCommand {
         /// bundled in this binary).
         #[arg(long)]
         scenes: Option<PathBuf>,
-        /// Camera positions around each model on the GPU.
+        /// Camera positions around each model on the GPU (at least 1).
         #[arg(long, default_value_t = 20)]
         frames: u32,
         /// Camera positions for the CPU (800x600 only); 0 skips the CPU.
@@ -229,12 +242,13 @@ enum BenchCommand {
     },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
     Roofline {
-        /// Smallest size, as log2 of bytes.
+        /// Smallest size, as log2 of bytes (at least 4).
         #[arg(long, default_value_t = 20)]
         min_log2: u32,
-        /// Largest size, as log2 of bytes (capped by the device's max_buffer_size).
-        #[arg(long, default_value_t = 30)]
-        max_log2: u32,
+        /// Largest size, as log2 of bytes, at least --min-log2 (default: 30, or the device's
+        /// max_buffer_size when smaller; a larger value given here is an error).
+        #[arg(long)]
+        max_log2: Option<u32>,
         #[arg(long, default_value_t = 3)]
         warmup: usize,
         #[arg(long, default_value_t = 10)]
@@ -250,6 +264,18 @@ enum BenchCommand {
         #[arg(long)]
         variants: bool,
     },
+}
+
+/// Longest path `--max-bounces` allows: far beyond any visible contribution, and short
+/// enough that a closed box of mirrors without Russian roulette still ends.
+const MAX_BOUNCES: u32 = 1024;
+
+/// `--warmup` and `--repeats` of the benchmarks: at least one timed run.
+fn check_effort(warmup: usize, repeats: usize) -> Result<bench::Effort, String> {
+    if repeats == 0 {
+        return Err("--repeats 0: must be at least 1".into());
+    }
+    Ok(bench::Effort { warmup, repeats })
 }
 
 /// The one mapping from `--backend` to the runtime's backend: an error if `gpu` finds no
@@ -280,46 +306,65 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Info { json } => info::run(&opts, json),
-        Command::Volume { cloud, view, depth, level, mode, max_depth, orbit, moving, background } => {
-            volume::mode(&mode).and_then(|mode| {
-                view.check()?;
-                if depth == 0 || depth > lumbre_octree::MAX_DEPTH {
-                    return Err(format!("--depth must be 1..={}, got {depth}", lumbre_octree::MAX_DEPTH));
-                }
-                let options = lumbre_raytrace::VolumeOptions {
-                    width: view.width,
-                    height: view.height,
-                    mode,
-                    level: level.unwrap_or(depth),
-                    max_depth,
-                    ..Default::default()
-                };
-                let args = volume::VolumeArgs {
-                    cloud,
-                    depth,
-                    options,
-                    camera: view.camera.clone(),
-                    out: view.out_or("volume.png")?,
-                    orbit,
-                    moving,
-                    background_threshold: background,
-                };
-                volume::run(&args, &backend_for(view.backend, &opts)?)
-            })
-        }
+        Command::Volume { cloud, view, depth, level, mode, max_depth, orbit, moving, background } => (|| {
+            let mode = volume::mode(&mode)?;
+            limits::in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;
+            let level = level.unwrap_or(depth);
+            if level > depth {
+                return Err(format!("--level {level} is deeper than --depth {depth}: must be 0..={depth}"));
+            }
+            limits::in_range("--max-depth", max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
+            limits::in_range("--orbit", orbit, 0, limits::MAX_FRAMES)?;
+            limits::in_range("--move", moving, 0, limits::MAX_FRAMES)?;
+            if orbit > 0 && moving > 0 {
+                return Err(format!(
+                    "--orbit {orbit} and --move {moving}: choose one (an orbit of a moving cloud is not supported)"
+                ));
+            }
+            // A luminance of 1 or more would drop every pixel.
+            if !(0.0..1.0).contains(&background) {
+                return Err(format!("--background {background}: must be in [0, 1)"));
+            }
+            let out = view.out_or("volume.png")?;
+            let backend = backend_for(view.backend, &opts)?;
+            view.check(&backend)?;
+            let options = lumbre_raytrace::VolumeOptions {
+                width: view.width,
+                height: view.height,
+                mode,
+                level,
+                max_depth,
+                ..Default::default()
+            };
+            let args = volume::VolumeArgs {
+                cloud,
+                depth,
+                options,
+                camera: view.camera.clone(),
+                out,
+                orbit,
+                moving,
+                background_threshold: background,
+            };
+            volume::run(&args, &backend)
+        })(),
         Command::Render { scene, view, method, spp, max_depth, max_bounces, rr_depth, write_every, leaf_size } => {
             (|| {
-                view.check()?;
-                if method == render::Method::Whitted && (max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH)
-                {
-                    return Err(format!(
-                        "--max-depth must be 1..={}, got {max_depth}",
-                        lumbre_raytrace::MAX_TRACE_DEPTH
-                    ));
+                limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
+                if method == render::Method::Whitted {
+                    limits::in_range("--max-depth", max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
+                } else {
+                    limits::in_range("--max-bounces", max_bounces, 0, MAX_BOUNCES)?;
                 }
-                if spp == 0 {
-                    return Err("--spp must be at least 1".into());
+                if !(write_every.is_finite() && write_every > 0.0) {
+                    return Err(format!("--write-every {write_every}: must be a positive number of seconds"));
                 }
+                if leaf_size == 0 {
+                    return Err("--leaf-size 0: must be at least 1".into());
+                }
+                let out = view.out_or("render.png")?;
+                let backend = backend_for(view.backend, &opts)?;
+                view.check(&backend)?;
                 let options = lumbre_raytrace::RenderOptions {
                     width: view.width,
                     height: view.height,
@@ -330,72 +375,102 @@ fn main() -> ExitCode {
                 let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
                 let args = render::RenderArgs {
                     scene,
-                    out: view.out_or("render.png")?,
+                    out,
                     method,
                     options,
-                    path: render::PathArgs { max_bounces, rr_depth, write_every },
+                    path: render::PathArgs { max_bounces, rr_depth },
+                    write_every,
                     build,
                     camera: view.camera.clone(),
                 };
-                render::run(&args, &backend_for(view.backend, &opts)?)
+                render::run(&args, &backend)
             })()
         }
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
-            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => backend_for(backend, &opts)
-                .and_then(|backend| {
-                    if depth == 0 || depth > lumbre_octree::MAX_DEPTH {
-                        return Err(format!("--depth must be 1..={}, got {depth}", lumbre_octree::MAX_DEPTH));
+            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => (|| {
+                limits::in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;
+                let effort = check_effort(warmup, repeats)?;
+                let counts: Vec<usize> = bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
+                if counts.is_empty() {
+                    return Err(format!(
+                        "--max-points {max_points} is below the smallest point count, {}",
+                        bench::octree::COUNTS[0]
+                    ));
+                }
+                let backend = backend_for(backend, &opts)?;
+                let tables = bench::octree::octree(backend.gpu(), &counts, depth, effort)?;
+                print_tables(&tables, json);
+                Ok(())
+            })(),
+            BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => (|| {
+                if frames == 0 {
+                    return Err("--frames 0: must be at least 1".into());
+                }
+                if leaf_size == 0 {
+                    return Err("--leaf-size 0: must be at least 1".into());
+                }
+                let mut list = bench::raytrace::standard(scenes.as_deref());
+                if no_generated {
+                    list.retain(|s| !matches!(s, bench::raytrace::BenchScene::Generated(_)));
+                }
+                if let Some(dir) = &scenes {
+                    bench::raytrace::check_scene_dir(dir, &list)?;
+                }
+                let backend = backend_for(backend, &opts)?;
+                let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
+                let t = bench::raytrace::raytrace(backend.gpu(), &list, &build, frames, cpu_frames)?;
+                print_tables(&[t], json);
+                Ok(())
+            })(
+            ),
+            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins, only } => (|| {
+                limits::in_range("--max-log2", max_log2, 16, 28)?;
+                let effort = check_effort(warmup, repeats)?;
+                // Inputs, outputs and the CPU's copies: about 16 bytes per element at the largest size.
+                let (need, available) = (16u64 << max_log2, limits::available_memory());
+                if need > available {
+                    return Err(format!(
+                        "--max-log2 {max_log2}: about {} of memory needed, more than the {} available: lower it",
+                        limits::human(need),
+                        limits::human(available)
+                    ));
+                }
+                let backend = backend_for(backend, &opts)?;
+                let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
+                let tables = bench::primitives::primitives(backend.gpu(), max_log2, effort, lookback, only.as_deref())?;
+                print_tables(&tables, json);
+                Ok(())
+            })(
+            ),
+            BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => (|| {
+                let effort = check_effort(warmup, repeats)?;
+                let backend = backend_for(backend, &opts)?;
+                let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
+                // The CPU copies hold a source and a destination of the largest size.
+                let memory = 63 - (limits::available_memory() / 2).max(1).leading_zeros();
+                let most = cap.min(memory);
+                let max = match max_log2 {
+                    Some(m) => {
+                        limits::in_range("--max-log2", m, min_log2, most).map_err(|e| match backend.gpu() {
+                            Some(_) => format!(
+                                "{e} (the GPU's max_buffer_size is 2^{cap} bytes; free memory holds twice 2^{memory})"
+                            ),
+                            None => format!("{e} (free memory holds twice 2^{memory} bytes)"),
+                        })?;
+                        m
                     }
-                    let counts: Vec<usize> =
-                        bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
-                    if counts.is_empty() {
-                        return Err(format!(
-                            "--max-points {max_points} is below the smallest point count, {}",
-                            bench::octree::COUNTS[0]
-                        ));
-                    }
-                    let tables =
-                        bench::octree::octree(backend.gpu(), &counts, depth, bench::Effort { warmup, repeats })?;
-                    print_tables(&tables, json);
-                    Ok(())
-                }),
-            BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => {
-                backend_for(backend, &opts).and_then(|backend| {
-                    let mut list = bench::raytrace::standard(scenes.as_deref());
-                    if no_generated {
-                        list.retain(|s| !matches!(s, bench::raytrace::BenchScene::Generated(_)));
-                    }
-                    let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-                    let t = bench::raytrace::raytrace(backend.gpu(), &list, &build, frames, cpu_frames)?;
-                    print_tables(&[t], json);
-                    Ok(())
-                })
-            }
-            BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins, only } => {
-                backend_for(backend, &opts).and_then(|backend| {
-                    let effort = bench::Effort { warmup, repeats };
-                    let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
-                    let tables =
-                        bench::primitives::primitives(backend.gpu(), max_log2, effort, lookback, only.as_deref())?;
-                    print_tables(&tables, json);
-                    Ok(())
-                })
-            }
-            BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => {
-                backend_for(backend, &opts).and_then(|backend| {
-                    let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
-                    let effort = bench::Effort { warmup, repeats };
-                    let max = max_log2.min(cap);
-                    let mut tables = vec![bench::roofline::roofline(backend.gpu(), min_log2, max, effort)?];
-                    if let (true, Some(g)) = (variants, backend.gpu()) {
-                        tables.push(bench::roofline::copy_variants(g, 1 << max.min(30), effort)?);
-                    }
-                    print_tables(&tables, json);
-                    Ok(())
-                })
-            }
+                    None => 30.min(most),
+                };
+                limits::in_range("--min-log2", min_log2, 4, max)?;
+                let mut tables = vec![bench::roofline::roofline(backend.gpu(), min_log2, max, effort)?];
+                if let (true, Some(g)) = (variants, backend.gpu()) {
+                    tables.push(bench::roofline::copy_variants(g, 1 << max.min(30), effort)?);
+                }
+                print_tables(&tables, json);
+                Ok(())
+            })(),
         },
     };
     match result {

@@ -1,16 +1,16 @@
 //! `lumbre render`: an OBJ scene through the Whitted ray tracer or the path tracer, on either
-//! backend. The path tracer renders progressively: batches of samples, the running mean
-//! written every few seconds and at the end.
+//! backend. Both render progressively: batches of samples, the running mean kept in f64,
+//! the progress bar counting samples, the image written every few seconds and at the end.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use glam::DVec3;
-use lumbre_gpu::{Backend, Compute, Report};
+use lumbre_gpu::{Backend, Compute, Placed, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, Scene, WhittedRender};
 
-use crate::progress::{bar_progress, progress};
+use crate::progress::progress;
 
 /// The integrator of `lumbre render`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -25,8 +25,6 @@ pub enum Method {
 pub struct PathArgs {
     pub max_bounces: u32,
     pub rr_depth: u32,
-    /// Seconds between writes of the image in progress.
-    pub write_every: f64,
 }
 
 /// What `lumbre render` was asked for.
@@ -37,37 +35,40 @@ pub struct RenderArgs {
     /// Whitted's options; the path tracer takes its size and samples from them.
     pub options: RenderOptions,
     pub path: PathArgs,
+    /// Seconds between writes of the image in progress.
+    pub write_every: f64,
     pub build: BuildOptions,
     pub camera: Option<String>,
 }
 
 /// Loads an OBJ scene, reporting dropped input on stderr; the camera is `spec` or one
-/// framing the scene, and scenes without lights get the default light.
-pub fn load_scene(path: &std::path::Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera), String> {
+/// framing the scene, and scenes without lights get the default light. Returns the load
+/// report's summary for the command's own summary line.
+pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String), String> {
     let (mut scene, report) = Scene::load_obj(path).map_err(|e| e.to_string())?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
-        eprintln!("warning: {report}");
+        eprintln!("warning: {}: {report}", path.display());
     }
     let camera = match spec {
         Some(c) => Camera::parse(c)?,
         None => Camera::frame(scene.bounds, aspect),
     };
     lumbre_raytrace::add_default_light(&mut scene, &camera);
-    Ok((scene, camera))
+    let summary = format!("{} triangles ({} dropped)", report.triangles, report.dropped());
+    Ok((scene, camera, summary))
 }
 
 pub fn run(args: &RenderArgs, backend: &Backend) -> Result<(), String> {
     let o = &args.options;
     let t0 = Instant::now();
-    let (scene, camera) = load_scene(&args.scene, args.camera.as_deref(), o.width as f32 / o.height as f32)?;
+    let (scene, camera, loaded) = load_scene(&args.scene, args.camera.as_deref(), o.width as f32 / o.height as f32)?;
     let load = t0.elapsed();
     let t1 = Instant::now();
     let prepared = Prepared::new(scene, &args.build);
     let build = t1.elapsed();
     let header = format!(
-        "{}: {} triangles on {}; load {:.1} ms, build {:.1} ms",
+        "{}: {loaded} on {}; load {:.1} ms, build {:.1} ms",
         args.scene.display(),
-        prepared.tris.len(),
         backend.describe(),
         load.as_secs_f64() * 1e3,
         build.as_secs_f64() * 1e3,
@@ -85,22 +86,68 @@ fn whitted(
     camera: Camera,
     header: &str,
 ) -> Result<(), String> {
+    let o = args.options;
+    let mut render = WhittedRender { camera, options: o };
+    let t = Instant::now();
+    let placed = backend.place(&render, prepared).map_err(|e| e.to_string())?;
+    let upload = t.elapsed();
+    let done = progressive(args, ["rays"], |first, count, progress| {
+        render.options.batch = Some((first, count));
+        render.run_placed(&placed, progress)
+    })?;
+    let rays = done.totals.get("rays").unwrap_or(0.0);
+    println!(
+        "{header}, upload {:.1} ms; Whitted: {} samples per pixel, {rays:.0} rays in {:.3} s rendering, {:.3} s in \
+         all: {}/s; {} intermediate writes -> {}",
+        upload.as_secs_f64() * 1e3,
+        o.spp,
+        done.render_time.as_secs_f64(),
+        done.wall.as_secs_f64(),
+        rate(rays, done.render_time.as_secs_f64(), "rays"),
+        done.writes,
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// The progressive path render: batches of samples `[done, done + batch)` through
+/// `run_placed` on the scene placed once.
+fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<(), String> {
     let err = |e: lumbre_gpu::Error| e.to_string();
     let o = &args.options;
-    let render = WhittedRender { camera, options: *o };
-    let t2 = Instant::now();
-    let placed = backend.place(&render, prepared).map_err(err)?;
-    let upload = t2.elapsed();
-    let bar = progress(o.height as u64, "render");
-    let (image, report) = render.run_placed(&placed, &bar_progress(&bar)).map_err(err)?;
-    bar.finish_and_clear();
-    image.save(&args.out).map_err(|e| e.to_string())?;
-    let rays = report.get("rays").unwrap_or(0.0);
-    let time = report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or_default());
+    let options = PathOptions {
+        width: o.width,
+        height: o.height,
+        spp: o.spp,
+        first_sample: 0,
+        max_bounces: args.path.max_bounces,
+        rr_depth: args.path.rr_depth,
+        background: glam::Vec3::ZERO,
+        query: o.query,
+    };
+    options.check().map_err(err)?;
+    let mut render = PathRender { camera, options };
+    let t = Instant::now();
+    let placed: Placed<'_, PathRender> = backend.place(&render, prepared).map_err(err)?;
+    let upload = t.elapsed();
+    let done = progressive(args, ["paths", "rays", "extension rays", "shadow rays"], |first, count, progress| {
+        render.options.first_sample = first;
+        render.options.spp = count;
+        render.run_placed(&placed, progress)
+    })?;
+    let totals = &done.totals;
+    let rays = totals.get("rays").unwrap_or(0.0);
+    let paths = totals.get("paths").unwrap_or(0.0);
+    let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
     println!(
-        "{header}, upload {:.1} ms; {report}; {}/s -> {}",
+        "{header}, upload {:.1} ms; path tracing: {} samples per pixel, {paths:.0} paths, {rays:.0} rays \
+         (mean path length {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
         upload.as_secs_f64() * 1e3,
-        rate(rays, time.as_secs_f64(), "rays"),
+        o.spp,
+        done.render_time.as_secs_f64(),
+        done.wall.as_secs_f64(),
+        rate(rays, done.render_time.as_secs_f64(), "rays"),
+        done.writes,
         args.out.display()
     );
     Ok(())
@@ -110,34 +157,32 @@ fn whitted(
 /// be written on time.
 const BATCH_TARGET: Duration = Duration::from_millis(500);
 
-/// The progressive path render: batches of samples `[done, done + batch)` through
-/// `run_placed` on the scene placed once, the running mean kept in f64, the image written
-/// every `write_every` seconds and at the end.
-fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<(), String> {
-    let err = |e: lumbre_gpu::Error| e.to_string();
+/// What a progressive render did.
+struct Progressive {
+    /// The named statistics summed over the batches.
+    totals: Report,
+    /// Rendering time (GPU time on the GPU) over the batches.
+    render_time: Duration,
+    /// Wall-clock time of the whole loop.
+    wall: Duration,
+    /// Images written before the last.
+    writes: u32,
+}
+
+/// Renders `args.options.spp` samples per pixel in batches `run(first, count, progress)`,
+/// each returning the mean of its samples: the first batch is one sample, the next as many as
+/// fit in [`BATCH_TARGET`] at the last one's pace (at most four times as many). The mean of
+/// all samples so far (weighted sums in f64) is written to `args.out` every
+/// `args.write_every` seconds and at the end; the bar counts samples per pixel and moves
+/// within a batch by rows.
+fn progressive<const N: usize>(
+    args: &RenderArgs,
+    stats: [&str; N],
+    mut run: impl FnMut(u32, u32, &dyn lumbre_gpu::Progress) -> lumbre_gpu::Result<(Image, Report)>,
+) -> Result<Progressive, String> {
     let o = &args.options;
-    let p = &args.path;
-    if !(p.write_every.is_finite() && p.write_every > 0.0) {
-        return Err(format!("--write-every must be a positive number of seconds, got {}", p.write_every));
-    }
     let spp = o.spp;
-    let options = PathOptions {
-        width: o.width,
-        height: o.height,
-        spp,
-        first_sample: 0,
-        max_bounces: p.max_bounces,
-        rr_depth: p.rr_depth,
-        background: glam::Vec3::ZERO,
-        query: o.query,
-    };
-    options.check().map_err(err)?;
-    let mut render = PathRender { camera, options };
-    let t2 = Instant::now();
-    let placed = backend.place(&render, prepared).map_err(err)?;
-    let upload = t2.elapsed();
-    let pixels = o.width as usize * o.height as usize;
-    let mut sum = vec![DVec3::ZERO; pixels];
+    let mut sum = vec![DVec3::ZERO; o.width as usize * o.height as usize];
     let bar = progress(spp as u64, "samples");
     let started = Instant::now();
     let mut last_write = Instant::now();
@@ -147,18 +192,16 @@ fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camer
     let mut render_time = Duration::ZERO;
     while done < spp {
         batch = batch.min(spp - done);
-        render.options.first_sample = done;
-        render.options.spp = batch;
         let height = o.height as u64;
         let row_progress = |_: &str, rows: u64, _: u64| bar.set_position(done as u64 + batch as u64 * rows / height);
         let t = Instant::now();
-        let (image, report) = render.run_placed(&placed, &row_progress).map_err(err)?;
+        let (image, report) = run(done, batch, &row_progress).map_err(|e| e.to_string())?;
         let took = t.elapsed();
         render_time += report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or(took));
         for (s, px) in sum.iter_mut().zip(&image.pixels) {
             *s += px.as_dvec3() * batch as f64;
         }
-        for stat in ["paths", "rays", "extension rays", "shadow rays"] {
+        for stat in stats {
             let v = totals.get(stat).unwrap_or(0.0) + report.get(stat).unwrap_or(0.0);
             totals.stat(stat, v);
         }
@@ -166,9 +209,9 @@ fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camer
         bar.set_position(done as u64);
         // The next batch: as many samples as fit in the target time at this batch's pace.
         let per_sample = took.as_secs_f64() / batch as f64;
-        let target = BATCH_TARGET.as_secs_f64().min(p.write_every);
+        let target = BATCH_TARGET.as_secs_f64().min(args.write_every);
         batch = ((target / per_sample.max(1e-9)) as u32).clamp(1, batch.saturating_mul(4).max(1));
-        if done < spp && last_write.elapsed().as_secs_f64() >= p.write_every {
+        if done < spp && last_write.elapsed().as_secs_f64() >= args.write_every {
             mean_image(&sum, done, o.width, o.height)?.save(&args.out).map_err(|e| e.to_string())?;
             last_write = Instant::now();
             writes += 1;
@@ -176,20 +219,7 @@ fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camer
     }
     bar.finish_and_clear();
     mean_image(&sum, done, o.width, o.height)?.save(&args.out).map_err(|e| e.to_string())?;
-    let rays = totals.get("rays").unwrap_or(0.0);
-    let paths = totals.get("paths").unwrap_or(0.0);
-    let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
-    println!(
-        "{header}, upload {:.1} ms; path tracing: {done} samples per pixel, {paths:.0} paths, {rays:.0} rays \
-         (mean path length {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
-        upload.as_secs_f64() * 1e3,
-        render_time.as_secs_f64(),
-        started.elapsed().as_secs_f64(),
-        rate(rays, render_time.as_secs_f64(), "rays"),
-        writes,
-        args.out.display()
-    );
-    Ok(())
+    Ok(Progressive { totals, render_time, wall: started.elapsed(), writes })
 }
 
 /// The mean of `n` samples whose per-pixel sums are `sum`.

@@ -6,8 +6,11 @@ use std::time::{Duration, Instant};
 use glam::Vec3;
 use lumbre_gpu::{Backend, Compute, Gpu, Placed};
 use lumbre_octree::{GpuBuild, GpuOctree, Octree, Points, Root};
-use lumbre_raytrace::{Camera, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
+use lumbre_raytrace::{
+    Camera, MAX_PHANTOM_N, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
+};
 
+use crate::limits::{available_memory, human};
 use crate::progress::progress;
 
 /// What `lumbre volume` was asked for.
@@ -22,15 +25,36 @@ pub struct VolumeArgs {
     pub background_threshold: f32,
 }
 
+/// Host bytes per point of a phantom cloud on its way to an octree: the cloud (32), the
+/// octree's input (17), its keys, sort and nodes, rounded up.
+const BYTES_PER_POINT: u64 = 160;
+
 /// Loads a cloud: a `.txt` file in the volumetric thesis's format, a `.ply` file, a folder
-/// of image slices, or `phantom:N` (the Shepp-Logan head phantom on an N³ grid).
-pub fn load_cloud(spec: &str, background: f32) -> Result<PointCloud, String> {
+/// of image slices, or `phantom:N` (the Shepp-Logan head phantom on an N³ grid). Dropped
+/// points and warnings go to stderr; returns the cloud and a summary of what was kept and
+/// dropped for the command's own summary line.
+pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String), String> {
     if let Some(n) = spec.strip_prefix("phantom:") {
         let n: u32 = n.parse().map_err(|_| format!("phantom:N needs a number, got {n:?}"))?;
-        if !(4..=1024).contains(&n) {
-            return Err(format!("phantom:{n}: N must be 4..=1024"));
+        if !(4..=MAX_PHANTOM_N).contains(&n) {
+            return Err(format!(
+                "phantom:{n}: N must be 4..={MAX_PHANTOM_N} (the head has about 0.26 N³ points and an octree holds \
+                 at most {} of them)",
+                lumbre_octree::MAX_POINTS
+            ));
         }
-        return Ok(phantom_cloud(n));
+        let points = (0.2557 * f64::from(n).powi(3)) as u64;
+        let (need, available) = (points * BYTES_PER_POINT, available_memory());
+        if need > available {
+            return Err(format!(
+                "phantom:{n}: about {points} points need {} of memory, more than the {} available: use a smaller N",
+                human(need),
+                human(available)
+            ));
+        }
+        let cloud = phantom_cloud(n);
+        let summary = format!("{} points", cloud.len());
+        return Ok((cloud, summary));
     }
     let path = Path::new(spec);
     let (cloud, report) = if path.is_dir() {
@@ -54,7 +78,8 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<PointCloud, String> {
     if cloud.is_empty() {
         return Err(format!("{spec}: no points"));
     }
-    Ok(cloud)
+    let summary = format!("{} points ({} dropped: NaN/inf)", report.points, report.dropped_non_finite);
+    Ok((cloud, summary))
 }
 
 /// The animation's velocity field: a rotation about the vertical axis through the cloud's
@@ -151,11 +176,12 @@ fn render_once(
 
 pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
     let t0 = Instant::now();
-    let cloud = load_cloud(&args.cloud, args.background_threshold)?;
+    let (cloud, loaded) = load_cloud(&args.cloud, args.background_threshold)?;
     let mut points = cloud_points(&cloud);
+    drop(cloud);
     let load = t0.elapsed();
+    let (root, framed) = cloud_root(&points.positions, args.options.level.min(args.depth))?;
     // Animations get a root with room to move: the cube around the points, 1.5 times as large.
-    let root = Root::around(&points.positions).ok_or("no finite points")?;
     let root = if args.moving > 0 {
         let pad = root.size * 0.25;
         Root { min: root.min.map(|m| m - pad), size: root.size * 1.5 }
@@ -163,16 +189,16 @@ pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
         root
     };
     let (mut tree, build, size) = Tree::build(backend, &points, args.depth, root)?;
-    let bounds = (Vec3::from(tree.root().min), Vec3::from(tree.root().max()));
+    // The camera frames the cloud's box, or the padded root of an animation.
+    let bounds = if args.moving > 0 { (Vec3::from(tree.root().min), Vec3::from(tree.root().max())) } else { framed };
     let aspect = args.options.width as f32 / args.options.height as f32;
     let camera = match &args.camera {
         Some(c) => Camera::parse(c)?,
         None => Camera::frame(bounds, aspect),
     };
     println!(
-        "{}: {} points, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
+        "{}: {loaded}, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
         args.cloud,
-        points.positions.len(),
         args.depth,
         load.as_secs_f64() * 1e3,
         build.as_secs_f64() * 1e3,

@@ -42,7 +42,11 @@ impl fmt::Display for OctreeError {
             OctreeError::Lengths { points, attrs } => write!(f, "{points} points but {attrs} attributes"),
             OctreeError::Outside { index, point } => write!(f, "point {index} at {point:?} lies outside the root box"),
             OctreeError::Empty => write!(f, "no finite point to build an octree from"),
-            OctreeError::TooManyPoints(n) => write!(f, "{n} points: node sums hold at most {MAX_POINTS}"),
+            OctreeError::TooManyPoints(n) => write!(
+                f,
+                "{n} points: an octree holds at most {MAX_POINTS} (each node sums its points' 8-bit colours \
+                 in 32 bits); use fewer points (subsample the cloud, or a smaller phantom grid)"
+            ),
         }
     }
 }
@@ -261,6 +265,13 @@ pub(crate) fn assemble(root: Root, depth: u32, leaves: Level) -> Octree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn too_many_points_says_what_to_change() {
+        assert!(check(MAX_POINTS, MAX_POINTS, 8).is_ok());
+        let e = check(MAX_POINTS + 1, MAX_POINTS + 1, 8).unwrap_err().to_string();
+        assert!(e.contains(&format!("at most {MAX_POINTS}")) && e.contains("use fewer points"), "{e}");
+    }
 
     /// One node per run, by a plain sequential fold: the reference for `Level::from_runs`.
     fn sequential(keys: &[u64], node: impl Fn(Range<usize>) -> Node) -> Level {

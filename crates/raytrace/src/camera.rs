@@ -165,10 +165,12 @@ impl Camera {
         let half_w = width / height * half_h;
         let horizontal = u * (2.0 * half_w);
         let vertical = v * (2.0 * half_h);
-        let llc = self.eye - horizontal * 0.5 - vertical * 0.5 - w;
+        // Relative to the eye: an absolute corner would lose the image plane's digits to
+        // those of the eye when the scene is far from the origin or large.
+        let corner = -horizontal * 0.5 - vertical * 0.5 - w;
         GpuCamera {
             eye: self.eye.extend(0.0).to_array(),
-            llc: llc.extend(0.0).to_array(),
+            corner: corner.extend(0.0).to_array(),
             horizontal: horizontal.extend(0.0).to_array(),
             vertical: vertical.extend(0.0).to_array(),
             size: [width, height, 0.0, 0.0],
@@ -233,7 +235,7 @@ impl FromStr for Camera {
 /// | offset | field | meaning |
 /// | --- | --- | --- |
 /// | 0 | `eye` | ray origin |
-/// | 16 | `llc` | lower-left corner of the image plane at distance 1 in front of the eye |
+/// | 16 | `corner` | from the eye to the lower-left corner of the image plane at distance 1 |
 /// | 32 | `horizontal` | image plane width vector (left to right) |
 /// | 48 | `vertical` | image plane height vector (bottom to top) |
 /// | 64 | `size` | `(width, height, 0, 0)` as f32 |
@@ -242,16 +244,16 @@ impl FromStr for Camera {
 /// corner, y down) has origin `eye` and direction
 ///
 /// ```text
-/// dir = normalize(llc + (px / width) * horizontal + (1 - py / height) * vertical - eye)
+/// dir = normalize(corner + (px / width) * horizontal + (1 - py / height) * vertical)
 /// ```
 ///
 /// evaluated left to right in f32, which is what [`GpuCamera::ray`] (and so [`Camera::ray`])
 /// does, so CPU and GPU primary rays agree to rounding of `normalize` (and to fused
 /// multiply-adds, if the shader compiler contracts them).
 ///
-/// Precision: `llc` is an absolute point, so subtracting `eye` cancels digits: the direction
-/// carries an error of a few ulps of `|eye|` relative to the unit image-plane distance (about
-/// 1e-5 at `|eye|` = 100, well below a pixel's angle at usual resolutions).
+/// Precision: every term is a vector of length about 1 relative to the eye, so the direction
+/// is accurate to a few ulps wherever the camera is (an absolute corner point would lose the
+/// image plane's digits to the eye's at `|eye|` of 1e6 and beyond).
 ///
 /// ```
 /// use lumbre_raytrace::{Camera, GpuCamera};
@@ -265,8 +267,8 @@ impl FromStr for Camera {
 pub struct GpuCamera {
     /// Ray origin (`w` = 0).
     pub eye: [f32; 4],
-    /// Lower-left corner of the image plane (`w` = 0).
-    pub llc: [f32; 4],
+    /// From the eye to the lower-left corner of the image plane at distance 1 (`w` = 0).
+    pub corner: [f32; 4],
     /// Image plane width vector (`w` = 0).
     pub horizontal: [f32; 4],
     /// Image plane height vector (`w` = 0).
@@ -281,12 +283,12 @@ impl GpuCamera {
     /// The primary ray through `(px, py)`: `(eye, dir)` with the formula in the type's docs.
     pub fn ray(&self, px: f32, py: f32) -> (Vec3, Vec3) {
         let eye = Vec3::from_slice(&self.eye[..3]);
-        let llc = Vec3::from_slice(&self.llc[..3]);
+        let corner = Vec3::from_slice(&self.corner[..3]);
         let horizontal = Vec3::from_slice(&self.horizontal[..3]);
         let vertical = Vec3::from_slice(&self.vertical[..3]);
         let s = px / self.size[0];
         let t = 1.0 - py / self.size[1];
-        let dir = llc + horizontal * s + vertical * t - eye;
+        let dir = corner + horizontal * s + vertical * t;
         (eye, dir.normalize_or_zero())
     }
 }

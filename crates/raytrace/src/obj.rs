@@ -30,6 +30,8 @@ pub(crate) struct ObjScan {
     pub tri_has_normals: Vec<bool>,
     /// Triangles (after fan triangulation) removed because an index was out of range.
     pub dropped_out_of_range: usize,
+    /// Where the first face with an index out of range is, in words (with its line).
+    pub first_out_of_range: Option<String>,
     /// Names given to `usemtl`, each with the first line that uses it.
     pub usemtl: Vec<(String, usize)>,
     /// Things worth telling the user.
@@ -45,15 +47,20 @@ struct Corner {
 }
 
 enum Body {
-    Face { corners: Vec<Corner> },
+    Face { corners: Vec<Corner>, line: usize },
     Raw(String),
 }
 
-/// Splits a file into lines (LF or CRLF), checking each is UTF-8.
+/// The UTF-8 byte order mark some editors write at the start of text files.
+pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Splits a file into lines (LF or CRLF), checking each is UTF-8; a leading byte order mark
+/// is skipped.
 pub(crate) fn text_lines<'a>(
     path: &'a Path,
     bytes: &'a [u8],
 ) -> impl Iterator<Item = Result<(usize, &'a str), LoadError>> + 'a {
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let empty = bytes.is_empty();
     bytes.split(|&b| b == b'\n').enumerate().filter(move |_| !empty).map(move |(i, raw)| {
@@ -181,7 +188,7 @@ pub(crate) fn scan_obj(path: &Path, bytes: &[u8], dir: &Path) -> Result<ObjScan,
                         format!("face needs at least 3 vertices, found {}", corners.len()),
                     ));
                 }
-                body.push(Body::Face { corners });
+                body.push(Body::Face { corners, line: ln });
             }
             "o" | "g" => {
                 let name = rest_of(line, keyword);
@@ -230,13 +237,20 @@ pub(crate) fn scan_obj(path: &Path, bytes: &[u8], dir: &Path) -> Result<ObjScan,
                 text.push_str(&s);
                 text.push('\n');
             }
-            Body::Face { corners } => {
+            Body::Face { corners, line } => {
                 let tris = corners.len() - 2;
                 let ok = corners.iter().all(|c| {
                     in_range(c.v, nv) && c.vt.is_none_or(|t| in_range(t, nvt)) && c.vn.is_none_or(|n| in_range(n, nvn))
                 });
                 if !ok {
                     scan.dropped_out_of_range += tris;
+                    scan.first_out_of_range.get_or_insert_with(|| {
+                        format!(
+                            "{}:{line}: face index out of range (the file has {nv} vertices, {nvt} texture \
+                             coordinates and {nvn} normals)",
+                            path.display()
+                        )
+                    });
                     continue;
                 }
                 let with_normals = corners.iter().all(|c| c.vn.is_some());
@@ -252,6 +266,12 @@ pub(crate) fn scan_obj(path: &Path, bytes: &[u8], dir: &Path) -> Result<ObjScan,
             }
         }
     }
+    if let Some(first) = &scan.first_out_of_range {
+        scan.warnings.push(format!(
+            "{} triangle(s) with an index out of range dropped; the first at {first}",
+            scan.dropped_out_of_range
+        ));
+    }
     scan.text = text;
     Ok(scan)
 }
@@ -263,11 +283,55 @@ pub(crate) struct MtlScan {
     pub warnings: Vec<String>,
 }
 
+/// The range of an MTL statement's values: `(low, high)`, and whether a value outside it is
+/// clamped into it (`true`) or the statement dropped so that the default applies (`false`).
+fn mtl_range(keyword: &str) -> Option<(f32, f32, bool)> {
+    match keyword {
+        // Reflectances: above 1 a surface would reflect more light than it receives.
+        "Ka" | "Kd" | "Ks" => Some((0.0, 1.0, true)),
+        // Emitted radiance and the Phong exponent have no upper bound.
+        "Ke" | "Ns" => Some((0.0, f32::INFINITY, true)),
+        "d" | "Tr" => Some((0.0, 1.0, true)),
+        // An index of refraction below 1 (or zero) is not a material's: the default is used.
+        "Ni" => Some((1.0, f32::INFINITY, false)),
+        _ => None,
+    }
+}
+
+/// At most this many out-of-range warnings per MTL file; the rest are counted.
+const MTL_RANGE_WARNINGS: usize = 8;
+
 /// Scans an MTL file: the statements Lumbre uses (`newmtl`, `Kd`, `Ks`, `Ke`, `Ka`, `Ns`,
 /// `Ni`, `d`, `Tr`, `illum`) are checked and normalised (`Kd 0.5` becomes `Kd 0.5 0.5 0.5`);
-/// everything else (textures, `Tf`, unknown statements) is left out.
+/// everything else (textures, `Tf`, unknown statements) is left out. Values outside their
+/// range ([`mtl_range`]) are clamped into it, or for `Ni` dropped, with a warning naming the
+/// file and line.
 pub(crate) fn scan_mtl(path: &Path, bytes: &[u8]) -> Result<MtlScan, LoadError> {
     let mut out = MtlScan::default();
+    let mut out_of_range = 0usize;
+    // Clamps `vals` into the keyword's range; `None` when the statement is to be dropped.
+    let mut in_range = |ln: usize, keyword: &str, vals: &[f32], warnings: &mut Vec<String>| -> Option<Vec<f32>> {
+        let Some((lo, hi, clamp)) = mtl_range(keyword) else { return Some(vals.to_vec()) };
+        if vals.iter().all(|v| (lo..=hi).contains(v)) {
+            return Some(vals.to_vec());
+        }
+        out_of_range += 1;
+        let clamped: Vec<f32> = vals.iter().map(|v| v.clamp(lo, hi)).collect();
+        if out_of_range <= MTL_RANGE_WARNINGS {
+            let given = vals.iter().map(f32::to_string).collect::<Vec<_>>().join(" ");
+            let allowed = if hi.is_finite() { format!("{lo} to {hi}") } else { format!("at least {lo}") };
+            let action = if clamp {
+                format!("clamped to {}", clamped.iter().map(f32::to_string).collect::<Vec<_>>().join(" "))
+            } else {
+                "ignored, the default is used".to_owned()
+            };
+            warnings.push(format!(
+                "{}:{ln}: {keyword} {given} is out of range (allowed: {allowed}); {action}",
+                path.display()
+            ));
+        }
+        clamp.then_some(clamped)
+    };
     for item in text_lines(path, bytes) {
         let (ln, line) = item?;
         let mut words = line.split_whitespace();
@@ -301,14 +365,18 @@ pub(crate) fn scan_mtl(path: &Path, bytes: &[u8]) -> Result<MtlScan, LoadError> 
                     [r, g, b] => [r, g, b],
                     _ => return Err(err(format!("{keyword} needs 1 or 3 numbers, found {}", vals.len()))),
                 };
-                out.text.push_str(&format!("{keyword} {} {} {}\n", rgb[0], rgb[1], rgb[2]));
+                if let Some(rgb) = in_range(ln, keyword, &rgb, &mut out.warnings) {
+                    out.text.push_str(&format!("{keyword} {} {} {}\n", rgb[0], rgb[1], rgb[2]));
+                }
             }
             "Ns" | "Ni" | "Tr" | "d" => {
                 let toks: Vec<&str> = toks.into_iter().filter(|t| *t != "-halo").collect();
                 let [tok] = toks[..] else {
                     return Err(err(format!("{keyword} needs 1 number, found {}", toks.len())));
                 };
-                out.text.push_str(&format!("{keyword} {}\n", number(tok)?));
+                if let Some(v) = in_range(ln, keyword, &[number(tok)?], &mut out.warnings) {
+                    out.text.push_str(&format!("{keyword} {}\n", v[0]));
+                }
             }
             "illum" => {
                 let illum = match toks[..] {
@@ -322,6 +390,13 @@ pub(crate) fn scan_mtl(path: &Path, bytes: &[u8]) -> Result<MtlScan, LoadError> 
             }
             _ => {}
         }
+    }
+    if out_of_range > MTL_RANGE_WARNINGS {
+        out.warnings.push(format!(
+            "{}: {} more statements outside their range (clamped or ignored as above)",
+            path.display(),
+            out_of_range - MTL_RANGE_WARNINGS
+        ));
     }
     Ok(out)
 }

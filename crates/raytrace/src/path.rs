@@ -216,6 +216,7 @@ pub(crate) struct Tracer<'a> {
 impl<'a> Tracer<'a> {
     pub(crate) fn new(p: &'a Prepared, o: &PathOptions) -> Result<Tracer<'a>> {
         o.check()?;
+        p.scene.check_size().map_err(Error::Input)?;
         let emitters = Emitters::new(&p.scene)?;
         let mut points = Vec::new();
         for (i, l) in p.scene.lights.iter().enumerate() {

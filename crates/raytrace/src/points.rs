@@ -7,6 +7,7 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+pub(crate) use slices::{Ellipsoid, SHEPP_LOGAN_3D, phantom_value};
 pub use slices::{load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 
 use crate::error::LoadError;
@@ -84,17 +85,18 @@ impl PointCloud {
     ///
     /// One point per line, whitespace-separated; blank lines and lines starting with `#` are
     /// skipped. Colours are 0..1 or 0..255: when any colour component in the file is greater
-    /// than 1, all colours are divided by 255. Colours outside `[0, 1]` after that are clamped
-    /// (a warning). A line with the wrong number of fields or a malformed number is an error
-    /// naming its line; a point with any NaN or infinite value is dropped and counted. A file
-    /// with no points gives an empty cloud and a warning (not an error).
+    /// than 1, all colours are divided by 255. Colours outside `[0, 1]` after that, and
+    /// reflection or refraction coefficients outside `[0, 1]`, are clamped (a warning with the
+    /// count and the first line). A line with the wrong number of fields or a malformed number
+    /// is an error naming its line; a point with any NaN or infinite value is dropped and
+    /// counted. A file with no points gives an empty cloud and a warning (not an error).
     ///
     /// ```
     /// use lumbre_raytrace::PointCloud;
     /// let dir = std::env::temp_dir().join(format!("lumbre-doc-text-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let path = dir.join("cloud.txt");
-    /// std::fs::write(&path, "# a red point\n0 0 0 255 0 0 0.5 0\n1 2 3 0 0 255 0 1.3\n").unwrap();
+    /// std::fs::write(&path, "# a red point\n0 0 0 255 0 0 0.5 0\n1 2 3 0 0 255 0 0.3\n").unwrap();
     /// let (cloud, report) = PointCloud::load_text(&path).unwrap();
     /// assert_eq!(cloud.colors, vec![[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]);
     /// assert_eq!(report.points, 2);
@@ -103,7 +105,7 @@ impl PointCloud {
     pub fn load_text(path: &Path) -> Result<(PointCloud, PointReport), LoadError> {
         const FIELDS: [&str; 8] = ["x", "y", "z", "r", "g", "b", "reflection", "refraction"];
         let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
-        let mut rows: Vec<[f32; 8]> = Vec::new();
+        let mut rows: Vec<([f32; 8], usize)> = Vec::new();
         let mut report = PointReport::default();
         for item in text_lines(path, &bytes) {
             let (ln, line) = item?;
@@ -126,26 +128,23 @@ impl PointCloud {
                 })?;
             }
             if row.iter().all(|v| v.is_finite()) {
-                rows.push(row);
+                rows.push((row, ln));
             } else {
                 report.dropped_non_finite += 1;
             }
         }
-        let divisor = if rows.iter().any(|r| r[3..6].iter().any(|&c| c > 1.0)) { 255.0 } else { 1.0 };
+        let divisor = if rows.iter().any(|(r, _)| r[3..6].iter().any(|&c| c > 1.0)) { 255.0 } else { 1.0 };
         let mut cloud = PointCloud::default();
-        let mut clamped = 0usize;
-        for r in rows {
-            let raw = [r[3] / divisor, r[4] / divisor, r[5] / divisor];
-            let color = raw.map(|c| c.clamp(0.0, 1.0));
-            clamped += usize::from(color != raw);
-            cloud.push([r[0], r[1], r[2]], color, r[6], r[7]);
+        let mut clamped = Clamped::default();
+        for (r, ln) in rows {
+            let color = clamped.colour([r[3] / divisor, r[4] / divisor, r[5] / divisor], ln);
+            let [reflection, refraction] = clamped.coefficients([r[6], r[7]], ln);
+            cloud.push([r[0], r[1], r[2]], color, reflection, refraction);
         }
         if divisor != 1.0 {
             report.warnings.push("colours read as 0..255 (a component is greater than 1)".into());
         }
-        if clamped > 0 {
-            report.warnings.push(format!("{clamped} point(s) had colours outside the range; clamped"));
-        }
+        clamped.warn(&mut report, "line");
         report.finish(&cloud);
         Ok((cloud, report))
     }
@@ -176,11 +175,14 @@ impl PointCloud {
     ///
     /// The `vertex` element must have scalar `x`, `y` and `z` properties of any numeric type
     /// (float or double usually). Optional `red`, `green`, `blue` (or `diffuse_*`) give the
-    /// colour: 8-bit (and 32-bit) integers are 0..255, 16-bit integers 0..65535, floats 0..1,
-    /// clamped to `[0, 1]`; without them points are white. Optional `reflection` and
-    /// `refraction` properties (which [`PointCloud::save_ply_ascii`] writes) fill those arrays,
-    /// else 0. Other properties, list properties and other elements (faces, edges, ...) are read
-    /// past and ignored.
+    /// colour: 8-bit (and 32-bit) integers are 0..255, 16-bit integers 0..65535, floats 0..1;
+    /// without them points are white. Optional `reflection` and `refraction` properties (which
+    /// [`PointCloud::save_ply_ascii`] writes) fill those arrays, else 0. Colours and
+    /// coefficients outside `[0, 1]` are clamped (a warning with the count and the first line
+    /// or vertex). Other properties, list properties and other elements (faces, edges, ...)
+    /// are read past and ignored. Counts in the header are not trusted for allocation: a
+    /// header claiming more vertices than the file holds is an error (truncated), never a
+    /// huge allocation.
     ///
     /// Errors name the file and, for header and ascii data problems, the line: a missing `ply`
     /// magic (including an empty file), `binary_big_endian`, an unknown format, type or keyword, no
@@ -214,6 +216,48 @@ impl PointCloud {
     /// (23 bytes per point), with the same round-trip guarantees.
     pub fn save_ply_binary(&self, path: &Path) -> Result<(), LoadError> {
         ply::save_binary(self, path)
+    }
+}
+
+/// Points whose colour or coefficients were outside `[0, 1]` and clamped: counts and the
+/// first place (a line, or an element index in binary files).
+#[derive(Default)]
+pub(crate) struct Clamped {
+    colours: (usize, usize),
+    coefficients: (usize, usize),
+}
+
+impl Clamped {
+    /// `c` clamped to `[0, 1]`, counted when it was outside.
+    pub(crate) fn colour(&mut self, c: [f32; 3], at: usize) -> [f32; 3] {
+        Self::clamp(c, at, &mut self.colours)
+    }
+
+    /// Reflection and refraction clamped to `[0, 1]`, counted when outside.
+    pub(crate) fn coefficients(&mut self, c: [f32; 2], at: usize) -> [f32; 2] {
+        Self::clamp(c, at, &mut self.coefficients)
+    }
+
+    fn clamp<const N: usize>(c: [f32; N], at: usize, count: &mut (usize, usize)) -> [f32; N] {
+        let clamped = c.map(|x| x.clamp(0.0, 1.0));
+        if clamped != c {
+            if count.0 == 0 {
+                count.1 = at;
+            }
+            count.0 += 1;
+        }
+        clamped
+    }
+
+    /// Adds the warnings; `place` names what `at` counts (`"line"`, `"vertex"`).
+    pub(crate) fn warn(&self, report: &mut PointReport, place: &str) {
+        for ((n, first), what) in [(self.colours, "colours"), (self.coefficients, "reflection or refraction")] {
+            if n > 0 {
+                report
+                    .warnings
+                    .push(format!("{n} point(s) had {what} outside [0, 1], clamped (the first at {place} {first})"));
+            }
+        }
     }
 }
 

@@ -15,6 +15,14 @@ use crate::obj;
 /// `Triangle::n` value of a corner without a shading normal.
 pub const NO_NORMAL: u32 = u32::MAX;
 
+/// Scene sizes (the diagonal of the bounding box) the ray tracers handle, as `(smallest,
+/// largest)`. They work in f32, and the watertight triangle test multiplies three
+/// coordinates relative to the ray origin: beyond these sizes (with room for a camera a
+/// hundred times farther than the framing one) such products leave f32's normal range and
+/// every ray misses. Within them, images do not depend on the scene's scale: ray offsets
+/// and the framing camera are relative to the scene.
+pub const SCENE_SIZE_RANGE: (f32, f32) = (1e-10, 1e10);
+
 /// A triangle of a [`Scene`]: indices into its arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Triangle {
@@ -346,11 +354,15 @@ impl Scene {
             return Err(LoadError::new(
                 path,
                 format!(
-                    "empty scene: no valid triangles ({} out of range, {} non-finite, {} degenerate dropped)",
-                    report.dropped_out_of_range, report.dropped_non_finite, report.dropped_degenerate
+                    "empty scene: no valid triangles ({} out of range, {} non-finite, {} degenerate dropped){}",
+                    report.dropped_out_of_range,
+                    report.dropped_non_finite,
+                    report.dropped_degenerate,
+                    scan.first_out_of_range.as_deref().map(|f| format!("; {f}")).unwrap_or_default()
                 ),
             ));
         }
+        scene.check_size().map_err(|e| LoadError::new(path, e))?;
         Ok((scene, report))
     }
 
@@ -469,6 +481,41 @@ impl Scene {
     /// The corners of every triangle, in order: the input of the kd-tree builder.
     pub fn triangle_positions(&self) -> Vec<[Vec3; 3]> {
         self.triangles.iter().map(|t| t.v.map(|i| self.positions[i as usize])).collect()
+    }
+
+    /// The diagonal of [`Scene::bounds`] (0 for an empty scene).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X * 3.0, Vec3::Y * 4.0]]);
+    /// assert_eq!(scene.size(), 5.0);
+    /// ```
+    pub fn size(&self) -> f32 {
+        (self.bounds.1 - self.bounds.0).length()
+    }
+
+    /// An error when the scene's [size](Scene::size) is outside [`SCENE_SIZE_RANGE`] (an
+    /// empty scene passes: it has nothing to hit).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::Scene;
+    /// let tri = |s: f32| Scene::from_triangles(&[[Vec3::ZERO, Vec3::X * s, Vec3::Y * s]]);
+    /// assert!(tri(1e-3).check_size().is_ok() && tri(1e9).check_size().is_ok());
+    /// assert!(tri(1e-20).check_size().unwrap_err().contains("scale the model up"));
+    /// assert!(tri(1e20).check_size().unwrap_err().contains("scale the model down"));
+    /// ```
+    pub fn check_size(&self) -> Result<(), String> {
+        let size = self.size();
+        let (lo, hi) = SCENE_SIZE_RANGE;
+        if self.triangles.is_empty() || (lo..=hi).contains(&size) {
+            return Ok(());
+        }
+        let (what, fix) = if size < lo { ("small", "up") } else { ("large", "down") };
+        Err(format!(
+            "scene size {size:e} (the diagonal of its bounding box) is too {what}: the f32 ray tracers handle \
+             {lo:e} to {hi:e} (the triangle test multiplies three coordinates); scale the model {fix}"
+        ))
     }
 
     /// Adds a point light.

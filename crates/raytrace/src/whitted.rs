@@ -28,11 +28,13 @@ use rayon::prelude::*;
 use crate::sampling::PI;
 use crate::{Camera, Image, Light, MaterialKind, Scene, hash_f32, hash_u32, stratified};
 
-/// Render settings, shared by the CPU and GPU paths.
+/// Render settings, shared by the CPU and GPU paths. [`RenderOptions::check`] says which
+/// values are allowed; both paths refuse the others.
 ///
 /// ```
 /// let o = lumbre_raytrace::RenderOptions::default();
 /// assert_eq!((o.width, o.height, o.spp, o.max_depth), (640, 480, 1, 5));
+/// assert!(o.check().is_ok());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RenderOptions {
@@ -40,8 +42,12 @@ pub struct RenderOptions {
     pub width: u32,
     /// Image height in pixels.
     pub height: u32,
-    /// Samples per pixel (stratified).
+    /// Samples per pixel (stratified), 1 to [`MAX_SPP`].
     pub spp: u32,
+    /// Render only samples `first..first + count` of the `spp` stratified ones, given as
+    /// `(first, count)`; the image is their mean (`None`: all `spp`). A progressive render adds
+    /// batches weighted by their counts to make the image of all `spp` samples.
+    pub batch: Option<(u32, u32)>,
     /// Longest chain of reflections and refractions (1: primary rays and shadows only).
     pub max_depth: u32,
     /// Ambient term, times `Kd`.
@@ -58,6 +64,7 @@ impl Default for RenderOptions {
             width: 640,
             height: 480,
             spp: 1,
+            batch: None,
             max_depth: 5,
             ambient: 0.05,
             background: Vec3::splat(0.05),
@@ -69,6 +76,67 @@ impl Default for RenderOptions {
 /// Deepest `max_depth` the GPU's fixed ray stack supports.
 pub const MAX_TRACE_DEPTH: u32 = 12;
 
+/// Most samples per pixel: `2^24`, the last count whose sample indices (and so the
+/// stratified sample positions) are exact in f32.
+pub const MAX_SPP: u32 = 1 << 24;
+
+/// Most pixels in one image: pixel indices and seeds are 32-bit on both paths.
+pub const MAX_PIXELS: u64 = u32::MAX as u64;
+
+/// An error unless `1 <= width`, `1 <= height` and `width * height <= MAX_PIXELS`.
+pub(crate) fn check_image_size(width: u32, height: u32) -> Result<(), String> {
+    let pixels = u64::from(width) * u64::from(height);
+    if width == 0 || height == 0 || pixels > MAX_PIXELS {
+        return Err(format!(
+            "a {width}x{height} image: width and height must be at least 1 and their product at most {MAX_PIXELS}"
+        ));
+    }
+    Ok(())
+}
+
+impl RenderOptions {
+    /// An error naming the value and its allowed range, for: a width or height of 0 or more
+    /// than [`MAX_PIXELS`] pixels in all, `spp` outside `1..=MAX_SPP`, a batch that is empty
+    /// or runs past `spp`, `max_depth` outside `1..=MAX_TRACE_DEPTH`, and a negative or
+    /// non-finite ambient term or background.
+    ///
+    /// ```
+    /// use lumbre_raytrace::RenderOptions;
+    /// let o = RenderOptions { spp: 0, ..Default::default() };
+    /// assert!(o.check().unwrap_err().contains("spp 0"));
+    /// let o = RenderOptions { spp: 16, batch: Some((8, 9)), ..Default::default() };
+    /// assert!(o.check().is_err());
+    /// ```
+    pub fn check(&self) -> Result<(), String> {
+        check_image_size(self.width, self.height)?;
+        if !(1..=MAX_SPP).contains(&self.spp) {
+            return Err(format!("spp {}: samples per pixel must be 1..={MAX_SPP}", self.spp));
+        }
+        let (first, count) = self.samples();
+        if count == 0 || first.checked_add(count).is_none_or(|end| end > self.spp) {
+            return Err(format!(
+                "samples {first}..{first}+{count} of {}: a batch must hold at least one sample and end by the last",
+                self.spp
+            ));
+        }
+        if !(1..=MAX_TRACE_DEPTH).contains(&self.max_depth) {
+            return Err(format!("max_depth {}: must be 1..={MAX_TRACE_DEPTH}", self.max_depth));
+        }
+        if !(self.ambient.is_finite() && self.ambient >= 0.0) {
+            return Err(format!("ambient {}: must be finite and >= 0", self.ambient));
+        }
+        if !(self.background.is_finite() && self.background.min_element() >= 0.0) {
+            return Err(format!("background {}: must be finite and >= 0", self.background));
+        }
+        Ok(())
+    }
+
+    /// The samples this render takes: `(first, count)` of the batch, or all `spp`.
+    pub fn samples(&self) -> (u32, u32) {
+        self.batch.unwrap_or((0, self.spp))
+    }
+}
+
 /// A scene ready to render: the scene, its triangles and their kd-tree.
 #[derive(Clone, Debug)]
 pub struct Prepared {
@@ -78,7 +146,7 @@ pub struct Prepared {
     pub tris: Vec<[Vec3; 3]>,
     /// The kd-tree over `tris`.
     pub tree: KdTree,
-    /// Offset of secondary ray origins along the normal (scene size times 1e-4).
+    /// Offset of secondary ray origins along the normal: see [`ray_offset`].
     pub eps: f32,
 }
 
@@ -94,9 +162,29 @@ impl Prepared {
     pub fn new(scene: Scene, build: &BuildOptions) -> Prepared {
         let tris = scene.triangle_positions();
         let tree = KdTree::build(&tris, build);
-        let eps = (scene.bounds.1 - scene.bounds.0).length().max(1e-6) * 1e-4;
+        let eps = ray_offset(scene.bounds);
         Prepared { scene, tris, tree, eps }
     }
+}
+
+/// How far secondary rays start off a surface, for a scene with these bounds: `1e-4` of the
+/// bounds' diagonal, and at least `2^-20` of the largest coordinate's magnitude (eight ulps:
+/// a hit point computed in f32 is off by a few ulps of its coordinates). Relative to the
+/// scene, so images do not depend on its scale or position.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::ray_offset;
+/// assert_eq!(ray_offset((Vec3::ZERO, Vec3::new(3.0, 4.0, 0.0))), 5.0 * 1e-4);
+/// let tiny = ray_offset((Vec3::ZERO, Vec3::splat(1e-9)));
+/// assert!(tiny > 0.0 && tiny < 1e-12);
+/// let far = ray_offset((Vec3::splat(1e6), Vec3::splat(1e6 + 1.0)));
+/// assert!(far >= 1e6 / 1048576.0);
+/// ```
+pub fn ray_offset(bounds: (Vec3, Vec3)) -> f32 {
+    let (lo, hi) = bounds;
+    let magnitude = lo.abs().max(hi.abs()).max_element();
+    ((hi - lo).length() * 1e-4).max(magnitude / 1_048_576.0)
 }
 
 /// Adds a point light near the camera, raised by half the scene's size, when the scene has
@@ -290,14 +378,19 @@ impl Prepared {
     }
 
     /// Renders on the CPU in parallel rows; `progress` is called with each finished row.
+    /// The image is the mean of the samples of [`RenderOptions::samples`], summed in f64.
+    /// An error for options [`RenderOptions::check`] refuses or a scene outside
+    /// [`SCENE_SIZE_RANGE`](crate::SCENE_SIZE_RANGE).
     pub fn render_cpu(
         &self,
         camera: &Camera,
         o: &RenderOptions,
         progress: &(dyn Fn(u32) + Sync),
-    ) -> (Image, RenderStats) {
+    ) -> Result<(Image, RenderStats), String> {
+        o.check()?;
+        self.scene.check_size()?;
         let g = camera.to_gpu(o.width, o.height);
-        let spp = o.spp.max(1);
+        let (first, count) = o.samples();
         let rows: Vec<(Vec<Vec3>, u64)> = (0..o.height)
             .into_par_iter()
             .map(|y| {
@@ -305,13 +398,13 @@ impl Prepared {
                 let row = (0..o.width)
                     .map(|x| {
                         let seed = pixel_seed(x, y, o.width);
-                        let mut sum = Vec3::ZERO;
-                        for s in 0..spp {
-                            let (jx, jy) = stratified(spp, s, seed);
+                        let mut sum = glam::DVec3::ZERO;
+                        for s in first..first + count {
+                            let (jx, jy) = stratified(o.spp, s, seed);
                             let (origin, dir) = g.ray(x as f32 + jx, y as f32 + jy);
-                            sum += self.radiance(origin, dir, seed, s, o, &mut rays);
+                            sum += self.radiance(origin, dir, seed, s, o, &mut rays).as_dvec3();
                         }
-                        sum / spp as f32
+                        (sum / f64::from(count)).as_vec3()
                     })
                     .collect();
                 progress(y);
@@ -320,7 +413,7 @@ impl Prepared {
             .collect();
         let rays = rows.iter().map(|r| r.1).sum();
         let pixels = rows.into_iter().flat_map(|r| r.0).collect();
-        let image = Image::from_pixels(o.width, o.height, pixels).expect("width x height pixels");
-        (image, RenderStats { rays })
+        let image = Image::from_pixels(o.width, o.height, pixels)?;
+        Ok((image, RenderStats { rays }))
     }
 }

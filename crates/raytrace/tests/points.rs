@@ -12,8 +12,8 @@ use proptest::prelude::*;
 fn sample_cloud() -> PointCloud {
     let mut c = PointCloud::default();
     c.push([0.0, 0.0, 0.0], [1.0, 0.0, 0.0], 0.0, 0.0);
-    c.push([1.5, -2.25, 1e-7], [0.2, 0.4, 0.6], 0.3, 1.33);
-    c.push([-1e6, 3.0e5, 0.1], [0.0, 1.0, 0.5], 1.0, 1.5);
+    c.push([1.5, -2.25, 1e-7], [0.2, 0.4, 0.6], 0.3, 0.33);
+    c.push([-1e6, 3.0e5, 0.1], [0.0, 1.0, 0.5], 1.0, 0.5);
     c
 }
 
@@ -49,8 +49,17 @@ fn text_colours_0_255_are_detected() {
     let (cloud, report) = PointCloud::load_text(&path).unwrap();
     assert_eq!(cloud.colors, vec![[1.0, 0.0, 0.0], [0.2, 0.4, 1.0 / 255.0]]);
     assert_eq!(cloud.reflection, vec![0.0, 0.5]);
-    assert_eq!(cloud.refraction, vec![0.0, 1.2]);
+    // Coefficients outside [0, 1] are clamped, with a warning naming the first line.
+    assert_eq!(cloud.refraction, vec![0.0, 1.0]);
     assert!(report.warnings.iter().any(|w| w.contains("0..255")));
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("reflection or refraction outside [0, 1], clamped (the first at line 2)")),
+        "{:?}",
+        report.warnings
+    );
     // 0..1 colours stay as they are; out-of-range ones are clamped with a warning.
     let path = dir.write("d.txt", "0 0 0 1 0.5 0 0 0\n0 0 0 -0.5 0 0 0 0\n");
     let (cloud, report) = PointCloud::load_text(&path).unwrap();
@@ -212,7 +221,7 @@ fn ply_binary_with_extra_properties_and_faces() {
     assert_eq!(cloud.positions, vec![[1.0, 2.0, 3.0], [-4.0, 5.5, 6.0]]);
     assert_eq!(cloud.colors, vec![[0.25, 0.5, 1.0]; 2], "float colours, clamped");
     assert_eq!((report.points, report.dropped_non_finite), (2, 1));
-    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.warnings, ["2 point(s) had colours outside [0, 1], clamped (the first at vertex 0)"]);
 }
 
 #[test]
@@ -381,7 +390,9 @@ fn rgb_slices_and_errors() {
 
 fn arb_cloud() -> impl Strategy<Value = PointCloud> {
     let finite = || prop_oneof![-1e30f32..1e30, -1.0f32..1.0, Just(0.0), Just(-0.0)];
-    let point = ([finite(), finite(), finite()], [0f32..=1.0, 0f32..=1.0, 0f32..=1.0], finite(), finite());
+    // Reflection and refraction are factors in [0, 1] (the loaders clamp the rest).
+    let factor = || prop_oneof![0f32..=1.0, Just(0.0), Just(-0.0), Just(1.0)];
+    let point = ([finite(), finite(), finite()], [0f32..=1.0, 0f32..=1.0, 0f32..=1.0], factor(), factor());
     prop::collection::vec(point, 0..64).prop_map(|pts| {
         let mut c = PointCloud::default();
         for (p, col, r, t) in pts {

@@ -95,3 +95,15 @@ fn surface_at(hit: KdHit, origin: vec3<f32>, dir: vec3<f32>, normal: vec3<f32>) 
 fn inf() -> f32 {
     return bitcast<f32>(0x7f800000u);
 }
+
+// Whether the driver cut this invocation's loops short: lavapipe ends every loop of an
+// invocation once its loops have run 65535 iterations in all, silently, and from then on a
+// loop runs its body once. So a loop of `n` >= 2 iterations, `n` from a uniform (no
+// unrolling), run after the work counts fewer than `n` exactly when the work was cut.
+fn loops_cut_short(n: u32) -> bool {
+    var count = 0u;
+    for (var i = 0u; i < n; i++) {
+        count += 1u;
+    }
+    return count != n;
+}

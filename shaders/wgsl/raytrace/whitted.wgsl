@@ -21,9 +21,16 @@ struct Params {
     flags: u32,
     ambient: f32,
     eps: f32,
-    // first pixel of this dispatch (images are rendered in tiles of rows)
+    // first tile of this dispatch (images are rendered in tiles of 8x8 pixels)
     pixel_base: u32,
-    _pad: vec2<u32>,
+    // this dispatch's samples: [batch_first, batch_first + batch_count) of the spp strata
+    batch_first: u32,
+    batch_count: u32,
+    // samples of this render already in the image (its running mean)
+    done: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -36,7 +43,8 @@ struct Params {
 @group(0) @binding(6) var<storage, read> materials: array<Material>;
 @group(0) @binding(7) var<storage, read> lights: array<Light>;
 @group(0) @binding(8) var<storage, read_write> image: array<vec4<f32>>;
-@group(0) @binding(9) var<storage, read_write> ray_count: array<atomic<u32>>;
+// rays cast (low, high word), pixel batches the driver cut short, padding
+@group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>, 4>;
 
 const WG: u32 = 64u;
 const STACK: u32 = 14u;
@@ -204,14 +212,16 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
     return color;
 }
 
+// Adds this dispatch's samples to the pixel's running mean (the mean, not the sum, stays
+// accurate in f32 over millions of samples).
 fn render_pixel(xy: vec2<u32>, direct: bool, rays: ptr<function, u32>) {
     let x = xy.x;
     let y = xy.y;
     let seed = y * params.width + x;
-    let spp = max(params.spp, 1u);
     var sum = vec3<f32>(0.0);
-    for (var s = 0u; s < spp; s++) {
-        let j = stratified(spp, s, seed);
+    for (var k = 0u; k < params.batch_count; k++) {
+        let s = params.batch_first + k;
+        let j = stratified(params.spp, s, seed);
         let d = camera_dir(params.cam, f32(x) + j.x, f32(y) + j.y);
         if direct {
             sum += radiance_direct(params.cam.eye.xyz, d, seed, s, rays);
@@ -219,14 +229,26 @@ fn render_pixel(xy: vec2<u32>, direct: bool, rays: ptr<function, u32>) {
             sum += radiance(params.cam.eye.xyz, d, seed, s, rays);
         }
     }
-    image[seed] = vec4<f32>(sum / f32(spp), 1.0);
+    var mean = sum / f32(params.batch_count);
+    if params.done != 0u {
+        let old = image[seed].xyz;
+        mean = old + (sum - f32(params.batch_count) * old) / f32(params.done + params.batch_count);
+    }
+    image[seed] = vec4<f32>(mean, 1.0);
+    if loops_cut_short(params.batch_count + 1u) {
+        atomicAdd(&counters[2], 1u);
+    }
 }
 
 fn count_rays(lid: u32, rays: u32) {
     atomicAdd(&wg_rays, rays);
     workgroupBarrier();
     if lid == 0u {
-        atomicAdd(&ray_count[0], atomicLoad(&wg_rays));
+        let n = atomicLoad(&wg_rays);
+        let old = atomicAdd(&counters[0], n);
+        if old > 0xffffffffu - n {
+            atomicAdd(&counters[1], 1u);
+        }
     }
 }
 

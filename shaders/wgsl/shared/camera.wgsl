@@ -4,7 +4,8 @@
 
 struct Camera {
     eye: vec4<f32>,
-    llc: vec4<f32>,
+    // from the eye to the image plane's lower-left corner (relative: exact far from the origin)
+    corner: vec4<f32>,
     horizontal: vec4<f32>,
     vertical: vec4<f32>,
     size: vec4<f32>,
@@ -22,7 +23,7 @@ fn safe_normalize(v: vec3<f32>) -> vec3<f32> {
 // corner (the CPU's Camera::ray).
 fn camera_dir(cam: Camera, px: f32, py: f32) -> vec3<f32> {
     let st = vec2<f32>(px / cam.size.x, 1.0 - py / cam.size.y);
-    return safe_normalize(cam.llc.xyz + cam.horizontal.xyz * st.x + cam.vertical.xyz * st.y - cam.eye.xyz);
+    return safe_normalize(cam.corner.xyz + cam.horizontal.xyz * st.x + cam.vertical.xyz * st.y);
 }
 
 // Pixel of thread `lid` in 8x8 tile `tile` of an image `width` pixels wide.

@@ -142,7 +142,8 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
         let (_, build) = wall(|| Octree::build_in(&pts.positions, &pts.attrs, depth, padded));
         let mut patched = tree.clone();
         let (_, update) = wall(|| patched.update_in_place(&pts.positions, &moved.positions, &pts.attrs));
-        let (_, trace) = wall(|| render_volume_cpu(&tree, &cam, &small));
+        let (image, trace) = wall(|| render_volume_cpu(&tree, &cam, &small));
+        image?;
         row.extend([ms(key), ms(build), ms(update), ms(trace)]);
         t.row(row);
         bar.inc(1);

@@ -49,6 +49,30 @@ pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
     v
 }
 
+/// An error, before any work, when `dir` is not a folder or lacks one of the models of
+/// `scenes`, naming every missing file.
+pub fn check_scene_dir(dir: &Path, scenes: &[BenchScene]) -> Result<(), String> {
+    if !dir.is_dir() {
+        return Err(format!("--scenes {}: not a folder", dir.display()));
+    }
+    let missing: Vec<String> = scenes
+        .iter()
+        .filter_map(|s| match s {
+            BenchScene::Model { name, .. } => Some(format!("{name}.obj")),
+            BenchScene::Generated(_) => None,
+        })
+        .filter(|file| !dir.join(file).is_file())
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "--scenes {}: missing {} (leave out --scenes to use the bundled copies)",
+            dir.display(),
+            missing.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
 }

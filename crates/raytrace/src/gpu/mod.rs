@@ -12,6 +12,7 @@ mod whitted;
 
 pub use emitters::{GpuEmitter, GpuEmitters};
 pub use path::{GpuPathImage, GpuPathScene, SAMPLES_PER_DISPATCH};
+pub(crate) use whitted::check_gpu_image;
 pub use whitted::{GpuImage, WhittedRender};
 
 #[repr(C)]

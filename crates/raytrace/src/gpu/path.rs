@@ -7,10 +7,10 @@ use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::whitted::TILES_PER_DISPATCH;
 
-/// Samples per pixel in one dispatch: bounds a dispatch's time whatever the samples per
-/// pixel, and the loop iterations of one invocation (lavapipe ends any invocation's loops
-/// after 65535 iterations in all; the kernel counts pixels cut short and the download
-/// refuses their image).
+/// Samples per pixel in one dispatch of the path tracer and of the Whitted renderer: bounds
+/// a dispatch's time whatever the samples per pixel, and the loop iterations of one
+/// invocation (lavapipe ends any invocation's loops after 65535 iterations in all; the
+/// kernels count pixels cut short and the download refuses their image).
 pub const SAMPLES_PER_DISPATCH: u32 = 16;
 use super::{GpuEmitters, GpuScene};
 use crate::path::{PathCounts, Tracer, face_normals};

@@ -1,13 +1,14 @@
 //! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel, the
-//! image rendered in tiles of pixels and read back once.
+//! image rendered in tiles of pixels and batches of samples, and read back once.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use glam::Vec3;
-use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::GpuScene;
+use super::path::SAMPLES_PER_DISPATCH;
 use crate::{Camera, Image, Prepared, RenderOptions};
 
 /// 8x8 pixel tiles per dispatch (a million pixels): bounds each dispatch (drivers reset GPUs
@@ -31,16 +32,19 @@ struct Params {
     ambient: f32,
     eps: f32,
     pixel_base: u32,
-    _pad: [u32; 2],
+    batch_first: u32,
+    batch_count: u32,
+    done: u32,
+    _pad: [u32; 3],
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_PARAMS_SIZE);
 
-/// The pixels of a render on the GPU and its ray counter.
+/// The pixels of a render on the GPU and its counters.
 #[derive(Clone, Debug)]
 pub struct GpuImage {
-    /// Linear RGB (and 1) per pixel, row-major.
+    /// Linear RGB (and 1) per pixel, row-major: the mean of the samples rendered.
     pub pixels: Buffer<[f32; 4]>,
-    /// Rays cast (one counter).
+    /// Rays cast (low, high word), pixel batches the driver cut short (an error), padding.
     pub rays: Buffer<u32>,
     /// Width.
     pub width: u32,
@@ -49,6 +53,11 @@ pub struct GpuImage {
 }
 
 /// A Whitted render through the [`Compute`] trait: CPU ([`Prepared::render_cpu`]) or GPU.
+///
+/// The GPU renders at most [`SAMPLES_PER_DISPATCH`] samples per pixel in one dispatch and
+/// keeps each pixel's running mean, so that the loops of one invocation stay short (lavapipe
+/// ends an invocation's loops after 65535 iterations in all, silently; the kernel notices
+/// and the download refuses the image).
 ///
 /// ```no_run
 /// use lumbre_gpu::{Compute, Gpu};
@@ -69,14 +78,32 @@ pub struct WhittedRender {
     pub options: RenderOptions,
 }
 
+/// An error unless a `width` x `height` image of `[f32; 4]` pixels fits one storage binding
+/// of `gpu`, in words of pixels rather than bytes.
+pub(crate) fn check_gpu_image(gpu: &Gpu, width: u32, height: u32) -> Result<()> {
+    let pixels = u64::from(width) * u64::from(height);
+    let bytes = pixels * size_of::<[f32; 4]>() as u64;
+    if gpu.check_size("image", bytes, Fit::Binding).is_err() {
+        let l = gpu.limits();
+        let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size) / size_of::<[f32; 4]>() as u64;
+        return Err(Error::Input(format!(
+            "a {width}x{height} image has {pixels} pixels; this GPU holds at most {max} in one image \
+             (16 bytes each in its largest storage buffer): render a smaller image or on the CPU"
+        )));
+    }
+    Ok(())
+}
+
 impl WhittedRender {
     /// Records the render of an uploaded scene.
     pub fn record_render(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuImage> {
         let gpu = rec.gpu().clone();
         let o = &self.options;
+        o.check().map_err(Error::Input)?;
+        check_gpu_image(&gpu, o.width, o.height)?;
         let n = o.width as usize * o.height as usize;
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
-        let rays = gpu.zeroed::<u32>(1)?;
+        let rays = gpu.zeroed::<u32>(4)?;
         // max_depth 1 (camera and shadow rays) has its own entry point without the ray stack.
         let entry = if o.max_depth <= 1 { "render_direct" } else { "render" };
         let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, entry)?;
@@ -84,40 +111,49 @@ impl WhittedRender {
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = scene.tree.bounds;
-        let mut base = 0u32;
-        while base < tiles {
-            let count = TILES_PER_DISPATCH.min(tiles - base);
-            let params = gpu.uniform(&Params {
-                cam: self.camera.to_gpu(o.width, o.height),
-                bmin: b.min.to_array(),
-                width: o.width,
-                bmax: b.max.to_array(),
-                height: o.height,
-                background: o.background.to_array(),
-                spp: o.spp.max(1),
-                max_depth: o.max_depth.min(crate::MAX_TRACE_DEPTH),
-                n_lights: scene.n_lights,
-                flags,
-                ambient: o.ambient,
-                eps: scene.eps,
-                pixel_base: base,
-                _pad: [0; 2],
-            })?;
-            let [k1, k2, k3] = scene.tree.bindings();
-            let res = [
-                params.as_entire_binding(),
-                k1,
-                k2,
-                k3,
-                scene.tri_info.binding(),
-                scene.normals.binding(),
-                scene.materials.binding(),
-                scene.lights.binding(),
-                pixels.binding(),
-                rays.binding(),
-            ];
-            rec.dispatch("whitted", &kernel, &res, count as u64)?;
-            base += count;
+        let (first, count) = o.samples();
+        let mut done = 0u32;
+        while done < count {
+            let batch_count = SAMPLES_PER_DISPATCH.min(count - done);
+            let mut base = 0u32;
+            while base < tiles {
+                let tiles_now = TILES_PER_DISPATCH.min(tiles - base);
+                let params = gpu.uniform(&Params {
+                    cam: self.camera.to_gpu(o.width, o.height),
+                    bmin: b.min.to_array(),
+                    width: o.width,
+                    bmax: b.max.to_array(),
+                    height: o.height,
+                    background: o.background.to_array(),
+                    spp: o.spp,
+                    max_depth: o.max_depth,
+                    n_lights: scene.n_lights,
+                    flags,
+                    ambient: o.ambient,
+                    eps: scene.eps,
+                    pixel_base: base,
+                    batch_first: first + done,
+                    batch_count,
+                    done,
+                    _pad: [0; 3],
+                })?;
+                let [k1, k2, k3] = scene.tree.bindings();
+                let res = [
+                    params.as_entire_binding(),
+                    k1,
+                    k2,
+                    k3,
+                    scene.tri_info.binding(),
+                    scene.normals.binding(),
+                    scene.materials.binding(),
+                    scene.lights.binding(),
+                    pixels.binding(),
+                    rays.binding(),
+                ];
+                rec.dispatch("whitted", &kernel, &res, tiles_now as u64)?;
+                base += tiles_now;
+            }
+            done += batch_count;
         }
         Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
     }
@@ -142,22 +178,29 @@ impl Compute for WhittedRender {
         let rows = AtomicU64::new(0);
         let height = self.options.height as u64;
         let mut report = Report::default();
-        let (image, stats) = report.time("render", || {
-            p.render_cpu(&self.camera, &self.options, &|_| {
-                progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
+        let (image, stats) = report
+            .time("render", || {
+                p.render_cpu(&self.camera, &self.options, &|_| {
+                    progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
+                })
             })
-        });
+            .map_err(Error::Input)?;
         report.stat("rays", stats.rays as f64);
         Ok((image, report))
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuImage) -> Result<Report> {
         let mut report = Report::default();
-        report.stat("rays", gpu.download(&out.rays)?[0] as f64);
+        let c = gpu.download(&out.rays)?;
+        report.stat("rays", ((c[1] as u64) << 32 | c[0] as u64) as f64);
         Ok(report)
     }
 
+    /// Uploads the scene; an error for options or a scene size the render refuses.
     fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
+        self.options.check().map_err(Error::Input)?;
+        p.scene.check_size().map_err(Error::Input)?;
+        check_gpu_image(gpu, self.options.width, self.options.height)?;
         GpuScene::upload(gpu, p)
     }
 
@@ -166,6 +209,14 @@ impl Compute for WhittedRender {
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuImage) -> Result<Image> {
+        let short = gpu.download(&out.rays)?[2];
+        if short > 0 {
+            return Err(Error::Validation(format!(
+                "{short} pixel batches of the Whitted render stopped short: the driver limits the loop \
+                 iterations of an invocation (lavapipe: 65535); fewer lights, a smaller max_depth or the CPU \
+                 would fit"
+            )));
+        }
         let px = gpu.download(&out.pixels)?;
         let pixels = px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
         Image::from_pixels(out.width, out.height, pixels).map_err(lumbre_gpu::Error::Input)

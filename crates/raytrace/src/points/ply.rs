@@ -4,7 +4,7 @@ use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use super::{PointCloud, PointReport};
+use super::{Clamped, PointCloud, PointReport};
 use crate::error::LoadError;
 
 /// A PLY scalar type.
@@ -119,7 +119,7 @@ struct Header {
 }
 
 fn parse_header(path: &Path, bytes: &[u8]) -> Result<Header, LoadError> {
-    let mut pos = 0usize;
+    let mut pos = if bytes.starts_with(crate::obj::UTF8_BOM) { crate::obj::UTF8_BOM.len() } else { 0 };
     let mut ln = 0usize;
     let mut format = None;
     let mut elements: Vec<Element> = Vec::new();
@@ -229,8 +229,17 @@ impl VertexLayout {
         Ok(VertexLayout { xyz, rgb, reflection: find(&["reflection"]), refraction: find(&["refraction"]) })
     }
 
-    /// Adds the point whose scalar property values are `v` (list properties hold 0), or counts it.
-    fn push(&self, e: &Element, v: &[f64], cloud: &mut PointCloud, report: &mut PointReport) {
+    /// Adds the point whose scalar property values are `v` (list properties hold 0), or counts
+    /// it; `at` (a line, or the vertex index of binary files) names it in clamping warnings.
+    fn push(
+        &self,
+        e: &Element,
+        v: &[f64],
+        at: usize,
+        cloud: &mut PointCloud,
+        report: &mut PointReport,
+        clamped: &mut Clamped,
+    ) {
         let max = |i: usize| match e.props[i].kind {
             Kind::Scalar(s) => s.color_max(),
             Kind::List { .. } => 1.0,
@@ -244,7 +253,9 @@ impl VertexLayout {
         let refraction = self.refraction.map_or(0.0, |i| v[i] as f32);
         let finite = position.iter().chain(&color).chain([&reflection, &refraction]).all(|x| x.is_finite());
         if finite {
-            cloud.push(position, color.map(|c| c.clamp(0.0, 1.0)), reflection, refraction);
+            let color = clamped.colour(color, at);
+            let [reflection, refraction] = clamped.coefficients([reflection, refraction], at);
+            cloud.push(position, color, reflection, refraction);
         } else {
             report.dropped_non_finite += 1;
         }
@@ -264,12 +275,22 @@ pub(crate) fn load(path: &Path) -> Result<(PointCloud, PointReport), LoadError> 
     let layout = VertexLayout::new(path, &header.elements[vertex], &mut report)?;
     let body = &bytes[header.body..];
     let mut cloud = PointCloud::default();
+    let mut clamped = Clamped::default();
+    let mut out = Out { cloud: &mut cloud, report: &mut report, clamped: &mut clamped };
     match header.format {
-        Format::Ascii => read_ascii(path, &header, body, vertex, &layout, &mut cloud, &mut report)?,
-        Format::BinaryLe => read_binary(path, &header, body, vertex, &layout, &mut cloud, &mut report)?,
+        Format::Ascii => read_ascii(path, &header, body, vertex, &layout, &mut out)?,
+        Format::BinaryLe => read_binary(path, &header, body, vertex, &layout, &mut out)?,
     }
+    clamped.warn(&mut report, if header.format == Format::Ascii { "line" } else { "vertex" });
     report.finish(&cloud);
     Ok((cloud, report))
+}
+
+/// Where the body readers put what they read.
+struct Out<'a> {
+    cloud: &'a mut PointCloud,
+    report: &'a mut PointReport,
+    clamped: &'a mut Clamped,
 }
 
 fn read_ascii(
@@ -278,8 +299,7 @@ fn read_ascii(
     body: &[u8],
     vertex: usize,
     layout: &VertexLayout,
-    cloud: &mut PointCloud,
-    report: &mut PointReport,
+    out: &mut Out<'_>,
 ) -> Result<(), LoadError> {
     let mut lines = body.split(|&b| b == b'\n').enumerate().map(|(i, l)| (header.body_line + i, l));
     let mut values: Vec<f64> = Vec::new();
@@ -325,7 +345,7 @@ fn read_ascii(
                 return Err(err(format!("too many values for a {} element", e.name)));
             }
             if ei == vertex {
-                layout.push(e, &values, cloud, report);
+                layout.push(e, &values, ln, out.cloud, out.report, out.clamped);
             }
         }
     }
@@ -338,8 +358,7 @@ fn read_binary(
     body: &[u8],
     vertex: usize,
     layout: &VertexLayout,
-    cloud: &mut PointCloud,
-    report: &mut PointReport,
+    out: &mut Out<'_>,
 ) -> Result<(), LoadError> {
     let mut pos = 0usize;
     let mut values: Vec<f64> = Vec::new();
@@ -367,8 +386,10 @@ fn read_binary(
             continue;
         }
         if ei == vertex {
-            let capacity = e.count.min(body.len().saturating_sub(pos));
-            cloud.positions.reserve(capacity);
+            // Never more than the bytes left can hold, whatever the header claims.
+            let stride: usize = e.props.iter().map(|p| if let Kind::Scalar(s) = p.kind { s.size() } else { 1 }).sum();
+            let capacity = e.count.min(body.len().saturating_sub(pos) / stride.max(1));
+            out.cloud.positions.reserve(capacity);
         }
         for index in 0..e.count {
             values.clear();
@@ -398,12 +419,12 @@ fn read_binary(
                 }
             }
             if ei == vertex {
-                layout.push(e, &values, cloud, report);
+                layout.push(e, &values, index, out.cloud, out.report, out.clamped);
             }
         }
     }
     if pos < body.len() {
-        report.warnings.push(format!("{} bytes after the last element ignored", body.len() - pos));
+        out.report.warnings.push(format!("{} bytes after the last element ignored", body.len() - pos));
     }
     Ok(())
 }

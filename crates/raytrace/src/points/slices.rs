@@ -132,7 +132,7 @@ pub fn write_slices(dir: &Path, slices: &[Image]) -> Result<Vec<PathBuf>, LoadEr
 /// 1988, p. 102); the intensities are Toft's higher-contrast "modified" values (The Radon
 /// Transform, 1996, pp. 199–200), as tabulated by M. Schabel's `phantom3d` (MATLAB Central
 /// File Exchange 9416).
-const SHEPP_LOGAN_3D: [[f64; 10]; 10] = [
+pub(crate) const SHEPP_LOGAN_3D: [[f64; 10]; 10] = [
     [1.0, 0.6900, 0.920, 0.810, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
     [-0.8, 0.6624, 0.874, 0.780, 0.0, -0.0184, 0.0, 0.0, 0.0, 0.0],
     [-0.2, 0.1100, 0.310, 0.220, 0.22, 0.0, 0.0, -18.0, 0.0, 10.0],
@@ -146,7 +146,7 @@ const SHEPP_LOGAN_3D: [[f64; 10]; 10] = [
 ];
 
 /// One ellipsoid, ready to test points against.
-struct Ellipsoid {
+pub(crate) struct Ellipsoid {
     intensity: f64,
     inv_axes: DVec3,
     centre: DVec3,
@@ -154,7 +154,7 @@ struct Ellipsoid {
 }
 
 impl Ellipsoid {
-    fn new(row: &[f64; 10]) -> Ellipsoid {
+    pub(crate) fn new(row: &[f64; 10]) -> Ellipsoid {
         let [a, ax, ay, az, x0, y0, z0, phi, theta, psi] = *row;
         let (sp, cp) = phi.to_radians().sin_cos();
         let (st, ct) = theta.to_radians().sin_cos();
@@ -199,23 +199,27 @@ impl Ellipsoid {
 /// assert_eq!(slices[0].get(0, 0).x, 0.0);
 /// ```
 pub fn shepp_logan_phantom(n: u32) -> Vec<Image> {
-    let ellipsoids: Vec<Ellipsoid> = SHEPP_LOGAN_3D.iter().map(Ellipsoid::new).collect();
-    let coord = |i: u32| -1.0 + (2.0 * f64::from(i) + 1.0) / f64::from(n);
+    let ellipsoids = SHEPP_LOGAN_3D.map(|row| Ellipsoid::new(&row));
     (0..n)
         .into_par_iter()
         .map(|k| {
-            let z = coord(k);
             let mut img = Image::new(n, n);
             for j in 0..n {
                 for i in 0..n {
-                    let p = DVec3::new(coord(i), -coord(j), z);
-                    let v: f64 = ellipsoids.iter().filter(|e| e.contains(p)).map(|e| e.intensity).sum();
-                    img.pixels[(j * n + i) as usize] = Vec3::splat(v.clamp(0.0, 1.0) as f32);
+                    img.pixels[(j * n + i) as usize] = Vec3::splat(phantom_value(&ellipsoids, n, i, j, k));
                 }
             }
             img
         })
         .collect()
+}
+
+/// The value of voxel `(i, j, k)` of the `n`³ phantom (see [`shepp_logan_phantom`]).
+pub(crate) fn phantom_value(ellipsoids: &[Ellipsoid], n: u32, i: u32, j: u32, k: u32) -> f32 {
+    let coord = |i: u32| -1.0 + (2.0 * f64::from(i) + 1.0) / f64::from(n);
+    let p = DVec3::new(coord(i), -coord(j), coord(k));
+    let v: f64 = ellipsoids.iter().filter(|e| e.contains(p)).map(|e| e.intensity).sum();
+    v.clamp(0.0, 1.0) as f32
 }
 
 #[cfg(test)]

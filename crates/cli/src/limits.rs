@@ -1,0 +1,114 @@
+//! Sizes checked before any work: images against the memory this machine has free and
+//! against the GPU's largest buffer, and the flags' allowed ranges (see the README's "Bad
+//! input" section for the rule every command follows).
+
+use lumbre_gpu::Backend;
+
+/// Memory assumed free where `/proc/meminfo` cannot be read (not Linux).
+const FALLBACK_AVAILABLE: u64 = 4 << 30;
+
+/// Host bytes per pixel of a render, all buffers together: the image (12), the running sum
+/// of a progressive render (24), the mean written out (12), the GPU read-back (16), the
+/// 8-bit copy and the encoded file (6), rounded up for the encoders' own buffers.
+pub const BYTES_PER_PIXEL: u64 = 96;
+
+/// Most frames of `--orbit` and `--move`: a minute at 60 frames per second.
+pub const MAX_FRAMES: u32 = 3600;
+
+/// Bytes of memory available to this process: `MemAvailable` of `/proc/meminfo`, or 4 GiB
+/// where that cannot be read.
+pub fn available_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(FALLBACK_AVAILABLE)
+}
+
+/// `bytes` in GiB with one decimal, or MiB below a GiB.
+pub fn human(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// An error naming `--width` and `--height` when a `width` x `height` image cannot be made:
+/// more pixels than the renderers index ([`lumbre_raytrace::MAX_PIXELS`]), more memory than
+/// `available` bytes at [`BYTES_PER_PIXEL`], or, on the GPU, more pixels than its largest
+/// storage buffer holds at 16 bytes each.
+pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -> Result<(), String> {
+    let pixels = u64::from(width) * u64::from(height);
+    let flags = format!("--width {width} --height {height}");
+    if width == 0 || height == 0 {
+        return Err(format!("{flags}: both must be at least 1"));
+    }
+    if pixels > lumbre_raytrace::MAX_PIXELS {
+        return Err(format!(
+            "{flags}: {pixels} pixels; an image has at most {} (32-bit pixel indices): lower --width or --height",
+            lumbre_raytrace::MAX_PIXELS
+        ));
+    }
+    let bytes = pixels * BYTES_PER_PIXEL;
+    if bytes > available {
+        return Err(format!(
+            "{flags}: {pixels} pixels need about {} of memory ({BYTES_PER_PIXEL} bytes each), more than the {} \
+             available: lower --width or --height",
+            human(bytes),
+            human(available)
+        ));
+    }
+    if let Backend::Gpu(gpu) = backend {
+        let l = gpu.limits();
+        let largest = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+        let most = largest / 16;
+        if pixels > most {
+            return Err(format!(
+                "{flags}: {pixels} pixels; {} holds at most {most} in one image (16 bytes each in its largest \
+                 storage buffer of {}): lower --width or --height, or use --backend cpu",
+                gpu.adapter_name(),
+                human(largest)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An error naming `flag` unless `value` is in `lo..=hi`.
+pub fn in_range<T: PartialOrd + Copy + std::fmt::Display>(flag: &str, value: T, lo: T, hi: T) -> Result<(), String> {
+    // `contains` is false for NaN.
+    if !(lo..=hi).contains(&value) {
+        return Err(format!("{flag} {value}: must be {lo}..={hi}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_checked_against_pixels_and_memory() {
+        let cpu = Backend::Cpu;
+        assert!(check_image(640, 480, &cpu, 1 << 30).is_ok());
+        let e = check_image(0, 480, &cpu, 1 << 30).unwrap_err();
+        assert!(e.contains("--width 0"), "{e}");
+        let e = check_image(u32::MAX, u32::MAX, &cpu, u64::MAX).unwrap_err();
+        assert!(e.contains("at most 4294967295"), "{e}");
+        let e = check_image(100_000, 30_000, &cpu, 16 << 30).unwrap_err();
+        assert!(e.contains("more than the 16.0 GiB available") && e.contains("lower --width"), "{e}");
+        assert!(available_memory() > 0);
+    }
+
+    #[test]
+    fn ranges_name_the_flag() {
+        assert!(in_range("--spp", 1u32, 1, 4).is_ok());
+        assert_eq!(in_range("--spp", 0u32, 1, 4).unwrap_err(), "--spp 0: must be 1..=4");
+        assert!(in_range("--background", -1.0f32, 0.0, 1.0).is_err());
+        assert!(in_range("--background", f32::NAN, 0.0, 1.0).is_err());
+    }
+}
