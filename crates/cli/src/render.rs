@@ -92,14 +92,19 @@ fn whitted(
     let placed = backend.place(&render, prepared).map_err(err)?;
     let upload = t2.elapsed();
     let bar = progress(o.height as u64, "render");
+    let t3 = Instant::now();
     let (image, report) = render.run_placed(&placed, &bar_progress(&bar)).map_err(err)?;
+    // Wall clock of the run: on the GPU, pipeline compilation (first run) and submission
+    // beside the kernels' time.
+    let run = t3.elapsed();
     bar.finish_and_clear();
     image.save(&args.out).map_err(|e| e.to_string())?;
     let rays = report.get("rays").unwrap_or(0.0);
     let time = report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or_default());
     println!(
-        "{header}, upload {:.1} ms; {report}; {}/s -> {}",
+        "{header}, upload {:.1} ms, run {:.1} ms (wall); {report}; {}/s -> {}",
         upload.as_secs_f64() * 1e3,
+        run.as_secs_f64() * 1e3,
         rate(rays, time.as_secs_f64(), "rays"),
         args.out.display()
     );
