@@ -1,0 +1,5 @@
+//! The GPU path, stage by stage in the order of the CPU stages.
+
+mod formfactor;
+
+pub use formfactor::GpuMesh;
