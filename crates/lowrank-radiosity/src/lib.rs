@@ -26,4 +26,4 @@ pub use matrix::{BlockMatrix, Matrix};
 pub use mesh::{AreaStats, Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, PatchCell, RED, Surfaces, TwoMesh, WHITE};
 pub use precompute::{Precompute, Precomputed, inverse_cpu, u_cpu, vtu_cpu, y_cpu};
 pub use shape::{Cell, Shape};
-pub use solve::{SEGMENT_LANES, Solve, segment_sum, solve_cpu, vte_cpu};
+pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, vte_cpu};

@@ -86,7 +86,7 @@ pub(crate) fn check_emission(e: &[[f32; 3]], n: usize, light: usize) -> Result<(
 
 /// `B = E - Y (V^T E)` for each lighting vector E (n RGB values), on the CPU: Y is read once
 /// for all of them, each row's dot products taken while it is in cache.
-pub fn solve_cpu(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Result<Vec<Vec<[f32; 3]>>> {
+pub fn solve_cpu(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Result<Radiosity> {
     for (m, e) in lights.iter().enumerate() {
         check_emission(e, f.n, m)?;
     }
@@ -112,7 +112,7 @@ pub fn solve_cpu(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Result<Vec<Vec<
             }
         }
     });
-    Ok(out)
+    Ok(Radiosity(out))
 }
 
 /// The fixed-geometry solve as an algorithm with a CPU and a GPU path
@@ -149,5 +149,52 @@ impl Solve {
     /// A solve of these lighting vectors with Y in f32.
     pub fn new(lights: Vec<Vec<[f32; 3]>>) -> Solve {
         Solve { lights, ..Solve::default() }
+    }
+}
+
+/// `V^T E` alone as an algorithm with a CPU and a GPU path (`lumbre_gpu::Compute`): the input
+/// is the paper's I, the output `[channel][patch]` flattened (3k values). The two paths
+/// agree bit for bit ([`SEGMENT_LANES`]).
+///
+/// ```
+/// use lumbre_gpu::Compute;
+/// let vte = lumbre_radiosity::Vte { emission: vec![[1.0, 2.0, 3.0]; 3] };
+/// assert_eq!(vte.cpu(&[0, 1, 3]).unwrap(), vec![1.0, 2.0, 2.0, 4.0, 3.0, 6.0]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Vte {
+    /// Emission per element.
+    pub emission: Vec<[f32; 3]>,
+}
+
+/// Radiosity per element (RGB) for each lighting vector of a [`Solve`].
+///
+/// ```
+/// use lumbre_gpu::{Agree, Tolerance};
+/// let a = lumbre_radiosity::Radiosity(vec![vec![[1.0, 2.0, 3.0]]]);
+/// assert!(a.disagreement(&a.clone(), Tolerance::EXACT).is_none());
+/// assert_eq!(a[0][0][2], 3.0);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Radiosity(pub Vec<Vec<[f32; 3]>>);
+
+impl std::ops::Deref for Radiosity {
+    type Target = Vec<Vec<[f32; 3]>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl lumbre_gpu::Agree for Radiosity {
+    fn disagreement(&self, gpu: &Self, tol: lumbre_gpu::Tolerance) -> Option<String> {
+        if self.0.len() != gpu.0.len() {
+            return Some(format!("{} vs {} lighting vectors", self.0.len(), gpu.0.len()));
+        }
+        self.0
+            .iter()
+            .zip(&gpu.0)
+            .enumerate()
+            .find_map(|(m, (a, b))| lumbre_gpu::compare_slices(a, b, tol).map(|d| format!("lighting {m}: {d}")))
     }
 }

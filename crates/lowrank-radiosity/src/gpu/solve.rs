@@ -8,7 +8,7 @@ use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
 use crate::factor::Factorization;
 use crate::layout::{Storage, f16_scale, layout_cpu, padded_k};
 use crate::matrix::BlockMatrix;
-use crate::solve::{Solve, check_emission, solve_cpu};
+use crate::solve::{Radiosity, Solve, check_emission, solve_cpu};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -276,7 +276,7 @@ pub struct GpuRadiosity {
 
 impl Compute for Solve {
     type Input = Factorization;
-    type Output = Vec<Vec<[f32; 3]>>;
+    type Output = Radiosity;
     type GpuInput = GpuFactor;
     type GpuOutput = GpuRadiosity;
 
@@ -284,7 +284,7 @@ impl Compute for Solve {
         "low-rank solve"
     }
 
-    fn cpu(&self, f: &Factorization) -> Result<Vec<Vec<[f32; 3]>>> {
+    fn cpu(&self, f: &Factorization) -> Result<Radiosity> {
         match self.storage {
             Storage::F32 => solve_cpu(f, &self.lights),
             Storage::F16 => solve_cpu(&f.rounded_to_f16(), &self.lights),
@@ -302,7 +302,7 @@ impl Compute for Solve {
         Ok(GpuRadiosity { batches: self.record_lights(rec, y, &self.lights)?, n: y.n })
     }
 
-    fn download(&self, gpu: &Gpu, out: &GpuRadiosity) -> Result<Vec<Vec<[f32; 3]>>> {
+    fn download(&self, gpu: &Gpu, out: &GpuRadiosity) -> Result<Radiosity> {
         let mut all = Vec::new();
         for b in &out.batches {
             let flat = gpu.download(b)?;
@@ -310,6 +310,53 @@ impl Compute for Solve {
                 all.push(light.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect());
             }
         }
-        Ok(all)
+        Ok(Radiosity(all))
+    }
+}
+
+impl Compute for crate::solve::Vte {
+    type Input = [u32];
+    type Output = Vec<f32>;
+    type GpuInput = (Buffer<u32>, usize);
+    type GpuOutput = (Buffer<f32>, usize);
+
+    fn name(&self) -> &'static str {
+        "V^T E"
+    }
+
+    fn cpu(&self, patch_start: &[u32]) -> Result<Vec<f32>> {
+        crate::lowrank::check_patches(patch_start, self.emission.len())?;
+        check_emission(&self.emission, self.emission.len(), 0)?;
+        Ok(crate::solve::vte_cpu(patch_start, &self.emission).concat())
+    }
+
+    fn upload(&self, gpu: &Gpu, patch_start: &[u32]) -> Result<(Buffer<u32>, usize)> {
+        crate::lowrank::check_patches(patch_start, self.emission.len())?;
+        Ok((gpu.upload(patch_start)?, patch_start.len() - 1))
+    }
+
+    fn record(&self, rec: &mut Recorder, input: &(Buffer<u32>, usize)) -> Result<(Buffer<f32>, usize)> {
+        let gpu = rec.gpu().clone();
+        let (n, k) = (self.emission.len(), input.1);
+        check_emission(&self.emission, n, 0)?;
+        let ks = padded_k(k);
+        let flat: Vec<f32> = self.emission.iter().flatten().copied().collect();
+        let emission = gpu.upload(&flat)?;
+        let x = gpu.zeroed::<f32>(3 * ks)?;
+        let p = gpu.uniform(&VteParams { n: n as u32, k: k as u32, ks: ks as u32, lights: 1 })?;
+        let kernel = gpu.kernel(&lumbre_shaders::radiosity::VTE, "main")?;
+        rec.dispatch(
+            "V^T E",
+            &kernel,
+            &[p.as_entire_binding(), input.0.binding(), emission.binding(), x.binding()],
+            k as u64,
+        )?;
+        Ok((x, k))
+    }
+
+    fn download(&self, gpu: &Gpu, out: &(Buffer<f32>, usize)) -> Result<Vec<f32>> {
+        let (x, k) = (gpu.download(&out.0)?, out.1);
+        let ks = padded_k(k);
+        Ok((0..3).flat_map(|ch| x[ch * ks..ch * ks + k].to_vec()).collect())
     }
 }
