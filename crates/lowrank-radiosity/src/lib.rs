@@ -2,6 +2,7 @@
 //! radiosity with sparse matrices"): two-mesh scenes (2MF, 2MCE), form factors with
 //! visibility, and the fixed-geometry solve `B = E - Y (V^T E)` on the CPU and the GPU.
 
+pub mod bench;
 mod coherent;
 mod factor;
 mod formfactor;
@@ -26,4 +27,4 @@ pub use matrix::{BlockMatrix, Matrix};
 pub use mesh::{AreaStats, Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, PatchCell, RED, Surfaces, TwoMesh, WHITE};
 pub use precompute::{Precompute, Precomputed, inverse_cpu, u_cpu, vtu_cpu, y_cpu};
 pub use shape::{Cell, Shape};
-pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, vte_cpu};
+pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, solve_tolerance, vte_cpu};

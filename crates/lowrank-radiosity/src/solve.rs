@@ -198,3 +198,37 @@ impl lumbre_gpu::Agree for Radiosity {
             .find_map(|(m, (a, b))| lumbre_gpu::compare_slices(a, b, tol).map(|d| format!("lighting {m}: {d}")))
     }
 }
+
+/// The tolerance between two computations of `B = E - Y (V^T E)` that sum in different
+/// orders (the GPU's partial sums, the CPU's eight lanes, fused multiply-adds): a sum of
+/// k + 1 terms is off by at most about (k + 1) ulps of the sum of their magnitudes; twice
+/// that, for the largest such sum over elements, channels and lighting vectors.
+///
+/// ```
+/// use lumbre_radiosity::{solve_tolerance, Factorization, Matrix};
+/// let f = Factorization::new(vec![0, 2], Matrix::new(2, 3, vec![-0.5; 6]).unwrap()).unwrap();
+/// let tol = solve_tolerance(&f, &[vec![[1.0, 0.0, 0.0]; 2]]);
+/// assert!(tol.abs > 0.0 && tol.abs < 1e-5);
+/// ```
+pub fn solve_tolerance(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> lumbre_gpu::Tolerance {
+    let k = f.k;
+    let m = lights
+        .par_iter()
+        .map(|e| {
+            let x = vte_cpu(&f.patch_start, e);
+            (0..e.len().min(f.n))
+                .into_par_iter()
+                .map(|i| {
+                    (0..3)
+                        .map(|ch| {
+                            let y = &f.y.row(i)[ch * k..(ch + 1) * k];
+                            let s: f64 = y.iter().zip(&x[ch]).map(|(a, b)| (a * b).abs() as f64).sum();
+                            s + e[i][ch].abs() as f64
+                        })
+                        .fold(0.0f64, f64::max)
+                })
+                .reduce(|| 0.0, f64::max)
+        })
+        .reduce(|| 0.0, f64::max);
+    lumbre_gpu::Tolerance { abs: 2.0 * (k as f64 + 2.0) * f32::EPSILON as f64 * m, rel: 0.0 }
+}

@@ -36,25 +36,6 @@ fn lights(n: usize, m: usize, seed: u32) -> Vec<Vec<[f32; 3]>> {
     (0..m).map(|_| (0..n).map(|_| [rng.next() * 4.0, rng.next(), rng.next() * 2.0]).collect()).collect()
 }
 
-/// The rounding bound of B = E - Y x: a sum of k + 1 terms is off by at most about
-/// (k + 1) ulps of the sum of their magnitudes, in either path (the GPU sums in another
-/// order and may fuse multiply-adds); twice that, for the largest such sum.
-fn solve_tolerance(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Tolerance {
-    let k = f.k;
-    let mut m = 0.0f64;
-    for e in lights {
-        let x = vte_cpu(&f.patch_start, e);
-        for (i, row) in e.iter().enumerate() {
-            for ch in 0..3 {
-                let y = &f.y.row(i)[ch * k..(ch + 1) * k];
-                let s: f64 = y.iter().zip(&x[ch]).map(|(a, b)| (a * b).abs() as f64).sum();
-                m = m.max(s + row[ch].abs() as f64);
-            }
-        }
-    }
-    Tolerance { abs: 2.0 * (k as f64 + 2.0) * f32::EPSILON as f64 * m, rel: 0.0 }
-}
-
 #[test]
 fn vte_agrees_bit_for_bit() {
     let gpu = gpu();
