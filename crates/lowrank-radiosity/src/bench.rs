@@ -10,7 +10,7 @@ use lumbre_gpu::{Agree, Compute, Error, Gpu, Progress, Result, busy_median_time,
 use crate::coherent::Coherence;
 use crate::factor::Factorization;
 use crate::formfactor::FormFactors;
-use crate::gpu::{GpuFactor, GpuMesh};
+use crate::gpu::GpuMesh;
 use crate::jacobi::{FullSystem, Jacobi};
 use crate::layout::Storage;
 use crate::lowrank::LowRank;
@@ -91,8 +91,35 @@ pub struct PrecomputeTimes {
     pub u: Duration,
     /// `(I - V^T U)^-1`, three channels.
     pub inverse: Duration,
-    /// Y = -U (I - V^T U)^-1.
+    /// Y = -U (I - V^T U)^-1 (the dense form only; the factored form needs no product).
     pub y: Duration,
+}
+
+/// The solve's figures for one storage form.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FormTimes {
+    /// Bytes a solve reads from the factorisation in f32 (Y, or F and W; rows padded to a
+    /// multiple of 8).
+    pub bytes: u64,
+    /// One RGB solve on the CPU (median wall time).
+    pub cpu: Option<Duration>,
+    /// One RGB solve on the GPU in f32 (median GPU time).
+    pub gpu: Option<Duration>,
+    /// One RGB solve on the GPU with Y (or F) in f16.
+    pub gpu_f16: Option<Duration>,
+    /// The copy kernel moving `bytes` (reading half, writing half): the roofline of a
+    /// kernel that reads them once.
+    pub copy: Option<Duration>,
+    /// Largest |B(f16) - B(f32)| over the largest |B|.
+    pub f16_error: Option<f64>,
+}
+
+impl FormTimes {
+    /// The GPU solve's bandwidth over the factorisation's bytes, as a fraction of the copy
+    /// kernel's.
+    pub fn copy_fraction(&self) -> Option<f64> {
+        Some(self.copy?.as_secs_f64() / self.gpu?.as_secs_f64())
+    }
 }
 
 /// One row of the solve table.
@@ -102,28 +129,12 @@ pub struct SolveRow {
     pub n: usize,
     /// Patches.
     pub k: usize,
-    /// Bytes of Y as the GPU stores it in f32 (rows padded to a multiple of 8).
-    pub y_bytes: u64,
-    /// Precompute times; `None` for a synthetic Y.
+    /// Precompute times; `None` for a synthetic factorisation.
     pub precompute: Option<PrecomputeTimes>,
-    /// One RGB solve on the CPU (median wall time).
-    pub cpu: Option<Duration>,
-    /// One RGB solve on the GPU, Y in f32 (median GPU time).
-    pub gpu: Option<Duration>,
-    /// One RGB solve on the GPU, Y in f16.
-    pub gpu_f16: Option<Duration>,
-    /// The copy kernel moving Y's bytes (reading half, writing half): the roofline of a
-    /// kernel that reads Y once.
-    pub copy: Option<Duration>,
-    /// Largest |B(f16) - B(f32)| over the largest |B|.
-    pub f16_error: Option<f64>,
-}
-
-impl SolveRow {
-    /// The GPU solve's bandwidth as a fraction of the copy kernel's, over Y's bytes.
-    pub fn copy_fraction(&self) -> Option<f64> {
-        Some(self.copy?.as_secs_f64() / self.gpu?.as_secs_f64())
-    }
+    /// The paper's form: Y (n x 3k).
+    pub dense: FormTimes,
+    /// The factored form: F (n x k) and W (3 x k x k).
+    pub factored: FormTimes,
 }
 
 fn per_second(d: Option<Duration>) -> String {
@@ -137,52 +148,69 @@ fn ms(d: Duration) -> String {
 /// The solve table as Markdown.
 pub fn solve_markdown(rows: &[SolveRow]) -> String {
     let mut s = String::from(
-        "| n x k | Y MB (f32) | CPU solves/s | GPU solves/s | GPU f16 solves/s | GPU / copy | f16 error | precompute (form factors, U, inverse, Y) ms |\n|---|---|---|---|---|---|---|---|\n",
+        "| n x k | form | MB read | CPU solves/s | GPU solves/s | GPU / copy | GPU f16 solves/s | f16 error | precompute (form factors, U, inverse, Y) ms |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
-        let pre = r.precompute.as_ref().map_or("synthetic Y".into(), |p| {
+        let pre = r.precompute.as_ref().map_or("synthetic".into(), |p| {
             format!("{}: {}, {}, {}, {}", p.on, ms(p.form_factors), ms(p.u), ms(p.inverse), ms(p.y))
         });
-        let _ = writeln!(
-            s,
-            "| {} x {} | {:.0} | {} | {} | {} | {} | {} | {} |",
-            r.n,
-            r.k,
-            r.y_bytes as f64 / 1e6,
-            per_second(r.cpu),
-            per_second(r.gpu),
-            per_second(r.gpu_f16),
-            r.copy_fraction().map_or("-".into(), |f| format!("{:.0}%", 100.0 * f)),
-            r.f16_error.map_or("-".into(), |e| format!("{e:.1e}")),
-            pre
-        );
+        for (form, t) in [("Y", &r.dense), ("F, W", &r.factored)] {
+            let _ = writeln!(
+                s,
+                "| {} x {} | {form} | {:.0} | {} | {} | {} | {} | {} | {} |",
+                r.n,
+                r.k,
+                t.bytes as f64 / 1e6,
+                per_second(t.cpu),
+                per_second(t.gpu),
+                t.copy_fraction().map_or("-".into(), |f| format!("{:.0}%", 100.0 * f)),
+                per_second(t.gpu_f16),
+                t.f16_error.map_or("-".into(), |e| format!("{e:.1e}")),
+                if form == "Y" { pre.as_str() } else { "" }
+            );
+        }
     }
     s
 }
 
-/// A synthetic factorisation of the box's sizes: Y's values follow a smooth pattern of the
-/// size of real ones (timing only).
-pub fn synthetic_factor(mesh: &TwoMesh) -> Factorization {
-    let (n, k) = (mesh.n(), mesh.k());
-    let mut data = vec![0.0f32; n * 3 * k];
+/// Synthetic factorisations of the box's sizes, dense and factored, with values of the size
+/// of real ones (timing only).
+pub fn synthetic_factors(mesh: &TwoMesh) -> (Factorization, Factorization) {
     use rayon::prelude::*;
-    data.par_chunks_mut(3 * k).enumerate().for_each(|(e, row)| {
-        for (i, v) in row.iter_mut().enumerate() {
-            *v = -1e-3 * (1.0 + ((e * 31 + i * 17) % 97) as f32 / 97.0) / k as f32;
-        }
-    });
-    Factorization {
+    let (n, k) = (mesh.n(), mesh.k());
+    let pattern = |len: usize, width: usize, scale: f32| {
+        let mut data = vec![0.0f32; len];
+        data.par_chunks_mut(width.max(1)).enumerate().for_each(|(e, row)| {
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = scale * (1.0 + ((e * 31 + i * 17) % 97) as f32 / 97.0) / k as f32;
+            }
+        });
+        data
+    };
+    let dense = Factorization {
         n,
         k,
         patch_start: mesh.patch_start.clone(),
-        y: Matrix { rows: n, cols: 3 * k, data },
+        form: crate::Form::Dense { y: Matrix { rows: n, cols: 3 * k, data: pattern(n * 3 * k, 3 * k, -1e-3) } },
         fingerprint: 0,
-    }
+    };
+    let factored = Factorization {
+        n,
+        k,
+        patch_start: mesh.patch_start.clone(),
+        form: crate::Form::Factored {
+            f: Matrix { rows: n, cols: k, data: pattern(n * k, k, 0.5) },
+            w: pattern(3 * k * k, k, 1e-2),
+            rho: mesh.rho.clone(),
+        },
+        fingerprint: 0,
+    };
+    (dense, factored)
 }
 
 /// The whole pipeline on the GPU: form factors, U, `V^T U`, the inverses and Y, with stage
-/// times; Y is downloaded.
-pub fn gpu_factor(gpu: &Gpu, mesh: &TwoMesh, samples: u32) -> Result<(Factorization, PrecomputeTimes)> {
+/// times; both forms are downloaded (the factored one from F and the inverses).
+pub fn gpu_factors(gpu: &Gpu, mesh: &TwoMesh, samples: u32) -> Result<(Factorization, Factorization, PrecomputeTimes)> {
     let pc = Precompute::default();
     let rows = pc.block_rows(gpu, mesh.k())?;
     let ff = FormFactors { samples, block_rows: Some(rows), ..FormFactors::default() };
@@ -209,16 +237,24 @@ pub fn gpu_factor(gpu: &Gpu, mesh: &TwoMesh, samples: u32) -> Result<(Factorizat
         inverse: stage("invert"),
         y: stage("Y"),
     };
-    let y = out.y.download(gpu)?;
-    Ok((Factorization::new(mesh.patch_start.clone(), y)?.with_fingerprint(mesh.fingerprint()), times))
+    let y = out.y.as_ref().ok_or_else(|| Error::Input("the precompute made no Y".into()))?.download(gpu)?;
+    let dense = Factorization::new(mesh.patch_start.clone(), y)?.with_fingerprint(mesh.fingerprint());
+    let lr = LowRank { patch_start: mesh.patch_start.clone(), rho: mesh.rho.clone(), f: out.f.download(gpu)? };
+    let factored = Factorization::factored(&lr, &gpu.download(&out.inverse)?)?.with_fingerprint(mesh.fingerprint());
+    Ok((dense, factored, times))
 }
 
-/// The whole pipeline on the CPU, with stage times.
-pub fn cpu_factor(mesh: &TwoMesh, samples: u32, progress: &dyn Progress) -> Result<(Factorization, PrecomputeTimes)> {
+/// The whole pipeline on the CPU, with stage times: both forms.
+pub fn cpu_factors(
+    mesh: &TwoMesh,
+    samples: u32,
+    progress: &dyn Progress,
+) -> Result<(Factorization, Factorization, PrecomputeTimes)> {
     let t = Instant::now();
     let f = FormFactors { samples, ..FormFactors::default() }.cpu_reported(mesh, progress)?.0;
     let ff_time = t.elapsed();
-    let (p, report) = Precompute::default().run_cpu(&LowRank::of_mesh(mesh, f)?, progress)?;
+    let lr = LowRank::of_mesh(mesh, f)?;
+    let (p, report) = Precompute::default().run_cpu(&lr, progress)?;
     let stage = |s: &str| report.stage(s).unwrap_or_default();
     let times = PrecomputeTimes {
         on: "cpu",
@@ -227,41 +263,79 @@ pub fn cpu_factor(mesh: &TwoMesh, samples: u32, progress: &dyn Progress) -> Resu
         inverse: stage("inverse"),
         y: stage("Y"),
     };
-    Ok((p.factor.with_fingerprint(mesh.fingerprint()), times))
+    let factored = Factorization::factored(&lr, &p.inverse)?.with_fingerprint(mesh.fingerprint());
+    Ok((p.factor.with_fingerprint(mesh.fingerprint()), factored, times))
 }
 
 /// Times one solve on the GPU (median GPU time of the solve's passes, on a GPU kept busy),
 /// after checking its result against the CPU's.
 fn time_gpu_solve(
     gpu: &Gpu,
-    y: &GpuFactor,
     factor: &Factorization,
+    storage: Storage,
     light: &[[f32; 3]],
     effort: Effort,
-) -> Result<(Duration, crate::Radiosity)> {
-    let solve = Solve::new(vec![light.to_vec()]);
+) -> Result<(Duration, crate::Radiosity, u64)> {
+    let solve = Solve { lights: vec![light.to_vec()], storage, block_rows: None };
+    let y = solve.upload(gpu, factor)?;
     let mut rec = gpu.recorder();
-    let out = solve.record(&mut rec, y)?;
+    let out = solve.record(&mut rec, &y)?;
     rec.submit()?;
     let b = solve.download(gpu, &out)?;
-    let reference = match y.storage {
-        Storage::F32 => solve_cpu(factor, &solve.lights)?,
-        Storage::F16 => solve_cpu(&factor.rounded_to_f16(), &solve.lights)?,
-    };
+    let reference = solve.cpu(factor)?;
     if let Some(d) = reference.disagreement(&b, solve_tolerance(factor, &solve.lights)) {
-        return Err(Error::Input(format!("GPU solve ({:?}) disagrees with the CPU: {d}", y.storage)));
+        return Err(Error::Input(format!("GPU solve ({storage:?}) disagrees with the CPU: {d}")));
     }
     let t = busy_median_time(gpu, effort.warmup, effort.repeats, || {
         let mut rec = gpu.recorder();
-        solve.record(&mut rec, y)?;
+        solve.record(&mut rec, &y)?;
         Ok(rec.submit()?.gpu())
     })?;
-    Ok((t, b))
+    Ok((t, b, y.bytes()))
+}
+
+/// The solve figures of one form.
+fn form_times(gpu: Option<&Gpu>, factor: &Factorization, light: &[[f32; 3]], opts: &TableOptions) -> Result<FormTimes> {
+    let pk = crate::layout::padded_k(factor.k) as u64;
+    let mut t = FormTimes {
+        bytes: 4 * match &factor.form {
+            crate::Form::Dense { .. } => 3 * factor.n as u64 * pk,
+            crate::Form::Factored { .. } => factor.n as u64 * pk + 3 * factor.k as u64 * pk,
+        },
+        ..FormTimes::default()
+    };
+    if opts.cpu {
+        let lights = vec![light.to_vec()];
+        t.cpu = Some(median_time(1, opts.effort.repeats, || {
+            let start = Instant::now();
+            solve_cpu(factor, &lights)?;
+            Ok(start.elapsed())
+        })?);
+    }
+    if let Some(gpu) = gpu {
+        let (t32, b32, bytes) = time_gpu_solve(gpu, factor, Storage::F32, light, opts.effort)?;
+        t.gpu = Some(t32);
+        t.bytes = bytes;
+        t.copy = Some(copy_time(gpu, bytes / 2, opts.effort.warmup, opts.effort.repeats)?);
+        if opts.f16 {
+            let (t16, b16, _) = time_gpu_solve(gpu, factor, Storage::F16, light, opts.effort)?;
+            t.gpu_f16 = Some(t16);
+            let bmax = b32[0].iter().flatten().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
+            let err = b32[0]
+                .iter()
+                .flatten()
+                .zip(b16[0].iter().flatten())
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs() as f64));
+            t.f16_error = Some(err / bmax.max(1e-30));
+        }
+    }
+    Ok(t)
 }
 
 /// The paper's Table 3 on the generated box for `sizes` (elements and patches per wall
-/// side): solves per second on the GPU (f32 and f16 Y) and the CPU, the GPU against the copy
-/// kernel, and the precompute's stage times. Every GPU solve is checked against the CPU's.
+/// side): solves per second on the GPU (f32 and f16) and the CPU for both storage forms, the
+/// GPU against the copy kernel, and the precompute's stage times. Every GPU solve is checked
+/// against the CPU's.
 pub fn solve_table(
     gpu: Option<&Gpu>,
     sizes: &[(u32, u32)],
@@ -273,55 +347,29 @@ pub fn solve_table(
         progress.update("radiosity table", i as u64, sizes.len() as u64);
         let mesh = TwoMesh::closed_box(s, t)?;
         let (n, k) = (mesh.n(), mesh.k());
-        let (factor, precompute) = match (opts.factors, gpu) {
-            (Factors::Synthetic, _) => (synthetic_factor(&mesh), None),
+        let (dense, factored, precompute) = match (opts.factors, gpu) {
+            (Factors::Synthetic, _) => {
+                let (d, f) = synthetic_factors(&mesh);
+                (d, f, None)
+            }
             (Factors::Auto { .. }, Some(gpu)) => {
-                let (f, t) = gpu_factor(gpu, &mesh, opts.samples)?;
-                (f, Some(t))
+                let (d, f, t) = gpu_factors(gpu, &mesh, opts.samples)?;
+                (d, f, Some(t))
             }
             (Factors::Auto { cpu_pairs }, None) if n * k <= cpu_pairs => {
-                let (f, t) = cpu_factor(&mesh, opts.samples, progress)?;
-                (f, Some(t))
+                let (d, f, t) = cpu_factors(&mesh, opts.samples, progress)?;
+                (d, f, Some(t))
             }
-            (Factors::Auto { .. }, None) => (synthetic_factor(&mesh), None),
+            (Factors::Auto { .. }, None) => {
+                let (d, f) = synthetic_factors(&mesh);
+                (d, f, None)
+            }
         };
         let light = mesh.emission.clone();
-        let mut row = SolveRow {
-            n,
-            k,
-            precompute,
-            y_bytes: (n * 3 * crate::layout::padded_k(k) * 4) as u64,
-            ..SolveRow::default()
-        };
-        if opts.cpu {
-            let lights = vec![light.clone()];
-            row.cpu = Some(median_time(1, opts.effort.repeats, || {
-                let t = Instant::now();
-                solve_cpu(&factor, &lights)?;
-                Ok(t.elapsed())
-            })?);
-        }
-        if let Some(gpu) = gpu {
-            let y = GpuFactor::upload(gpu, &factor, Storage::F32, None)?;
-            row.y_bytes = y.bytes();
-            let (t32, b32) = time_gpu_solve(gpu, &y, &factor, &light, opts.effort)?;
-            row.gpu = Some(t32);
-            drop(y);
-            row.copy = Some(copy_time(gpu, row.y_bytes / 2, opts.effort.warmup, opts.effort.repeats)?);
-            if opts.f16 {
-                let y16 = GpuFactor::upload(gpu, &factor, Storage::F16, None)?;
-                let (t16, b16) = time_gpu_solve(gpu, &y16, &factor, &light, opts.effort)?;
-                row.gpu_f16 = Some(t16);
-                let bmax = b32[0].iter().flatten().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
-                let err = b32[0]
-                    .iter()
-                    .flatten()
-                    .zip(b16[0].iter().flatten())
-                    .fold(0.0f64, |m, (a, b)| m.max((a - b).abs() as f64));
-                row.f16_error = Some(err / bmax.max(1e-30));
-            }
-        }
-        rows.push(row);
+        let dense_times = form_times(gpu, &dense, &light, opts)?;
+        drop(dense);
+        let factored_times = form_times(gpu, &factored, &light, opts)?;
+        rows.push(SolveRow { n, k, precompute, dense: dense_times, factored: factored_times });
     }
     progress.update("radiosity table", sizes.len() as u64, sizes.len() as u64);
     Ok(rows)
@@ -346,8 +394,8 @@ pub struct ErrorRow {
 
 /// The error table as Markdown.
 pub fn error_markdown(n: usize, rows: &[ErrorRow]) -> String {
-    let mut s = format!(
-        "| method | n x k | mean relative error | max relative error | mean relative error (F summed from the reference) |\n|---|---|---|---|---|\n"
+    let mut s = String::from(
+        "| method | n x k | mean relative error | max relative error | mean relative error (F summed from the reference) |\n|---|---|---|---|---|\n",
     );
     for r in rows {
         let _ = writeln!(
@@ -427,7 +475,7 @@ pub fn error_table(
         let fixed = TwoMesh::closed_box(s, t)?;
         let target = fixed.k();
         meshes.push(("2MF", fixed));
-        if t < s && s % 3 == 0 && (s / 3).is_power_of_two() {
+        if t < s && s.is_multiple_of(3) && (s / 3).is_power_of_two() {
             let opts = Coherence { target: Some(target), ..Coherence::default() };
             meshes.push(("2MCE", TwoMesh::coherent_box(s, 3, &opts, progress)?.0));
         }

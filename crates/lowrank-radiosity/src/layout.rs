@@ -111,13 +111,21 @@ pub fn f16_value(h: u32) -> f32 {
     }
 }
 
-/// One block of Y (`rows` element rows of the n x 3k row-major Y, starting at `y[0]`) in
-/// the solve's layout; `scale` multiplies f16 values.
-pub fn layout_cpu(y: &[f32], rows: usize, k: usize, storage: Storage, scale: f32) -> Vec<[u32; 4]> {
+/// One block of rows (`rows` rows of `channels` channels of k values, row-major, starting
+/// at `y[0]`: Y has 3 channels, F one) in the solve's layout; `scale` multiplies f16 values.
+///
+/// ```
+/// use lumbre_radiosity::{layout_cpu, Storage};
+/// // Two rows of one channel of 3 values: word w of row el is at w * rows + el.
+/// let words = layout_cpu(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3, 1, Storage::F32, 1.0);
+/// assert_eq!(words.len(), 4); // 8 padded columns, 4 per word, 2 rows
+/// assert_eq!(words[1], [4.0f32.to_bits(), 5.0f32.to_bits(), 6.0f32.to_bits(), 0]);
+/// ```
+pub fn layout_cpu(y: &[f32], rows: usize, k: usize, channels: usize, storage: Storage, scale: f32) -> Vec<[u32; 4]> {
     let per = storage.per_word();
     let qw = padded_k(k) / per;
-    let value = |el: usize, ch: usize, q: usize| if q < k { y[el * 3 * k + ch * k + q] } else { 0.0 };
-    let mut out = vec![[0u32; 4]; 3 * qw * rows];
+    let value = |el: usize, ch: usize, q: usize| if q < k { y[el * channels * k + ch * k + q] } else { 0.0 };
+    let mut out = vec![[0u32; 4]; channels * qw * rows];
     for (t, word) in out.iter_mut().enumerate() {
         let (el, w, ch) = (t % rows, (t / rows) % qw, t / (rows * qw));
         for (i, c) in word.iter_mut().enumerate() {

@@ -17,9 +17,12 @@ mod shape;
 mod solve;
 
 pub use coherent::{Coherence, CoherenceReport};
-pub use factor::{Factorization, MAGIC, VERSION, checksum};
+pub use factor::{Factorization, Form, MAGIC, VERSION, checksum};
 pub use formfactor::{FormFactors, Occluders, element_seed, full_form_factors, kernel, pair_seeds, point_to_shape};
-pub use gpu::{GpuFactor, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuSystem, RHS_PER_PASS};
+pub use gpu::{
+    GpuFactor, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuRows, GpuSystem,
+    RHS_PER_PASS,
+};
 pub use jacobi::{FullSystem, Jacobi, jacobi_sweep_cpu};
 pub use layout::{Storage, f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
 pub use lowrank::LowRank;

@@ -114,7 +114,7 @@ pub fn y_cpu(u: &Matrix, inverse: &[f32], k: usize) -> Matrix {
 }
 
 /// Everything the precompute makes, for inspection and tests: U, `V^T U`, the inverses and
-/// the factorisation (Y).
+/// the factorisation (Y, or its factors).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Precomputed {
     /// U (n x 3k).
@@ -123,7 +123,7 @@ pub struct Precomputed {
     pub vtu: Vec<f32>,
     /// `(I - V^T U)^-1` (3 x k x k).
     pub inverse: Vec<f32>,
-    /// Y and the patch ranges.
+    /// Y (or its factors) and the patch ranges.
     pub factor: Factorization,
 }
 
@@ -149,6 +149,8 @@ pub struct Precomputed {
 pub struct Precompute {
     /// For tests: at most this many element rows per GPU block.
     pub block_rows: Option<usize>,
+    /// Make the factored form ([`crate::Form::Factored`]: F, W and rho, no Y) instead of Y.
+    pub factored: bool,
 }
 
 impl Precompute {
@@ -163,9 +165,13 @@ impl Precompute {
         progress.update("precompute", 2, 4);
         let inverse = report.time("inverse", || inverse_cpu(&vtu, k))?;
         progress.update("precompute", 3, 4);
-        let y = report.time("Y", || y_cpu(&u, &inverse, k));
+        let factor = if self.factored {
+            Factorization::factored(lr, &inverse)?
+        } else {
+            let y = report.time("Y", || y_cpu(&u, &inverse, k));
+            Factorization::new(lr.patch_start.clone(), y)?
+        };
         progress.update("precompute", 4, 4);
-        let factor = Factorization::new(lr.patch_start.clone(), y)?;
         Ok((Precomputed { u, vtu, inverse, factor }, report))
     }
 }

@@ -5,7 +5,7 @@
 use lumbre_gpu::{Error, Result};
 use rayon::prelude::*;
 
-use crate::factor::Factorization;
+use crate::factor::{Factorization, Form};
 
 /// Lanes of a segmented sum: lane l sums elements `l, l + 64, l + 128, ...` of the segment
 /// in order, then lanes are folded in halves (`lane[l] += lane[l + w]` for w = 32, 16, ...,
@@ -84,14 +84,32 @@ pub(crate) fn check_emission(e: &[[f32; 3]], n: usize, light: usize) -> Result<(
     Ok(())
 }
 
-/// `B = E - Y (V^T E)` for each lighting vector E (n RGB values), on the CPU: Y is read once
-/// for all of them, each row's dot products taken while it is in cache.
+/// `z_ch = W_ch x_ch` for the factored form (`w` is 3 x k x k), optionally with |W| and |x|.
+fn w_times(w: &[f32], x: &[Vec<f32>; 3], k: usize, abs: bool) -> [Vec<f32>; 3] {
+    [0, 1, 2].map(|ch| {
+        (0..k)
+            .into_par_iter()
+            .map(|p| {
+                let row = &w[(ch * k + p) * k..(ch * k + p + 1) * k];
+                if abs { row.iter().zip(&x[ch]).map(|(a, b)| (a * b).abs()).sum() } else { dot(row, &x[ch]) }
+            })
+            .collect()
+    })
+}
+
+/// `B = E - Y (V^T E)` for each lighting vector E (n RGB values), on the CPU: Y (or F, for
+/// the factored form: `B = E + rho ⊙ F (W_ch (V^T E)_ch)`) is read once for all of them,
+/// each row's dot products taken while it is in cache.
 pub fn solve_cpu(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Result<Radiosity> {
     for (m, e) in lights.iter().enumerate() {
         check_emission(e, f.n, m)?;
     }
     let k = f.k;
     let xs: Vec<[Vec<f32>; 3]> = lights.iter().map(|e| vte_cpu(&f.patch_start, e)).collect();
+    let zs: Vec<[Vec<f32>; 3]> = match &f.form {
+        Form::Dense { .. } => Vec::new(),
+        Form::Factored { w, .. } => xs.iter().map(|x| w_times(w, x, k, false)).collect(),
+    };
     let mut out: Vec<Vec<[f32; 3]>> = vec![vec![[0.0; 3]; f.n]; lights.len()];
     let rows = 64;
     let mut chunks: Vec<Vec<&mut [[f32; 3]]>> = (0..f.n.div_ceil(rows)).map(|_| Vec::new()).collect();
@@ -103,11 +121,23 @@ pub fn solve_cpu(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Result<Radiosit
     chunks.into_par_iter().enumerate().for_each(|(c, mut pieces)| {
         for i in 0..pieces.first().map_or(0, |p| p.len()) {
             let e = c * rows + i;
-            let yrow = f.y.row(e);
-            for ch in 0..3 {
-                let y = &yrow[ch * k..(ch + 1) * k];
-                for (m, piece) in pieces.iter_mut().enumerate() {
-                    piece[i][ch] = lights[m][e][ch] - dot(y, &xs[m][ch]);
+            match &f.form {
+                Form::Dense { y } => {
+                    let yrow = y.row(e);
+                    for ch in 0..3 {
+                        let y = &yrow[ch * k..(ch + 1) * k];
+                        for (m, piece) in pieces.iter_mut().enumerate() {
+                            piece[i][ch] = lights[m][e][ch] - dot(y, &xs[m][ch]);
+                        }
+                    }
+                }
+                Form::Factored { f: fm, rho, .. } => {
+                    let frow = fm.row(e);
+                    for (m, piece) in pieces.iter_mut().enumerate() {
+                        for ch in 0..3 {
+                            piece[i][ch] = lights[m][e][ch] + rho[e][ch] * dot(frow, &zs[m][ch]);
+                        }
+                    }
                 }
             }
         }
@@ -202,7 +232,8 @@ impl lumbre_gpu::Agree for Radiosity {
 /// The tolerance between two computations of `B = E - Y (V^T E)` that sum in different
 /// orders (the GPU's partial sums, the CPU's eight lanes, fused multiply-adds): a sum of
 /// k + 1 terms is off by at most about (k + 1) ulps of the sum of their magnitudes; twice
-/// that, for the largest such sum over elements, channels and lighting vectors.
+/// that, for the largest such sum over elements, channels and lighting vectors (the
+/// factored form sums twice, `z = W x` then `F z`, and counts twice as many ulps).
 ///
 /// ```
 /// use lumbre_radiosity::{solve_tolerance, Factorization, Matrix};
@@ -212,17 +243,34 @@ impl lumbre_gpu::Agree for Radiosity {
 /// ```
 pub fn solve_tolerance(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> lumbre_gpu::Tolerance {
     let k = f.k;
+    let (sums, ulps) = match &f.form {
+        Form::Dense { .. } => (1.0, k as f64 + 2.0),
+        Form::Factored { .. } => (2.0, 2.0 * (k as f64 + 2.0)),
+    };
     let m = lights
         .par_iter()
         .map(|e| {
             let x = vte_cpu(&f.patch_start, e);
+            let zabs = match &f.form {
+                Form::Dense { .. } => None,
+                Form::Factored { w, .. } => Some(w_times(w, &x, k, true)),
+            };
             (0..e.len().min(f.n))
                 .into_par_iter()
                 .map(|i| {
                     (0..3)
                         .map(|ch| {
-                            let y = &f.y.row(i)[ch * k..(ch + 1) * k];
-                            let s: f64 = y.iter().zip(&x[ch]).map(|(a, b)| (a * b).abs() as f64).sum();
+                            let s: f64 = match (&f.form, &zabs) {
+                                (Form::Dense { y }, _) => {
+                                    let y = &y.row(i)[ch * k..(ch + 1) * k];
+                                    y.iter().zip(&x[ch]).map(|(a, b)| (a * b).abs() as f64).sum()
+                                }
+                                (Form::Factored { f: fm, rho, .. }, Some(z)) => {
+                                    rho[i][ch] as f64
+                                        * fm.row(i).iter().zip(&z[ch]).map(|(a, b)| (a * b).abs() as f64).sum::<f64>()
+                                }
+                                _ => 0.0,
+                            };
                             s + e[i][ch].abs() as f64
                         })
                         .fold(0.0f64, f64::max)
@@ -230,5 +278,5 @@ pub fn solve_tolerance(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> lumbre_gp
                 .reduce(|| 0.0, f64::max)
         })
         .reduce(|| 0.0, f64::max);
-    lumbre_gpu::Tolerance { abs: 2.0 * (k as f64 + 2.0) * f32::EPSILON as f64 * m, rel: 0.0 }
+    lumbre_gpu::Tolerance { abs: 2.0 * ulps * sums * f32::EPSILON as f64 * m, rel: 0.0 }
 }

@@ -1,7 +1,8 @@
 //! import shared/dispatch
 //! import radiosity/half
-// Y's rows, from the row-major layout (rows x 3k, f32) to the solve's layout for one block
-// of R element rows: word (ch * QW + w) * R + el holds Y(e0 + el, ch, q) for the 4 (f32)
+// Rows of `channels` channels of k values (Y: 3, F: 1), from the row-major layout
+// (rows x channels k, f32) to the solve's layout for one block of R element rows: word
+// (ch * QW + w) * R + el holds row e0 + el, channel ch, columns q for the 4 (f32)
 // or 8 (f16, times `scale`: component i holds column 8w + i in its low half and 8w + 4 + i
 // in its high half) columns q of word w, zero past k. Consecutive threads of the solve then
 // read consecutive words. The twin of lumbre_radiosity::layout_cpu (bit for bit).
@@ -13,7 +14,7 @@ struct Params {
     qw: u32,
     half: u32,
     scale: f32,
-    _p0: u32,
+    channels: u32,
     _p1: u32,
     _p2: u32,
 }
@@ -28,14 +29,14 @@ fn value(el: u32, ch: u32, q: u32) -> f32 {
     if q >= params.k {
         return 0.0;
     }
-    return y[el * 3u * params.k + ch * params.k + q];
+    return y[el * params.channels * params.k + ch * params.k + q];
 }
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let t = flat_index(wid, nwg, lid, WG);
     let r = params.rows;
-    if t >= 3u * params.qw * r {
+    if t >= params.channels * params.qw * r {
         return;
     }
     let el = t % r;

@@ -8,4 +8,4 @@ mod solve;
 pub use formfactor::GpuMesh;
 pub use jacobi::GpuFullSystem;
 pub use precompute::{GpuLowRank, GpuPrecomputed, GpuSystem};
-pub use solve::{GpuFactor, GpuRadiosity, RHS_PER_PASS};
+pub use solve::{GpuFactor, GpuForm, GpuRadiosity, GpuRows, RHS_PER_PASS};

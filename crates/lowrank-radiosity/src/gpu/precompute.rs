@@ -3,7 +3,7 @@
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 
-use crate::factor::Factorization;
+use crate::factor::{Factorization, Form};
 use crate::lowrank::LowRank;
 use crate::matrix::{BlockMatrix, block_rows};
 use crate::precompute::{Precompute, Precomputed, singular};
@@ -73,8 +73,12 @@ pub struct GpuPrecomputed {
     pub inverse: Buffer<f32>,
     /// Gauss–Jordan's state: next step, current step, first bad pivot.
     pub state: Buffer<u32>,
-    /// Y (n x 3k) in the row blocks of U.
-    pub y: BlockMatrix,
+    /// Y (n x 3k) in the row blocks of U; `None` for the factored form.
+    pub y: Option<BlockMatrix>,
+    /// F, as uploaded (the factored form keeps it).
+    pub f: BlockMatrix,
+    /// n x 3 reflectances.
+    pub rho: Buffer<f32>,
     /// The paper's I (on the host).
     pub patch_start: Vec<u32>,
 }
@@ -103,7 +107,6 @@ impl Precompute {
         let gpu = rec.gpu().clone();
         let (n, k) = (s.f.rows, s.k);
         let u = BlockMatrix::zeroed(&gpu, n, 3 * k, s.f.block_rows)?;
-        let y = BlockMatrix::zeroed(&gpu, n, 3 * k, s.f.block_rows)?;
         let kk = 3 * k * k;
         gpu.check_size("3 k^2 values of V^T U", 4 * kk as u64, lumbre_gpu::Fit::Binding)?;
         let vtu = gpu.zeroed::<f32>(kk)?;
@@ -161,7 +164,20 @@ impl Precompute {
             }
         });
 
+        if self.factored {
+            return Ok(GpuPrecomputed {
+                u,
+                vtu,
+                inverse,
+                state,
+                y: None,
+                f: s.f.clone(),
+                rho: s.rho.clone(),
+                patch_start: patch_start.to_vec(),
+            });
+        }
         // Y = -U M, per block and channel.
+        let y = BlockMatrix::zeroed(&gpu, n, 3 * k, s.f.block_rows)?;
         let gk = gpu.kernel(&lumbre_shaders::radiosity::GEMM, "main")?;
         for b in 0..u.blocks.len() {
             let (_, rows) = u.block_range(b);
@@ -172,7 +188,16 @@ impl Precompute {
                 rec.dispatch("Y", &gk, &res, groups)?;
             }
         }
-        Ok(GpuPrecomputed { u, vtu, inverse, state, y, patch_start: patch_start.to_vec() })
+        Ok(GpuPrecomputed {
+            u,
+            vtu,
+            inverse,
+            state,
+            y: Some(y),
+            f: s.f.clone(),
+            rho: s.rho.clone(),
+            patch_start: patch_start.to_vec(),
+        })
     }
 
     /// Fails if Gauss–Jordan met a bad pivot.
@@ -222,14 +247,16 @@ impl Compute for Precompute {
 
     fn download(&self, gpu: &Gpu, out: &GpuPrecomputed) -> Result<Precomputed> {
         Self::check_pivots(gpu, out)?;
-        let y = out.y.download(gpu)?;
-        let factor = Factorization::new(out.patch_start.clone(), y)?;
-        Ok(Precomputed {
-            u: out.u.download(gpu)?,
-            vtu: gpu.download(&out.vtu)?,
-            inverse: gpu.download(&out.inverse)?,
-            factor,
-        })
+        let inverse = gpu.download(&out.inverse)?;
+        let factor = match &out.y {
+            Some(y) => Factorization::new(out.patch_start.clone(), y.download(gpu)?)?,
+            None => {
+                let rho = gpu.download(&out.rho)?.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+                let lr = LowRank { patch_start: out.patch_start.clone(), rho, f: out.f.download(gpu)? };
+                Factorization::factored(&lr, &inverse)?
+            }
+        };
+        Ok(Precomputed { u: out.u.download(gpu)?, vtu: gpu.download(&out.vtu)?, inverse, factor })
     }
 }
 
@@ -255,6 +282,17 @@ impl lumbre_gpu::Agree for Precomputed {
         if self.factor.patch_start != gpu.factor.patch_start {
             return Some("patch ranges differ".into());
         }
-        compare_slices(&self.factor.y.data, &gpu.factor.y.data, scaled(&self.factor.y.data)).map(|d| format!("Y: {d}"))
+        match (&self.factor.form, &gpu.factor.form) {
+            (Form::Dense { y: a }, Form::Dense { y: b }) => {
+                compare_slices(&a.data, &b.data, scaled(&a.data)).map(|d| format!("Y: {d}"))
+            }
+            (Form::Factored { f: fa, w: wa, rho: ra }, Form::Factored { f: fb, w: wb, rho: rb }) => {
+                if fa != fb || ra != rb {
+                    return Some("F or rho differ".into());
+                }
+                compare_slices(wa, wb, scaled(wa)).map(|d| format!("W: {d}"))
+            }
+            _ => Some("the forms differ".into()),
+        }
     }
 }
