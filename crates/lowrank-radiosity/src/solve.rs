@@ -151,7 +151,7 @@ pub fn solve_cpu(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> Result<Radiosit
 /// factorisation serves every relighting ([`lumbre_gpu::Compute::run_placed`]).
 ///
 /// With several lighting vectors Y is read once for up to eight of them at a time (a
-/// matrix-matrix product). With [`Storage::F16`] the GPU stores Y in half precision and the
+/// matrix-matrix product). With [`crate::Storage::F16`] the GPU stores Y in half precision and the
 /// CPU path solves with the same rounded Y ([`Factorization::rounded_to_f16`]), so the two
 /// agree to rounding; the f16 error itself is Y's rounding against the f32 solve.
 ///

@@ -50,7 +50,7 @@ const _: () = assert!(size_of::<GemmParams>() == lumbre_shaders::radiosity::GEMM
 /// `1 / c_p` and the patch ranges.
 #[derive(Clone, Debug)]
 pub struct GpuLowRank {
-    /// F (n x k) in blocks of [`GpuLowRank::block_rows`] rows.
+    /// F (n x k) in the row blocks of U and Y ([`Precompute::block_rows`]).
     pub f: BlockMatrix,
     /// n x 3 reflectances.
     pub rho: Buffer<f32>,
