@@ -14,8 +14,8 @@ use crate::factor::Factorization;
 use crate::lowrank::LowRank;
 use crate::matrix::Matrix;
 
-/// `U(e, ch, q) = (rho_e[ch] * F_eq) * (1 / c_q)`, the products in this order (the GPU
-/// rounds the same way, so U agrees bit for bit).
+/// `U(e, ch, q) = (rho_e[ch] * F_eq) * (1 / c_q)`, the products in this order (as the GPU
+/// computes them: bit for bit on a device that rounds every f32 operation as IEEE 754 does).
 ///
 /// ```
 /// use lumbre_radiosity::{u_cpu, LowRank, Matrix};
@@ -40,7 +40,7 @@ pub fn u_cpu(lr: &LowRank) -> Matrix {
 }
 
 /// `(V^T U)[ch][p][q] = Σ_{e in p} U(e, ch, q)`: k segmented sums per column, each summed
-/// from 0 in element order (as the GPU does, so they agree bit for bit).
+/// from 0 in element order (as the GPU sums them).
 pub fn vtu_cpu(patch_start: &[u32], u: &Matrix) -> Vec<f32> {
     let k = patch_start.len() - 1;
     let mut out = vec![0.0f32; 3 * k * k];
@@ -130,9 +130,10 @@ pub struct Precomputed {
 /// The precompute as an algorithm with a CPU and a GPU path (`lumbre_gpu::Compute`): from a
 /// [`LowRank`] system to [`Precomputed`] (U, `V^T U`, inverses, Y).
 ///
-/// The GPU inverts `I - V^T U` itself (Gauss–Jordan, `radiosity/invert.wgsl`): for k = 3456
-/// the CPU's LU takes minutes per channel (k^3 work on two cores), the GPU a fraction of a
-/// second, and it saves a round trip of 3 k^2 values each way. Without pivoting: by
+/// The GPU inverts `I - V^T U` itself (Gauss–Jordan, `radiosity/invert.wgsl`): the inverse
+/// is 2 k^3 operations per channel, which nalgebra's LU does on one CPU thread while the GPU
+/// spreads each elimination step over k^2 threads, and it saves a round trip of 3 k^2 values
+/// each way. Without pivoting: by
 /// reciprocity the columns of `V^T U` sum to at most max rho < 1, so `I - V^T U` is
 /// diagonally dominant by columns, for which elimination needs no pivoting; a pivot that
 /// is not finite or below 1e-20 is reported as a singular system.

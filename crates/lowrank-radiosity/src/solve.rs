@@ -9,7 +9,10 @@ use crate::factor::{Factorization, Form};
 
 /// Lanes of a segmented sum: lane l sums elements `l, l + 64, l + 128, ...` of the segment
 /// in order, then lanes are folded in halves (`lane[l] += lane[l + w]` for w = 32, 16, ...,
-/// 1). The GPU's workgroup does exactly these additions, so `V^T E` agrees bit for bit.
+/// 1). The GPU's workgroup does exactly these additions, so `V^T E` agrees bit for bit on a
+/// device that evaluates f32 additions one by one (lavapipe); SPIR-V lets a driver
+/// reassociate them, and there the sums of non-negative terms agree within as many ulps as
+/// the segment has elements.
 pub const SEGMENT_LANES: usize = 64;
 
 /// The sum of `value(i)` for `i` in `start..end`, in the order of [`SEGMENT_LANES`].
@@ -184,7 +187,7 @@ impl Solve {
 
 /// `V^T E` alone as an algorithm with a CPU and a GPU path (`lumbre_gpu::Compute`): the input
 /// is the paper's I, the output `[channel][patch]` flattened (3k values). The two paths
-/// agree bit for bit ([`SEGMENT_LANES`]).
+/// agree bit for bit where the device adds as IEEE 754 does ([`SEGMENT_LANES`]).
 ///
 /// ```
 /// use lumbre_gpu::Compute;

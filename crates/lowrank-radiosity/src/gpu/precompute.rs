@@ -261,15 +261,20 @@ impl Compute for Precompute {
 }
 
 impl lumbre_gpu::Agree for Precomputed {
-    /// U and `V^T U` must agree exactly (the same products and sums in the same order);
-    /// the inverses and Y within `tol` of the largest value of each (elimination orders and
-    /// GEMM orders differ).
+    /// U and `V^T U` are the same products and sums in the same order on both paths: equal
+    /// bit for bit where the device evaluates f32 operations one by one as IEEE 754 does
+    /// (lavapipe), and within a few ulps (U) or the largest patch's element count in ulps
+    /// (`V^T U`, sums of non-negative terms) where SPIR-V lets the driver fuse and
+    /// reassociate. The inverses and Y (or W) agree within `tol` of the largest value of
+    /// each (elimination orders and GEMM orders differ).
     fn disagreement(&self, gpu: &Self, tol: lumbre_gpu::Tolerance) -> Option<String> {
         use lumbre_gpu::{Tolerance, compare_slices};
-        if let Some(d) = compare_slices(&self.u.data, &gpu.u.data, Tolerance::EXACT) {
+        let eps = f32::EPSILON as f64;
+        if let Some(d) = compare_slices(&self.u.data, &gpu.u.data, Tolerance::relative(2.0 * eps)) {
             return Some(format!("U: {d}"));
         }
-        if let Some(d) = compare_slices(&self.vtu, &gpu.vtu, Tolerance::EXACT) {
+        let c_max = self.factor.patch_start.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(1) as f64;
+        if let Some(d) = compare_slices(&self.vtu, &gpu.vtu, Tolerance::relative((c_max + 1.0) * eps)) {
             return Some(format!("V^T U: {d}"));
         }
         let scaled = |v: &[f32]| {
