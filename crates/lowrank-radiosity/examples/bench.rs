@@ -3,7 +3,8 @@
 
 use lumbre_gpu::Gpu;
 use lumbre_radiosity::bench::{
-    ELEMENT_SIDES, Effort, Factors, PATCH_SIDES, TableOptions, error_markdown, error_table, solve_markdown, solve_table,
+    ELEMENT_SIDES, Effort, Factors, PATCH_SIDES, SOLVE_HEADER, TableOptions, error_markdown, error_table,
+    solve_markdown_rows, solve_table,
 };
 
 fn main() {
@@ -44,7 +45,12 @@ fn main() {
         cpu: !has("--no-cpu"),
         f16: true,
     };
-    let rows = solve_table(gpu.as_ref(), &sizes, &opts, &progress).expect("solve table");
+    print!("{SOLVE_HEADER}");
+    let mut print_row = |r: &lumbre_radiosity::bench::SolveRow| {
+        print!("{}", solve_markdown_rows(std::slice::from_ref(r)));
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+    };
+    solve_table(gpu.as_ref(), &sizes, &opts, &progress, &mut print_row).expect("solve table");
     eprintln!();
-    println!("{}", solve_markdown(&rows));
 }

@@ -145,11 +145,19 @@ fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e3)
 }
 
+/// The header of the solve table in Markdown.
+pub const SOLVE_HEADER: &str = "| n x k | form | MB read | CPU solves/s | GPU solves/s | GPU / copy | GPU f16 solves/s | f16 error | precompute (form factors, U, inverse, Y) ms |\n|---|---|---|---|---|---|---|---|---|\n";
+
 /// The solve table as Markdown.
 pub fn solve_markdown(rows: &[SolveRow]) -> String {
-    let mut s = String::from(
-        "| n x k | form | MB read | CPU solves/s | GPU solves/s | GPU / copy | GPU f16 solves/s | f16 error | precompute (form factors, U, inverse, Y) ms |\n|---|---|---|---|---|---|---|---|---|\n",
-    );
+    let mut s = String::from(SOLVE_HEADER);
+    s.push_str(&solve_markdown_rows(rows));
+    s
+}
+
+/// The rows of the solve table in Markdown, without the header.
+pub fn solve_markdown_rows(rows: &[SolveRow]) -> String {
+    let mut s = String::new();
     for r in rows {
         let pre = r.precompute.as_ref().map_or("synthetic".into(), |p| {
             format!("{}: {}, {}, {}, {}", p.on, ms(p.form_factors), ms(p.u), ms(p.inverse), ms(p.y))
@@ -294,6 +302,19 @@ fn time_gpu_solve(
     Ok((t, b, y.bytes()))
 }
 
+/// The copy kernel's time for moving `bytes` (reading half, writing half). Above what two
+/// buffers can hold, the copy of the largest size that fits, scaled linearly (a copy that
+/// large runs at the bandwidth of any larger one).
+fn roofline(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Duration> {
+    let half = bytes / 2;
+    let cap = (gpu.limits().max_buffer_size / 2).min(1 << 31).max(16);
+    if half <= cap {
+        return copy_time(gpu, half, effort.warmup, effort.repeats);
+    }
+    let t = copy_time(gpu, cap, effort.warmup, effort.repeats)?;
+    Ok(t.mul_f64(half as f64 / cap as f64))
+}
+
 /// The solve figures of one form.
 fn form_times(gpu: Option<&Gpu>, factor: &Factorization, light: &[[f32; 3]], opts: &TableOptions) -> Result<FormTimes> {
     let pk = crate::layout::padded_k(factor.k) as u64;
@@ -316,7 +337,7 @@ fn form_times(gpu: Option<&Gpu>, factor: &Factorization, light: &[[f32; 3]], opt
         let (t32, b32, bytes) = time_gpu_solve(gpu, factor, Storage::F32, light, opts.effort)?;
         t.gpu = Some(t32);
         t.bytes = bytes;
-        t.copy = Some(copy_time(gpu, bytes / 2, opts.effort.warmup, opts.effort.repeats)?);
+        t.copy = Some(roofline(gpu, bytes, opts.effort)?);
         if opts.f16 {
             let (t16, b16, _) = time_gpu_solve(gpu, factor, Storage::F16, light, opts.effort)?;
             t.gpu_f16 = Some(t16);
@@ -341,6 +362,7 @@ pub fn solve_table(
     sizes: &[(u32, u32)],
     opts: &TableOptions,
     progress: &dyn Progress,
+    on_row: &mut dyn FnMut(&SolveRow),
 ) -> Result<Vec<SolveRow>> {
     let mut rows = Vec::new();
     for (i, &(s, t)) in sizes.iter().enumerate() {
@@ -370,6 +392,7 @@ pub fn solve_table(
         drop(dense);
         let factored_times = form_times(gpu, &factored, &light, opts)?;
         rows.push(SolveRow { n, k, precompute, dense: dense_times, factored: factored_times });
+        on_row(&rows[rows.len() - 1]);
     }
     progress.update("radiosity table", sizes.len() as u64, sizes.len() as u64);
     Ok(rows)
@@ -378,7 +401,7 @@ pub fn solve_table(
 /// One row of the error table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ErrorRow {
-    /// `"2MF"` or `"2MCE"`.
+    /// `"2MF"`, `"2MCE"` or `"2MCE (views only)"` (the dispersion not weighed by size).
     pub method: &'static str,
     /// Patches.
     pub k: usize,
@@ -449,7 +472,8 @@ fn aggregated(mesh: &TwoMesh, reference: &TwoMesh, full: &Matrix) -> Matrix {
 
 /// The low-rank error on the box with `s x s` elements per wall against the full solve
 /// (element-to-element form factors, Jacobi to 1e-6), for 2MF with `t x t` patches per wall
-/// for each t of `patch_sides` that divides s, and 2MCE (from 3 x 3 patches per wall) at the nearest k.
+/// for each t of `patch_sides` that divides s, and 2MCE (from 3 x 3 patches per wall, with
+/// and without the size weight) at the nearest k.
 /// On the GPU when there is one. Returns n and the rows.
 pub fn error_table(
     gpu: Option<&Gpu>,
@@ -478,6 +502,8 @@ pub fn error_table(
         if t < s && s.is_multiple_of(3) && (s / 3).is_power_of_two() {
             let opts = Coherence { target: Some(target), ..Coherence::default() };
             meshes.push(("2MCE", TwoMesh::coherent_box(s, 3, &opts, progress)?.0));
+            let opts = Coherence { size_weighted: false, ..opts };
+            meshes.push(("2MCE (views only)", TwoMesh::coherent_box(s, 3, &opts, progress)?.0));
         }
     }
     for (method, mesh) in &meshes {

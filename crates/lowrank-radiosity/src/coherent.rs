@@ -14,6 +14,13 @@
 //! reciprocity (`A_e F_{e e'} = A_{e'} F_{e' e}`, equal areas) those entries vary over e'
 //! exactly as the views of the e' do.
 //!
+//! **Size.** By default the dispersion is weighed by the patch's diameter relative to the
+//! starting patches', `d(P) sqrt(A_P / A_0)`: the error U V^T makes for element e is the sum
+//! over the patch's elements e' of `(F_{e e'} - mean) B_{e'}`, which needs both the views and
+//! the radiosity to vary across the patch, and a smooth radiosity varies in proportion to
+//! the patch's size. Without the weight, small patches where views change fastest (along
+//! edges) keep splitting while large ones elsewhere stay whole.
+//!
 //! **How k follows.** A patch splits (into 4: the midpoint subdivision of its triangle or
 //! parallelogram) when `d(P) > threshold`, its area exceeds `min_area` and it is larger
 //! than one element; k is whatever the FIFO leaves. Both conditions only stop splits as
@@ -54,11 +61,22 @@ pub struct Coherence {
     pub seed: u32,
     /// Instead of `threshold`: find the threshold whose k is nearest this.
     pub target: Option<usize>,
+    /// Weigh the dispersion by the patch's size, `d(P) sqrt(A_P / A_0)` with A_0 the mean
+    /// area of the starting patches (see the module notes).
+    pub size_weighted: bool,
 }
 
 impl Default for Coherence {
     fn default() -> Self {
-        Coherence { threshold: 0.25, min_area: 0.0, points: 9, probe_samples: 4, seed: 0, target: None }
+        Coherence {
+            threshold: 0.25,
+            min_area: 0.0,
+            points: 9,
+            probe_samples: 4,
+            seed: 0,
+            target: None,
+            size_weighted: true,
+        }
     }
 }
 
@@ -104,6 +122,7 @@ pub(crate) fn children(pc: PatchCell, triangle: bool) -> [PatchCell; 4] {
 struct Split<'a> {
     surfaces: &'a Surfaces,
     probes: Vec<Shape>,
+    base_area: f64,
     opts: Coherence,
     cache: HashMap<PatchCell, f32>,
     rays: u64,
@@ -173,7 +192,9 @@ impl Split<'_> {
         }
         let spread: f64 =
             views.iter().map(|v| v.iter().zip(&mean).map(|(&a, &m)| (a as f64 - m).abs()).sum::<f64>()).sum::<f64>();
-        ((spread / (s as f64 * norm)) as f32, rays)
+        let d = spread / (s as f64 * norm);
+        let w = if self.opts.size_weighted { (shape.area() as f64 / self.base_area).sqrt() } else { 1.0 };
+        ((d * w) as f32, rays)
     }
 
     /// Runs the FIFO from `base` with `threshold`: the split cells, the leaves, and how many
@@ -307,8 +328,9 @@ fn coherent_from(
             (0..q * q).map(move |l| PatchCell { face: f as u32, q, cell: Cell::from_local(l, q, face.shape.triangle) })
         })
         .collect();
-    let probes = base.iter().map(|pc| surfaces.faces[pc.face as usize].shape.cell(pc.q, pc.cell)).collect();
-    let mut s = Split { surfaces: &surfaces, probes, opts: *opts, cache: HashMap::new(), rays: 0 };
+    let probes: Vec<Shape> = base.iter().map(|pc| surfaces.faces[pc.face as usize].shape.cell(pc.q, pc.cell)).collect();
+    let base_area = probes.iter().map(|p| p.area() as f64).sum::<f64>() / probes.len().max(1) as f64;
+    let mut s = Split { surfaces: &surfaces, probes, base_area, opts: *opts, cache: HashMap::new(), rays: 0 };
     let mut threshold = opts.threshold;
     let (split, leaves, evaluated) = match opts.target {
         None => s.run(&base, threshold, progress),

@@ -77,7 +77,8 @@ fn coherence_splits_more_as_the_threshold_falls() {
 
 #[test]
 fn coherence_finds_a_target_k_and_splits_where_views_change() {
-    let opts = Coherence { target: Some(216), ..Coherence::default() };
+    // Views alone (no size weight): the split follows where views change.
+    let opts = Coherence { target: Some(216), size_weighted: false, ..Coherence::default() };
     let seen = std::sync::atomic::AtomicU64::new(0);
     let progress = |_: &str, done: u64, _: u64| {
         seen.fetch_max(done, std::sync::atomic::Ordering::Relaxed);
@@ -98,6 +99,9 @@ fn coherence_finds_a_target_k_and_splits_where_views_change() {
     let mean = |v: &[usize]| v.iter().map(|&p| sizes[p] as f64).sum::<f64>() / v.len().max(1) as f64;
     assert!(mean(&edge) < mean(&mid), "edge patches {} elements, middle {}", mean(&edge), mean(&mid));
     let _ = &progress as &dyn Progress;
+    // With the size weight (the default), the target is reached too.
+    let (m, _) = TwoMesh::coherent_box(24, 3, &Coherence { target: Some(400), ..Coherence::default() }, &()).unwrap();
+    assert!(m.k().abs_diff(400) <= 12, "k = {}", m.k());
 }
 
 #[test]
