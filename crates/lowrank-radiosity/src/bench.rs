@@ -307,7 +307,7 @@ fn time_gpu_solve(
 /// large runs at the bandwidth of any larger one).
 fn roofline(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Duration> {
     let half = bytes / 2;
-    let cap = (gpu.limits().max_buffer_size / 2).min(1 << 31).max(16);
+    let cap = (gpu.limits().max_buffer_size / 2).clamp(16, 1 << 31);
     if half <= cap {
         return copy_time(gpu, half, effort.warmup, effort.repeats);
     }
