@@ -35,7 +35,6 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> factors: array<f32>;
 
 const WG: u32 = 64u;
-const PI: f32 = 3.14159265358979;
 const COS2_MIN: f32 = 1e-10;
 
 struct Shape {
