@@ -256,25 +256,34 @@ impl Split<'_> {
     }
 }
 
-/// The fine subdivision and the starting patch grid of every face: `q0` patches per side
-/// from `base` patches (as 2MF), and `q0 * 2^depth` elements per side, with
-/// `4^depth ≈ elements / base`.
+/// The fine subdivision and the starting patch grid of every face, chosen per face: the
+/// fine side `m` nearest `sqrt(face area / (total area / elements))` (as 2MF sizes elements)
+/// of the form `q0 * 2^d`, with `q0 * 2^d` no finer than that and `q0` near the side of the
+/// starting grid (`base` patches over the scene). Patches split down to single elements.
 fn prepare(surfaces: &mut Surfaces, elements: usize, base: usize) -> Result<Vec<u32>> {
     check_counts(elements, base)?;
-    let target = surfaces.area() / base as f64;
-    let depth = ((elements as f64 / base as f64).log(4.0).round() as u32).min(12);
-    let q0: Vec<u32> =
-        surfaces.faces.iter().map(|f| ((f.shape.area() as f64 / target).sqrt().round() as u32).max(1)).collect();
-    for (f, &q) in surfaces.faces.iter_mut().zip(&q0) {
-        f.fine = q << depth;
+    let total = surfaces.area();
+    let (a_elem, a_base) = (total / elements as f64, total / base as f64);
+    let mut q0 = Vec::with_capacity(surfaces.faces.len());
+    for f in &mut surfaces.faces {
+        let area = f.shape.area() as f64;
+        let target = ((area / a_elem).sqrt().round() as u32).clamp(1, 1 << 14);
+        let start = ((area / a_base).sqrt().round() as u32).clamp(1, target);
+        let mut d = 0;
+        while start << (d + 1) <= target {
+            d += 1;
+        }
+        let q = ((target as f64 / (1u32 << d) as f64).round() as u32).max(1);
+        f.fine = q << d;
+        q0.push(q);
     }
     Ok(q0)
 }
 
 impl TwoMesh {
-    /// 2MCE on any scene: the starting coarse mesh is 2MF's with `base` patches, the fine
-    /// mesh has `q0 * 2^depth` elements per face side (`4^depth` nearest `elements / base`),
-    /// and patches split as [`Coherence`] says.
+    /// 2MCE on any scene: near `elements` fine elements and a starting coarse mesh of near
+    /// `base` patches, each face cut into `q0 * 2^d` elements per side (see the module's
+    /// notes); patches split as [`Coherence`] says.
     pub fn coherent(
         mut surfaces: Surfaces,
         elements: usize,

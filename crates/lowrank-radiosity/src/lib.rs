@@ -51,6 +51,7 @@
 
 pub mod bench;
 mod coherent;
+mod display;
 mod factor;
 mod formfactor;
 mod gpu;
@@ -64,6 +65,7 @@ mod shape;
 mod solve;
 
 pub use coherent::{Coherence, CoherenceReport};
+pub use display::{Shading, corner_radiosity, render_radiosity};
 pub use factor::{Factorization, Form, MAGIC, VERSION, checksum};
 pub use formfactor::{FormFactors, Occluders, element_seed, full_form_factors, kernel, pair_seeds, point_to_shape};
 pub use gpu::{
