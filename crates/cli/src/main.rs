@@ -6,6 +6,7 @@ mod data;
 mod demo;
 mod info;
 mod progress;
+mod radiosity;
 mod render;
 mod table;
 mod volume;
@@ -144,6 +145,53 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         background: f32,
     },
+    /// Low-rank radiosity of an OBJ scene: two meshes (2MF or 2MCE), form factors with
+    /// visibility, the precompute (or a factor file), then the solve for one lighting or an
+    /// animation of the emitters' intensity; the picture shows each element's radiance.
+    Radiosity {
+        /// The OBJ file (MTL next to it).
+        scene: PathBuf,
+        #[command(flatten)]
+        view: View,
+        /// Fine elements, about (n; 2MF makes every patch r x r elements).
+        #[arg(long, default_value_t = 4000)]
+        elements: usize,
+        /// Coarse patches, about (k).
+        #[arg(long, default_value_t = 250)]
+        patches: usize,
+        /// 2mf (regular patches) or 2mce (patches split where the view changes).
+        #[arg(long, value_enum, default_value_t = radiosity::MeshMethod::Fixed)]
+        method: radiosity::MeshMethod,
+        /// Form factor samples per element-patch pair (each with a shadow ray).
+        #[arg(long, default_value_t = 16)]
+        samples: u32,
+        /// Store Y as its factors F and W (a third of the bytes per solve, no n k^2 product).
+        #[arg(long)]
+        factored: bool,
+        /// Store Y (or F) in f16 on the GPU.
+        #[arg(long)]
+        f16: bool,
+        /// Write the factorisation to this file (.lrr).
+        #[arg(long, conflicts_with = "load")]
+        save: Option<PathBuf>,
+        /// Read the factorisation from this file instead of computing it (made for this
+        /// scene and these meshes, else an error).
+        #[arg(long)]
+        load: Option<PathBuf>,
+        /// Multiply the emitters' radiance by this.
+        #[arg(long, default_value_t = 1.0)]
+        light_scale: f32,
+        /// Animate the emitters' intensity over this many frames (`out_000.png`, ...) and
+        /// print solves per second.
+        #[arg(long, default_value_t = 0)]
+        relight: u32,
+        /// Interpolate the radiosity from the elements' corners instead of flat elements.
+        #[arg(long)]
+        smooth: bool,
+        /// Primary rays per pixel (stratified).
+        #[arg(long, default_value_t = 4)]
+        spp: u32,
+    },
     /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
     /// and CIE94 ΔE, with an optional false-colour difference image.
     Compare(compare::CompareArgs),
@@ -219,6 +267,38 @@ enum BenchCommand {
         #[arg(long, default_value_t = 10)]
         depth: u32,
         #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
+    /// Low-rank radiosity on the generated box at the paper's sizes (n = 3456 .. 221184,
+    /// k = 216 .. 3456): solves per second (Y and its factors, f32 and f16) against the copy
+    /// kernel and the CPU, precompute times, and the low-rank error against the full solve.
+    Radiosity {
+        /// `s:t` pairs (s x s elements and t x t patches per wall); default: the paper's 12.
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<String>,
+        /// Form factor samples per element-patch pair.
+        #[arg(long, default_value_t = 16)]
+        samples: u32,
+        /// Time solves on synthetic factorisations (no form factors or precompute).
+        #[arg(long)]
+        synthetic: bool,
+        /// Largest n k whose precompute runs on the CPU when there is no GPU (larger sizes are
+        /// timed on synthetic factorisations).
+        #[arg(long, default_value_t = 4_000_000)]
+        cpu_pairs: usize,
+        /// Skip the CPU solve column.
+        #[arg(long)]
+        no_cpu: bool,
+        /// Elements per wall side of the error table (n = 6 s^2; 0 skips it).
+        #[arg(long, default_value_t = 48)]
+        error_side: u32,
+        #[arg(long, default_value_t = 2)]
         warmup: usize,
         #[arg(long, default_value_t = 5)]
         repeats: usize,
@@ -340,6 +420,44 @@ fn main() -> ExitCode {
                 render::run(&args, &backend_for(view.backend, &opts)?)
             })()
         }
+        Command::Radiosity {
+            scene,
+            view,
+            elements,
+            patches,
+            method,
+            samples,
+            factored,
+            f16,
+            save,
+            load,
+            light_scale,
+            relight,
+            smooth,
+            spp,
+        } => (|| {
+            view.check()?;
+            let args = radiosity::RadiosityArgs {
+                scene,
+                elements,
+                patches,
+                method,
+                samples,
+                factored,
+                f16,
+                save,
+                load,
+                light_scale,
+                relight,
+                smooth,
+                spp,
+                width: view.width,
+                height: view.height,
+                camera: view.camera.clone(),
+                out: view.out_or("radiosity.png")?,
+            };
+            radiosity::run(&args, &backend_for(view.backend, &opts)?)
+        })(),
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
@@ -383,6 +501,31 @@ fn main() -> ExitCode {
                     Ok(())
                 })
             }
+            BenchCommand::Radiosity {
+                sizes,
+                samples,
+                synthetic,
+                cpu_pairs,
+                no_cpu,
+                error_side,
+                warmup,
+                repeats,
+                json,
+                backend,
+            } => backend_for(backend, &opts).and_then(|backend| {
+                let sizes = bench::radiosity::parse_sizes(&sizes)?;
+                let options = bench::radiosity::Options {
+                    samples,
+                    synthetic,
+                    cpu_pairs,
+                    cpu: !no_cpu,
+                    error_side,
+                    effort: bench::Effort { warmup, repeats },
+                };
+                let tables = bench::radiosity::radiosity(backend.gpu(), &sizes, &options)?;
+                print_tables(&tables, json);
+                Ok(())
+            }),
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => {
                 backend_for(backend, &opts).and_then(|backend| {
                     let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());

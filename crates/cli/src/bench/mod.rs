@@ -2,6 +2,7 @@
 
 pub mod octree;
 pub mod primitives;
+pub mod radiosity;
 pub mod raytrace;
 pub mod roofline;
 
