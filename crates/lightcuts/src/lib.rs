@@ -11,6 +11,18 @@
 //! assert_eq!(vpl.intensity_towards(-Vec3::Y), Vec3::ZERO);
 //! ```
 
+mod bounds;
+mod color;
+mod greedy;
+mod metric;
+mod morton_tree;
+mod tree;
 mod vpl;
 
-pub use vpl::Vpl;
+pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
+pub use color::{Lab, chromaticity, delta_e94_chroma_hue, linear_srgb_to_lab, max_color_difference};
+pub use greedy::GreedyTree;
+pub use metric::ClusterMetric;
+pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
+pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
+pub use vpl::{GpuVpl, Vpl, validate_vpls};

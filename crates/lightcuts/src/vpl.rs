@@ -28,3 +28,67 @@ impl Vpl {
         self.intensity * self.normal.dot(dir).max(0.0)
     }
 }
+
+/// A VPL as the GPU reads it: three `vec4<f32>`, position, normal and intensity, each
+/// padded with a 0 (the layout the lightcuts and ISM kernels share).
+pub type GpuVpl = [[f32; 4]; 3];
+
+impl Vpl {
+    /// The GPU layout.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::Vpl;
+    /// let v = Vpl { position: Vec3::new(1.0, 2.0, 3.0), normal: Vec3::Y, intensity: Vec3::ONE };
+    /// assert_eq!(v.to_gpu()[0], [1.0, 2.0, 3.0, 0.0]);
+    /// assert_eq!(Vpl::from_gpu(&v.to_gpu()), v);
+    /// ```
+    pub fn to_gpu(&self) -> GpuVpl {
+        [
+            self.position.extend(0.0).to_array(),
+            self.normal.extend(0.0).to_array(),
+            self.intensity.extend(0.0).to_array(),
+        ]
+    }
+
+    /// From the GPU layout.
+    pub fn from_gpu(g: &GpuVpl) -> Vpl {
+        let v = |a: [f32; 4]| Vec3::new(a[0], a[1], a[2]);
+        Vpl { position: v(g[0]), normal: v(g[1]), intensity: v(g[2]) }
+    }
+}
+
+/// Checks lights before a tree is built over them or they shade anything: at least one,
+/// finite positions, unit normals (within 1e-3) and finite non-negative intensities. The
+/// error names the first bad light and its value.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_lightcuts::{validate_vpls, Vpl};
+/// let ok = Vpl { position: Vec3::ZERO, normal: Vec3::Y, intensity: Vec3::ONE };
+/// assert!(validate_vpls(&[ok]).is_ok());
+/// assert!(validate_vpls(&[]).is_err());
+/// let nan = Vpl { intensity: Vec3::new(f32::NAN, 0.0, 0.0), ..ok };
+/// assert!(validate_vpls(&[ok, nan]).unwrap_err().to_string().contains("VPL 1"));
+/// ```
+pub fn validate_vpls(vpls: &[Vpl]) -> lumbre_gpu::Result<()> {
+    let bad = |i: usize, what: String| Err(lumbre_gpu::Error::Input(format!("VPL {i}: {what}")));
+    if vpls.is_empty() {
+        return Err(lumbre_gpu::Error::Input("no VPLs: a light tree and its cuts need at least one light".into()));
+    }
+    if vpls.len() >= u32::MAX as usize / 2 {
+        return Err(lumbre_gpu::Error::Input(format!("{} VPLs: at most 2^31 - 1", vpls.len())));
+    }
+    for (i, v) in vpls.iter().enumerate() {
+        if !v.position.is_finite() {
+            return bad(i, format!("position {} is not finite", v.position));
+        }
+        if !v.normal.is_finite() || (v.normal.length() - 1.0).abs() > 1e-3 {
+            return bad(i, format!("normal {} is not a unit vector", v.normal));
+        }
+        if !v.intensity.is_finite() || v.intensity.min_element() < 0.0 {
+            return bad(i, format!("intensity {} must be finite and >= 0 in every channel", v.intensity));
+        }
+    }
+    Ok(())
+}
