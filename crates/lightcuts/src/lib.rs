@@ -13,16 +13,26 @@
 
 mod bounds;
 mod color;
+mod cut;
+mod gbuffer;
+mod gpu;
 mod greedy;
+mod instant;
 mod metric;
 mod morton_tree;
+mod shading;
 mod tree;
 mod vpl;
 
 pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
 pub use color::{Lab, chromaticity, delta_e94_chroma_hue, linear_srgb_to_lab, max_color_difference};
+pub use cut::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
+pub use gbuffer::{GBuffer, GPixel, SHADED, View, gbuffer_cpu};
+pub use gpu::{GBufferPass, GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, HEAP_SIZES};
 pub use greedy::GreedyTree;
+pub use instant::InstantRadiosity;
 pub use metric::ClusterMetric;
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
+pub use shading::{DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, Visibility, geometry, min_distance2};
 pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
 pub use vpl::{GpuVpl, Vpl, validate_vpls};

@@ -8,7 +8,7 @@
 use glam::Vec3;
 use lumbre_compact::radix_sort_cpu;
 use lumbre_gpu::{Error, Result};
-use lumbre_morton::{Quantizer, encode_u32, spread_u32};
+use lumbre_morton::{Quantizer, encode_u32};
 use rayon::prelude::*;
 
 use crate::{LightNode, LightTree, Vpl, validate_vpls};
@@ -82,18 +82,10 @@ pub(crate) fn light_key(p: &KeyParams, v: &Vpl) -> u32 {
         return code;
     }
     let (u, w) = octahedral(v.normal);
-    let dir = spread_u32(quantize_unit(u, q)) << 1 | spread_u32(quantize_unit(w, q));
-    // Two coordinates interleaved: spread by 3 leaves room, so pack pairs densely.
-    code << (2 * q) | compact_pairs(dir, q)
-}
-
-/// Squeezes two `q`-bit numbers spread to every third bit (at offsets 0 and 1) into `2q`
-/// interleaved bits.
-fn compact_pairs(spread: u32, q: u32) -> u32 {
-    (0..q).fold(0, |acc, i| {
-        let pair = (spread >> (3 * i)) & 3;
-        acc | pair << (2 * i)
-    })
+    let (qu, qw) = (quantize_unit(u, q), quantize_unit(w, q));
+    // The two coordinates interleaved, u's bit above w's.
+    let dir = (0..q).fold(0, |acc, i| acc | ((qu >> i) & 1) << (2 * i + 1) | ((qw >> i) & 1) << (2 * i));
+    code << (2 * q) | dir
 }
 
 /// Stage 1: each light's key and index (the pairs the sort orders).
@@ -114,8 +106,9 @@ fn delta(keys: &[u32], i: i64, j: i64) -> i32 {
 }
 
 /// Stage 3: internal node `i` of Karras's radix tree over `n` sorted keys: its children (as
-/// node indices: internal `g` at `g`, leaf `k` at `n - 1 + k`) and its common-prefix length.
-pub(crate) fn radix_node(keys: &[u32], i: usize) -> ([u32; 2], u32) {
+/// node indices: internal `g` at `g`, leaf `k` at `n - 1 + k`), its common-prefix length
+/// and a 0 (`radix_tree.wgsl`'s `vec4`).
+pub(crate) fn radix_node(keys: &[u32], i: usize) -> [u32; 4] {
     let n = keys.len() as i64;
     let i = i as i64;
     let d: i64 = if delta(keys, i, i + 1) > delta(keys, i, i - 1) { 1 } else { -1 };
@@ -149,17 +142,17 @@ pub(crate) fn radix_node(keys: &[u32], i: usize) -> ([u32; 2], u32) {
     let leaf = |k: i64| (n - 1 + k) as u32;
     let left = if i.min(j) == gamma { leaf(gamma) } else { gamma as u32 };
     let right = if i.max(j) == gamma + 1 { leaf(gamma + 1) } else { (gamma + 1) as u32 };
-    ([left, right], d_node as u32)
+    [left, right, d_node as u32, 0]
 }
 
 /// Stage 3 over all internal nodes.
-pub(crate) fn radix_tree(keys: &[u32]) -> Vec<([u32; 2], u32)> {
+pub(crate) fn radix_tree(keys: &[u32]) -> Vec<[u32; 4]> {
     (0..keys.len().saturating_sub(1)).into_par_iter().map(|i| radix_node(keys, i)).collect()
 }
 
 /// Stage 4: the leaves from the sorted lights, then every cluster from its children,
 /// deepest common prefix first (a node's children have longer prefixes than it has).
-pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[([u32; 2], u32)], seed: u32) -> Vec<LightNode> {
+pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[[u32; 4]], seed: u32) -> Vec<LightNode> {
     let n = vpls.len();
     let mut nodes = vec![LightNode::default(); 2 * n - 1];
     nodes[n - 1..]
@@ -167,14 +160,14 @@ pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[([u32; 2], u3
         .zip(order.par_iter())
         .for_each(|(node, &k)| *node = LightNode::leaf(&vpls[k as usize], k));
     let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); 65];
-    for (i, (_, d)) in topology.iter().enumerate() {
-        by_level[*d as usize].push(i as u32);
+    for (i, t) in topology.iter().enumerate() {
+        by_level[t[2] as usize].push(i as u32);
     }
     for level in by_level.iter().rev().filter(|l| !l.is_empty()) {
         let done: Vec<LightNode> = level
             .par_iter()
             .map(|&i| {
-                let [a, b] = topology[i as usize].0;
+                let [a, b, _, _] = topology[i as usize];
                 LightNode::merge(&nodes[a as usize], a, &nodes[b as usize], b, i, seed)
             })
             .collect();
@@ -254,7 +247,7 @@ mod tests {
     fn radix_tree_of_distinct_keys_is_karras_example() {
         // Karras 2012, figure 3: eight keys 00001 00010 00100 00101 10011 11000 11001 11110.
         let keys = [0b00001u32, 0b00010, 0b00100, 0b00101, 0b10011, 0b11000, 0b11001, 0b11110];
-        let children: Vec<[u32; 2]> = radix_tree(&keys).iter().map(|(c, _)| *c).collect();
+        let children: Vec<[u32; 2]> = radix_tree(&keys).iter().map(|t| [t[0], t[1]]).collect();
         let leaf = |k: u32| 7 + k;
         assert_eq!(
             children,
@@ -262,7 +255,7 @@ mod tests {
         );
         // Equal keys are split by their indices' bits.
         let same = radix_tree(&[5, 5, 5, 5]);
-        assert_eq!(same.iter().map(|(c, _)| *c).collect::<Vec<_>>(), [[1, 2], [3, 4], [5, 6]]);
-        assert_eq!(same[0].1, 32 + 30);
+        assert_eq!(same.iter().map(|t| [t[0], t[1]]).collect::<Vec<_>>(), [[1, 2], [3, 4], [5, 6]]);
+        assert_eq!(same[0][2], 32 + 30);
     }
 }

@@ -1,0 +1,88 @@
+//! The GPU path against the CPU path, stage by stage: Morton trees (topology and bounds
+//! exact), G-buffers, instant radiosity and lightcuts (the same cut per pixel).
+//!
+//! Tolerances: lavapipe rounds every f32 operation as IEEE 754 does and fuses no
+//! multiply-add, and every kernel repeats its CPU twin's operations in order (in forms that
+//! Mesa's optimiser does not reassociate), so the comparisons here are exact. A GPU that
+//! fuses multiply-adds (NVIDIA) differs in the last bits; cuts can then differ where a bound
+//! ties with the threshold to the last bit.
+//!
+//! Sizes: lavapipe ends a loop nest after 65535 iterations per invocation (8 pixels run
+//! together), counting every nested kd-tree step, so the cuts here stay small enough (a
+//! few hundred clusters at most) for a pixel's whole cut loop to fit.
+
+mod common;
+
+use common::{cornell, cornell_shading, surface_lights};
+use glam::Vec3;
+use lumbre_gpu::testing::test_gpu;
+use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
+use lumbre_lightcuts::{
+    CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, MortonTree, View, Visibility, Vpl,
+};
+
+#[test]
+fn morton_tree_gpu_equals_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    for (n, bits, seed) in [(1, 0, 1), (2, 0, 2), (3, 3, 3), (100, 0, 4), (1000, 3, 5), (5000, 2, 6)] {
+        let vpls = surface_lights(&p, n, seed);
+        let builder = MortonTree { direction_bits: bits, seed, bounds: None };
+        let tree = conformance(&builder, &gpu, &vpls, Tolerance::EXACT).unwrap_or_else(|e| panic!("n {n}: {e}"));
+        tree.validate().unwrap();
+    }
+    // Many lights at a few points: equal keys are split by index on both sides.
+    let mut vpls = surface_lights(&p, 300, 9);
+    for k in 0..200 {
+        vpls[k].position = vpls[k % 3].position;
+    }
+    let builder = MortonTree { bounds: Some(p.scene.bounds), ..Default::default() };
+    conformance(&builder, &gpu, &vpls, Tolerance::EXACT).unwrap();
+}
+
+#[test]
+fn gbuffer_gpu_equals_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    let pass = GBufferPass { view: View::cornell(61, 47), query: Default::default() };
+    let g = conformance(&pass, &gpu, &p, Tolerance::EXACT).unwrap();
+    assert!(g.pixels.iter().filter(|px| px.shaded()).count() > 61 * 47 / 2);
+    assert!(g.pixels.iter().any(|px| px.emission != Vec3::ZERO), "the light is in view");
+}
+
+#[test]
+fn instant_radiosity_gpu_equals_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    // More VPLs than one dispatch takes (128), so the running sum crosses dispatches.
+    let vpls = surface_lights(&p, 300, 3);
+    let tree = MortonTree::default().build(&vpls).unwrap();
+    let input = cornell_shading(tree, 32, 24);
+    for visibility in [Visibility::Rays, Visibility::Unshadowed] {
+        let ir = InstantRadiosity { visibility, ..Default::default() };
+        let lit = conformance(&ir, &gpu, &input, Tolerance::EXACT).unwrap();
+        assert!(visibility == Visibility::Unshadowed || lit.rays > 0);
+    }
+}
+
+#[test]
+fn lightcuts_gpu_equals_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    let vpls: Vec<Vpl> = surface_lights(&p, 1000, 4);
+    for (tree, heap, error, max_cut) in [
+        (MortonTree::default().build(&vpls).unwrap(), 64, 0.02, 1000),
+        (MortonTree { direction_bits: 3, ..Default::default() }.build(&vpls).unwrap(), 32, 0.01, 1000),
+        (GreedyTree::default().build(&vpls).unwrap(), 128, 0.05, 50),
+    ] {
+        let input = cornell_shading(tree, 24, 20);
+        let lc = Lightcuts { cut: CutOptions { error, max_cut, heap }, ..Default::default() };
+        let lit = conformance(&lc, &gpu, &input, Tolerance::EXACT).unwrap_or_else(|e| panic!("heap {heap}: {e}"));
+        let lit_pixels = lit.cuts.iter().filter(|c| c.size > 0).count();
+        assert!(lit_pixels > 200);
+        assert!(lit.cuts.iter().all(|c| c.size <= max_cut));
+    }
+    let input = cornell_shading(MortonTree::default().build(&vpls[..10]).unwrap(), 8, 8);
+    let odd = Lightcuts { cut: CutOptions { heap: 48, ..Default::default() }, ..Default::default() };
+    assert!(odd.gpu(&gpu, &input).unwrap_err().to_string().contains("heap of 48"));
+}
