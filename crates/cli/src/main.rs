@@ -1,6 +1,8 @@
 //! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
 
 mod bench;
+mod compare;
+mod data;
 mod demo;
 mod info;
 mod progress;
@@ -130,6 +132,9 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         background: f32,
     },
+    /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
+    /// and CIE94 ΔE, with an optional false-colour difference image.
+    Compare(compare::CompareArgs),
     /// Run every capability on the bundled data; write outputs and a report.
     Demo {
         /// Folder for the outputs and report.md.
@@ -171,9 +176,10 @@ enum BenchCommand {
     },
     /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
     Raytrace {
-        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj.
-        #[arg(long, default_value = "../shared/scenes")]
-        scenes: PathBuf,
+        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj (default: the copies
+        /// bundled in this binary).
+        #[arg(long)]
+        scenes: Option<PathBuf>,
         /// Camera positions around each model on the GPU.
         #[arg(long, default_value_t = 20)]
         frames: u32,
@@ -311,12 +317,22 @@ fn main() -> ExitCode {
             };
             render::run(&args, &backend_for(view.backend, &opts)?)
         })(),
+        Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => backend_for(backend, &opts)
                 .and_then(|backend| {
+                    if depth == 0 || depth > lumbre_octree::MAX_DEPTH {
+                        return Err(format!("--depth must be 1..={}, got {depth}", lumbre_octree::MAX_DEPTH));
+                    }
                     let counts: Vec<usize> =
                         bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
+                    if counts.is_empty() {
+                        return Err(format!(
+                            "--max-points {max_points} is below the smallest point count, {}",
+                            bench::octree::COUNTS[0]
+                        ));
+                    }
                     let tables =
                         bench::octree::octree(backend.gpu(), &counts, depth, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);
@@ -324,7 +340,7 @@ fn main() -> ExitCode {
                 }),
             BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => {
                 backend_for(backend, &opts).and_then(|backend| {
-                    let mut list = bench::raytrace::standard(&scenes);
+                    let mut list = bench::raytrace::standard(scenes.as_deref());
                     if no_generated {
                         list.retain(|s| !matches!(s, bench::raytrace::BenchScene::Generated(_)));
                     }

@@ -18,21 +18,27 @@ mod gbuffer;
 mod gpu;
 mod greedy;
 mod instant;
+pub mod ism;
 mod metric;
 mod morton_tree;
 mod shading;
 mod tree;
 mod vpl;
+mod vpls;
 
 pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
 pub use color::{Lab, chromaticity, delta_e94_chroma_hue, linear_srgb_to_lab, max_color_difference};
 pub use cut::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
 pub use gbuffer::{GBuffer, GPixel, SHADED, View, gbuffer_cpu};
-pub use gpu::{GBufferPass, GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, HEAP_SIZES};
+pub use gpu::{
+    GBufferPass, GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuVplList, GpuVplScene,
+    HEAP_SIZES, VplPass,
+};
 pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;
 pub use metric::ClusterMetric;
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
 pub use shading::{DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, Visibility, geometry, min_distance2};
 pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
-pub use vpl::{GpuVpl, Vpl, validate_vpls};
+pub use vpl::{Vpl, validate_vpls};
+pub use vpls::{VplOptions, vpl_uniform, vpls_cpu};

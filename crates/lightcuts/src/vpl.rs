@@ -29,32 +29,25 @@ impl Vpl {
     }
 }
 
-/// A VPL as the GPU reads it: three `vec4<f32>`, position, normal and intensity, each
-/// padded with a 0 (the layout the lightcuts and ISM kernels share).
-pub type GpuVpl = [[f32; 4]; 3];
-
 impl Vpl {
-    /// The GPU layout.
+    /// The GPU layout ([`GpuVpl`](crate::ism::GpuVpl): position, normal and intensity,
+    /// each padded to a vec4).
     ///
     /// ```
     /// use glam::Vec3;
     /// use lumbre_lightcuts::Vpl;
     /// let v = Vpl { position: Vec3::new(1.0, 2.0, 3.0), normal: Vec3::Y, intensity: Vec3::ONE };
-    /// assert_eq!(v.to_gpu()[0], [1.0, 2.0, 3.0, 0.0]);
+    /// assert_eq!(v.to_gpu().position, [1.0, 2.0, 3.0, 0.0]);
     /// assert_eq!(Vpl::from_gpu(&v.to_gpu()), v);
     /// ```
-    pub fn to_gpu(&self) -> GpuVpl {
-        [
-            self.position.extend(0.0).to_array(),
-            self.normal.extend(0.0).to_array(),
-            self.intensity.extend(0.0).to_array(),
-        ]
+    pub fn to_gpu(&self) -> crate::ism::GpuVpl {
+        crate::ism::GpuVpl::from(self)
     }
 
     /// From the GPU layout.
-    pub fn from_gpu(g: &GpuVpl) -> Vpl {
+    pub fn from_gpu(g: &crate::ism::GpuVpl) -> Vpl {
         let v = |a: [f32; 4]| Vec3::new(a[0], a[1], a[2]);
-        Vpl { position: v(g[0]), normal: v(g[1]), intensity: v(g[2]) }
+        Vpl { position: v(g.position), normal: v(g.normal), intensity: v(g.intensity) }
     }
 }
 
@@ -91,4 +84,13 @@ pub fn validate_vpls(vpls: &[Vpl]) -> lumbre_gpu::Result<()> {
         }
     }
     Ok(())
+}
+
+impl lumbre_gpu::Scalar for Vpl {
+    /// Every coordinate within `tol` (so `Vec<Vpl>` compares through [`lumbre_gpu::Agree`]).
+    fn agrees(cpu: Self, gpu: Self, tol: lumbre_gpu::Tolerance) -> bool {
+        [(cpu.position, gpu.position), (cpu.normal, gpu.normal), (cpu.intensity, gpu.intensity)]
+            .iter()
+            .all(|(a, b)| (0..3).all(|k| tol.accepts(a[k] as f64, b[k] as f64)))
+    }
 }

@@ -18,8 +18,21 @@ use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
 use lumbre_lightcuts::{
-    CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, MortonTree, View, Visibility, Vpl,
+    CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, MortonTree, View, Visibility, Vpl, VplOptions,
+    VplPass,
 };
+
+#[test]
+fn vpls_gpu_equal_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    for (paths, direct, bounces, seed) in [(1, 0, 1, 0), (0, 7, 1, 1), (900, 300, 1, 2), (500, 100, 3, 3)] {
+        let pass = VplPass { options: VplOptions { paths, direct, bounces, seed }, query: Default::default() };
+        let vpls = conformance(&pass, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{paths} paths: {e}"));
+        assert!(vpls.len() as u32 >= direct && vpls.len() as u64 <= pass.options.slots());
+        lumbre_lightcuts::validate_vpls(&vpls).unwrap();
+    }
+}
 
 #[test]
 fn morton_tree_gpu_equals_cpu() {

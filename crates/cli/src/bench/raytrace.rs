@@ -15,35 +15,35 @@ use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedR
 use crate::progress::progress;
 use crate::table::Table;
 
-/// One benchmark scene: a file, or the generated ~1M-triangle sphere.
+/// One benchmark scene: a model (bundled, or from a folder), or the generated
+/// ~1M-triangle sphere.
 pub enum BenchScene {
-    File(PathBuf),
+    Model { name: &'static str, dir: Option<PathBuf> },
     Generated(usize),
 }
 
 impl BenchScene {
     fn name(&self) -> String {
         match self {
-            BenchScene::File(p) => p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            BenchScene::Model { name, .. } => name.to_string(),
             BenchScene::Generated(n) => format!("generated {n}"),
         }
     }
 
     fn load(&self) -> Result<Scene, String> {
         match self {
-            BenchScene::File(p) => Scene::load_obj(p).map(|(s, _)| s).map_err(|e| e.to_string()),
+            BenchScene::Model { name, dir } => crate::data::scene(name, dir.as_deref()),
             BenchScene::Generated(n) => Ok(Scene::from_triangles(&scenes::generated_scene(*n))),
         }
     }
 }
 
-/// The standard scenes: suzanne, teapot and the bunny from `dir`, and 1M generated triangles.
-pub fn standard(dir: &Path) -> Vec<BenchScene> {
-    let mut v: Vec<BenchScene> = ["suzanne.obj", "teapot.obj", "stanford-bunny.obj"]
-        .iter()
-        .map(|f| dir.join(f))
-        .filter(|p| p.exists())
-        .map(BenchScene::File)
+/// The standard scenes: suzanne, teapot and the bunny (from `dir`, else the bundled copies),
+/// and 1M generated triangles.
+pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
+    let mut v: Vec<BenchScene> = ["suzanne", "teapot", "stanford-bunny"]
+        .into_iter()
+        .map(|name| BenchScene::Model { name, dir: dir.map(Path::to_path_buf) })
         .collect();
     v.push(BenchScene::Generated(1_000_000));
     v
@@ -123,7 +123,7 @@ pub fn raytrace(
                             rays += report.get("rays").unwrap_or(0.0);
                         }
                         let mean = time / frames.max(1);
-                        (ms(mean), format!("{:.3}", rays / time.as_secs_f64() / 1e9))
+                        (ms(mean), crate::table::sig(rays / time.as_secs_f64() / 1e9))
                     }
                     _ => ("-".into(), "-".into()),
                 };
@@ -138,7 +138,7 @@ pub fn raytrace(
                         rays += report.get("rays").unwrap_or(0.0);
                     }
                     let el = start.elapsed();
-                    (ms(el / cpu_frames), format!("{:.2}", rays / el.as_secs_f64() / 1e6))
+                    (ms(el / cpu_frames), crate::table::sig(rays / el.as_secs_f64() / 1e6))
                 } else {
                     ("-".into(), "-".into())
                 };

@@ -6,17 +6,20 @@ mod cuts;
 mod gbuffer;
 mod instant;
 mod tree;
+mod vpls;
 
 pub use cuts::{GpuCuts, HEAP_SIZES};
 pub use gbuffer::{GBufferPass, GpuGBuffer};
 pub use instant::GpuLit;
 pub use tree::GpuLightTree;
+pub use vpls::{GpuVplList, GpuVplScene, VplPass};
 
 use lumbre_gpu::{Buffer, Gpu, Result};
 use lumbre_kdtree::{GpuKdTree, QueryOptions, Traversal, TriangleTest};
 use lumbre_raytrace::{GpuMaterial, Prepared};
 
-use crate::{GpuVpl, LightNode, LightTree};
+use crate::ism::GpuVpl;
+use crate::{LightNode, LightTree};
 
 /// 8x8-pixel tiles per dispatch of the per-pixel kernels: a quarter of a million pixels,
 /// so that no dispatch runs long enough for a driver to reset the GPU.
@@ -71,7 +74,7 @@ impl GpuLightScene {
 pub struct GpuLights {
     /// The nodes ([`LightNode`] layout).
     pub nodes: Buffer<LightNode>,
-    /// The lights ([`GpuVpl`] layout).
+    /// The lights ([`GpuVpl`](crate::ism::GpuVpl) layout).
     pub vpls: Buffer<GpuVpl>,
     /// Number of lights.
     pub count: u32,

@@ -7,8 +7,9 @@ use lumbre_compact::record_sort_bits;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
 
 use crate::gpu::GpuLights;
+use crate::ism::GpuVpl;
 use crate::morton_tree::KeyParams;
-use crate::{GpuVpl, LightNode, LightTree, MortonTree, Vpl, validate_vpls};
+use crate::{LightNode, LightTree, MortonTree, Vpl, validate_vpls};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
