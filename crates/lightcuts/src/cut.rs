@@ -27,10 +27,10 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 use lumbre_kdtree::QueryOptions;
-use lumbre_raytrace::{Prepared, hash_u32};
+use lumbre_raytrace::hash_u32;
 
 use crate::bounds::{box_dist2, dot, light_cos_upper, receiver_cos_upper};
-use crate::shading::{INV_PI, geometry, visible};
+use crate::shading::{INV_PI, Vis, geometry};
 use crate::{GPixel, LightNode, LightTree, Visibility};
 
 /// `CutPixel::flags` bit: a cluster left unrefined to keep the heap within its size had a
@@ -96,8 +96,8 @@ pub struct CutPixel {
     pub size: u32,
     /// Wrapping sum of `hash_u32(node)` over the cut's nodes: equal cuts have equal sums.
     pub hash: u32,
-    /// Shadow rays cast.
-    pub rays: u32,
+    /// Visibility queries (shadow rays or ISM lookups).
+    pub queries: u32,
     /// [`CUT_INEXACT`], [`CUT_MAX_REACHED`].
     pub flags: u32,
 }
@@ -208,7 +208,7 @@ pub struct Lightcuts {
     pub cut: CutOptions,
     /// The `1 / d^2` clamp distance as a fraction of the scene's diagonal.
     pub clamp: f32,
-    /// Shadow rays or none.
+    /// Shadow rays, imperfect shadow maps or none.
     pub visibility: Visibility,
     /// Traversal and triangle test of the shadow rays.
     pub query: QueryOptions,
@@ -227,12 +227,10 @@ impl Default for Lightcuts {
 
 /// Everything a cut needs besides its pixel.
 pub(crate) struct CutContext<'a> {
-    pub prepared: &'a Prepared,
     pub tree: &'a LightTree,
     pub options: CutOptions,
     pub min_d2: f32,
-    pub visibility: Visibility,
-    pub query: QueryOptions,
+    pub vis: Vis<'a>,
 }
 
 /// The state of one pixel's cut.
@@ -244,7 +242,7 @@ struct Cut<'a, 'b> {
     done: Vec3,
     /// The estimate of the whole cut (times pi), as a sum of channels.
     total: f32,
-    rays: u32,
+    queries: u32,
     /// Largest bound left unrefined to keep the heap small.
     dropped: f32,
 }
@@ -269,13 +267,9 @@ impl Cut<'_, '_> {
         if g <= 0.0 {
             return 0.0;
         }
-        if self.cx.visibility == Visibility::Rays {
-            self.rays += 1;
-            if !visible(self.cx.prepared, self.px.position, vpl.position, &self.cx.query) {
-                return 0.0;
-            }
-        }
-        g
+        let (visible, queried) = self.cx.vis.of(rep, vpl, self.px.position);
+        self.queries += queried as u32;
+        g * visible
     }
 
     /// The error bound of a cluster times pi, as a sum of channels.
@@ -327,7 +321,7 @@ pub(crate) fn cut_pixel(cx: &CutContext<'_>, px: &GPixel) -> (Vec3, CutPixel) {
         heap: Heap { items: Vec::with_capacity(o.heap.min(o.max_cut) as usize), cap: o.heap as usize },
         done: Vec3::ZERO,
         total: 0.0,
-        rays: 0,
+        queries: 0,
         dropped: 0.0,
     };
     let mut size = 1u32;
@@ -361,5 +355,5 @@ pub(crate) fn cut_pixel(cx: &CutContext<'_>, px: &GPixel) -> (Vec3, CutPixel) {
     if cut.dropped > o.error * cut.total {
         flags |= CUT_INEXACT;
     }
-    (px.emission + color * INV_PI, CutPixel { size, hash, rays: cut.rays, flags })
+    (px.emission + color * INV_PI, CutPixel { size, hash, queries: cut.queries, flags })
 }

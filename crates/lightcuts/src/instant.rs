@@ -4,10 +4,9 @@
 
 use glam::Vec3;
 use lumbre_kdtree::QueryOptions;
-use lumbre_raytrace::Prepared;
 use rayon::prelude::*;
 
-use crate::shading::{INV_PI, geometry, visible};
+use crate::shading::{INV_PI, Vis, geometry};
 use crate::{GPixel, Visibility, Vpl};
 
 /// Instant radiosity: every pixel of a G-buffer lit by every light of a tree (only its
@@ -31,7 +30,7 @@ use crate::{GPixel, Visibility, Vpl};
 pub struct InstantRadiosity {
     /// The `1 / d^2` clamp distance as a fraction of the scene's diagonal.
     pub clamp: f32,
-    /// Shadow rays or none.
+    /// Shadow rays, imperfect shadow maps or none.
     pub visibility: Visibility,
     /// Traversal and triangle test of the shadow rays.
     pub query: QueryOptions,
@@ -44,46 +43,36 @@ impl Default for InstantRadiosity {
 }
 
 /// The radiance of one G-buffer pixel lit by every light (the CPU twin of
-/// `instant.wgsl`'s `instant_pixel`): `emission + kd * ((sum_j I_j G_j V_j) / pi)`, summed
-/// in light order; also returns the shadow rays cast.
-pub(crate) fn instant_pixel(
-    p: &Prepared,
-    px: &GPixel,
-    vpls: &[Vpl],
-    min_d2: f32,
-    vis: Visibility,
-    query: &QueryOptions,
-) -> (Vec3, u32) {
+/// `instant.wgsl`'s `main`): `emission + kd * ((sum_j I_j G_j V_j) / pi)`, summed in light
+/// order; also returns the visibility queries made.
+pub(crate) fn instant_pixel(px: &GPixel, vpls: &[Vpl], min_d2: f32, vis: &Vis<'_>) -> (Vec3, u32) {
     if !px.shaded() {
         return (px.emission, 0);
     }
     let mut sum = Vec3::ZERO;
-    let mut rays = 0;
-    for v in vpls {
+    let mut queries = 0;
+    for (j, v) in vpls.iter().enumerate() {
         let g = geometry(px.position, px.normal, v, min_d2);
         if g <= 0.0 {
             continue;
         }
-        if vis == Visibility::Rays {
-            rays += 1;
-            if !visible(p, px.position, v.position, query) {
-                continue;
-            }
+        let (visible, queried) = vis.of(j as u32, v, px.position);
+        queries += queried as u32;
+        let gv = g * visible;
+        if gv > 0.0 {
+            sum += v.intensity * gv;
         }
-        sum += v.intensity * g;
     }
-    (px.emission + px.albedo * (sum * INV_PI), rays)
+    (px.emission + px.albedo * (sum * INV_PI), queries)
 }
 
-/// Instant radiosity over a G-buffer's pixels, in parallel: the radiances and the shadow
-/// rays cast.
+/// Instant radiosity over a G-buffer's pixels, in parallel: the radiances and the
+/// visibility queries made.
 pub(crate) fn instant_cpu(
-    p: &Prepared,
     pixels: &[GPixel],
     vpls: &[Vpl],
     min_d2: f32,
-    vis: Visibility,
-    query: &QueryOptions,
+    vis: &Vis<'_>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> (Vec<Vec3>, u64) {
     let rows: Vec<(Vec<Vec3>, u64)> = pixels
@@ -93,7 +82,7 @@ pub(crate) fn instant_cpu(
             let out = chunk
                 .iter()
                 .map(|px| {
-                    let (c, r) = instant_pixel(p, px, vpls, min_d2, vis, query);
+                    let (c, r) = instant_pixel(px, vpls, min_d2, vis);
                     rays += r as u64;
                     c
                 })

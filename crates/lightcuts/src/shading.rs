@@ -21,15 +21,20 @@ pub const SHADOW_END: f32 = 0.999;
 /// How visibility between a receiver and a light is decided.
 ///
 /// ```
-/// assert_eq!(lumbre_lightcuts::Visibility::default(), lumbre_lightcuts::Visibility::Rays);
+/// use lumbre_lightcuts::{Visibility, ism::IsmOptions};
+/// assert_eq!(Visibility::default(), Visibility::Rays);
+/// assert_eq!(Visibility::Ism(IsmOptions::default()).name(), "ism");
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Visibility {
     /// Exact: an any-hit shadow ray through the scene's kd-tree (the reference).
     #[default]
     Rays,
     /// Every light is visible (no shadows): for tests and to isolate shading costs.
     Unshadowed,
+    /// Imperfect shadow maps, one per VPL, built from the scene's triangles with these
+    /// options and looked up for a fraction of visibility (see [`crate::ism`]).
+    Ism(crate::ism::IsmOptions),
 }
 
 impl Visibility {
@@ -38,8 +43,46 @@ impl Visibility {
         match self {
             Visibility::Rays => "rays",
             Visibility::Unshadowed => "unshadowed",
+            Visibility::Ism(_) => "ism",
         }
     }
+
+    /// Bit 2 of the kernels' `flags`: shadow rays.
+    pub(crate) fn ray_flag(&self) -> u32 {
+        ((*self == Visibility::Rays) as u32) << 2
+    }
+}
+
+/// How a CPU pass decides visibility, ready to query.
+pub(crate) enum Vis<'a> {
+    Rays(&'a Prepared, QueryOptions),
+    Unshadowed,
+    Ism(&'a crate::ism::IsmAtlas),
+}
+
+impl Vis<'_> {
+    /// The visibility of light `index` (`vpl`) from `x` in `[0, 1]`, and whether it took a
+    /// query (a shadow ray or an ISM lookup).
+    pub fn of(&self, index: u32, vpl: &Vpl, x: Vec3) -> (f32, bool) {
+        match self {
+            Vis::Rays(p, q) => (if visible(p, x, vpl.position, q) { 1.0 } else { 0.0 }, true),
+            Vis::Unshadowed => (1.0, false),
+            Vis::Ism(atlas) => (atlas.visibility(index, vpl, x), true),
+        }
+    }
+}
+
+/// The imperfect shadow maps of `input`'s lights, when `visibility` asks for them (CPU),
+/// with the build's report.
+pub(crate) fn ism_cpu(
+    visibility: &Visibility,
+    input: &Shading,
+    progress: &dyn lumbre_gpu::Progress,
+) -> Result<Option<(crate::ism::IsmAtlas, lumbre_gpu::Report)>> {
+    let Visibility::Ism(options) = visibility else { return Ok(None) };
+    let scene = crate::ism::IsmScene { triangles: input.prepared.tris.clone(), vpls: input.tree.vpls.clone() };
+    use lumbre_gpu::Compute;
+    Ok(Some(crate::ism::Ism { options: *options }.cpu_reported(&scene, progress)?))
 }
 
 /// The clamped geometric term between receiver `x` (unit normal `n`) and light `vpl`:
@@ -107,12 +150,12 @@ pub struct Lit {
     pub image: lumbre_raytrace::Image,
     /// Per pixel, what its cut was (empty for instant radiosity).
     pub cuts: Vec<crate::CutPixel>,
-    /// Shadow rays cast.
-    pub rays: u64,
+    /// Visibility queries (shadow rays or ISM lookups).
+    pub queries: u64,
 }
 
 impl lumbre_gpu::Agree for Lit {
-    /// Cuts and ray counts exactly, radiances channel by channel within `tol`.
+    /// Cuts and query counts exactly, radiances channel by channel within `tol`.
     fn disagreement(&self, gpu: &Self, tol: lumbre_gpu::Tolerance) -> Option<String> {
         let (a, b) = (&self.image, &gpu.image);
         if (a.width, a.height) != (b.width, b.height) {
@@ -135,7 +178,7 @@ impl lumbre_gpu::Agree for Lit {
         if let Some(&i) = bad.first() {
             return Some(format!("{} pixels differ; pixel {i}: cpu {} gpu {}", bad.len(), a.pixels[i], b.pixels[i]));
         }
-        (self.rays != gpu.rays).then(|| format!("{} vs {} shadow rays", self.rays, gpu.rays))
+        (self.queries != gpu.queries).then(|| format!("{} vs {} visibility queries", self.queries, gpu.queries))
     }
 }
 
@@ -150,17 +193,27 @@ pub struct GpuShading {
     pub gbuffer: crate::GpuGBuffer,
     /// The scene's diagonal (for the clamp distance).
     pub diagonal: f32,
+    /// The triangles the ISM's point pool is drawn from, when visibility is by ISM.
+    pub ism_pool: Option<crate::ism::GpuPoolInput>,
 }
 
 impl GpuShading {
-    /// Checks and uploads a [`Shading`] input.
-    pub fn upload(gpu: &lumbre_gpu::Gpu, input: &Shading) -> Result<GpuShading> {
+    /// Checks and uploads a [`Shading`] input (with the ISM's triangles for `visibility`).
+    pub fn upload(gpu: &lumbre_gpu::Gpu, input: &Shading, visibility: &Visibility) -> Result<GpuShading> {
         check_shading(input)?;
+        let ism_pool = match visibility {
+            Visibility::Ism(o) => {
+                o.validate()?;
+                Some(crate::ism::GpuPoolInput::new(gpu, &input.prepared.tris, o.points, o.seed)?)
+            }
+            _ => None,
+        };
         Ok(GpuShading {
             scene: crate::GpuLightScene::upload(gpu, &input.prepared)?,
             lights: crate::GpuLights::upload(gpu, &input.tree)?,
             gbuffer: crate::GpuGBuffer::upload(gpu, &input.gbuffer)?,
             diagonal: (input.prepared.scene.bounds.1 - input.prepared.scene.bounds.0).length(),
+            ism_pool,
         })
     }
 

@@ -103,7 +103,7 @@ pub fn vpl_uniform(seed: u32, index: u32, dim: u32) -> f32 {
 pub(crate) fn direct_vpl(em: &Emitters, o: &VplOptions, k: u32, eps: f32) -> Option<Vpl> {
     let seed = o.seed ^ DIRECT_STREAM;
     let s = em.sample(vpl_uniform(seed, k, 0), vpl_uniform(seed, k, 1), vpl_uniform(seed, k, 2))?;
-    if !(s.pdf > 0.0) {
+    if s.pdf.is_nan() || s.pdf <= 0.0 {
         return None;
     }
     Some(Vpl {
@@ -118,7 +118,7 @@ pub(crate) fn path_vpls(p: &Prepared, em: &Emitters, o: &VplOptions, k: u32, que
     let mut out = Vec::new();
     let u = |dim: u32| vpl_uniform(o.seed, k, dim);
     let Some(s) = em.sample(u(0), u(1), u(2)) else { return out };
-    if !(s.pdf > 0.0) {
+    if s.pdf.is_nan() || s.pdf <= 0.0 {
         return out;
     }
     let (mut dir, _) = Emitters::sample_direction(s.normal, u(3), u(4));

@@ -17,6 +17,7 @@ use common::{cornell, cornell_shading, surface_lights};
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
+use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{
     CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, MortonTree, View, Visibility, Vpl, VplOptions,
     VplPass,
@@ -74,7 +75,7 @@ fn instant_radiosity_gpu_equals_cpu() {
     for visibility in [Visibility::Rays, Visibility::Unshadowed] {
         let ir = InstantRadiosity { visibility, ..Default::default() };
         let lit = conformance(&ir, &gpu, &input, Tolerance::EXACT).unwrap();
-        assert!(visibility == Visibility::Unshadowed || lit.rays > 0);
+        assert!(visibility == Visibility::Unshadowed || lit.queries > 0);
     }
 }
 
@@ -98,4 +99,20 @@ fn lightcuts_gpu_equals_cpu() {
     let input = cornell_shading(MortonTree::default().build(&vpls[..10]).unwrap(), 8, 8);
     let odd = Lightcuts { cut: CutOptions { heap: 48, ..Default::default() }, ..Default::default() };
     assert!(odd.gpu(&gpu, &input).unwrap_err().to_string().contains("heap of 48"));
+}
+
+#[test]
+fn shading_with_shadow_maps_gpu_equals_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    let vpls = surface_lights(&p, 200, 5);
+    let tree = MortonTree::default().build(&vpls).unwrap();
+    let input = cornell_shading(tree, 24, 20);
+    let maps = IsmOptions { size: 32, points: 1 << 15, points_per_vpl: 4096, ..Default::default() };
+    let visibility = Visibility::Ism(maps);
+    let ir =
+        conformance(&InstantRadiosity { visibility, ..Default::default() }, &gpu, &input, Tolerance::EXACT).unwrap();
+    let lc = Lightcuts { visibility, cut: CutOptions { heap: 32, ..Default::default() }, ..Default::default() };
+    let cut = conformance(&lc, &gpu, &input, Tolerance::EXACT).unwrap();
+    assert!(ir.queries > 0 && cut.queries > 0 && cut.queries < ir.queries);
 }

@@ -1,15 +1,26 @@
-//! variants heap32, heap64, heap128
-//! define heap32: const HEAP: u32 = 32u;
-//! define heap64: const HEAP: u32 = 64u;
-//! define heap128: const HEAP: u32 = 128u;
+//! variants rays32, rays64, rays128, maps32, maps64, maps128
+//! define rays32: const HEAP: u32 = 32u;
+//! define rays64: const HEAP: u32 = 64u;
+//! define rays128: const HEAP: u32 = 128u;
+//! define maps32: const HEAP: u32 = 32u;
+//! define maps64: const HEAP: u32 = 64u;
+//! define maps128: const HEAP: u32 = 128u;
+//! define rays32: const USE_ISM: bool = false;
+//! define rays64: const USE_ISM: bool = false;
+//! define rays128: const USE_ISM: bool = false;
+//! define maps32: const USE_ISM: bool = true;
+//! define maps64: const USE_ISM: bool = true;
+//! define maps128: const USE_ISM: bool = true;
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
 //! import kdtree/traverse
 //! import shared/camera
 //! import lightcuts/light
+//! import lightcuts/ism_lookup
 // Lightcuts, one thread per G-buffer pixel in 8x8 tiles: lumbre_lightcuts::cut's
 // `cut_pixel` step by step, with its heap of refinable clusters in a fixed private array
-// of HEAP entries (12 bytes each).
+// of HEAP entries (12 bytes each). Visibility by shadow rays (flag bit 2; variants raysN) or
+// by imperfect shadow maps (variants mapsN); N is HEAP.
 
 struct Params {
     bmin: vec3<f32>,
@@ -49,8 +60,11 @@ struct GPixel {
 // three vec4 per VPL: position, normal, intensity
 @group(0) @binding(6) var<storage, read> vpls: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> image: array<vec4<f32>>;
-// per pixel: cut size, hash of its nodes, shadow rays, flags (lumbre_lightcuts::CutPixel)
+// per pixel: cut size, hash of its nodes, visibility queries, flags (lumbre_lightcuts::CutPixel)
 @group(0) @binding(8) var<storage, read_write> cuts: array<vec4<u32>>;
+// the imperfect shadow maps (lumbre_lightcuts::ism::GpuIsmAtlas::lookup_bindings)
+@group(0) @binding(9) var<uniform> ism: IsmParams;
+@group(0) @binding(10) var<storage, read> ism_atlas: array<u32>;
 
 const SHADOW_RAYS: u32 = 4u;
 const CUT_INEXACT: u32 = 1u;
@@ -64,7 +78,7 @@ var<private> heap_gv: array<f32, HEAP>;
 var<private> heap_len: u32;
 var<private> done: vec3<f32>;
 var<private> total: f32;
-var<private> rays: u32;
+var<private> queries: u32;
 var<private> dropped: f32;
 
 struct Entry {
@@ -93,17 +107,20 @@ fn scalar(node: LightNode, gv: f32) -> f32 {
 
 fn eval(rep: u32) -> f32 {
     let y = vpls[3u * rep].xyz;
-    let g = geometry(px.position, px.normal, y, vpls[3u * rep + 1u].xyz, params.min_d2);
+    let ny = vpls[3u * rep + 1u].xyz;
+    let g = geometry(px.position, px.normal, y, ny, params.min_d2);
     if g <= 0.0 {
         return 0.0;
     }
-    if (params.flags & SHADOW_RAYS) != 0u {
-        rays += 1u;
-        if !visible(px.position, y) {
-            return 0.0;
-        }
+    var v = 1.0;
+    if USE_ISM {
+        queries += 1u;
+        v = ism_visibility(rep, y, ny, px.position);
+    } else if (params.flags & SHADOW_RAYS) != 0u {
+        queries += 1u;
+        v = select(0.0, 1.0, visible(px.position, y));
     }
-    return g;
+    return g * v;
 }
 
 fn bound(node: LightNode) -> f32 {
@@ -246,7 +263,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     heap_len = 0u;
     done = vec3<f32>(0.0);
     total = 0.0;
-    rays = 0u;
+    queries = 0u;
     dropped = 0.0;
     var size = 1u;
     var hash = hash_u32(0u);
@@ -277,5 +294,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         flags |= CUT_INEXACT;
     }
     image[index] = vec4<f32>(px.emission + color * INV_PI, 1.0);
-    cuts[index] = vec4<u32>(size, hash, rays, flags);
+    cuts[index] = vec4<u32>(size, hash, queries, flags);
 }

@@ -1,8 +1,12 @@
+//! variants rays, maps
+//! define rays: const USE_ISM: bool = false;
+//! define maps: const USE_ISM: bool = true;
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
 //! import kdtree/traverse
 //! import shared/camera
 //! import lightcuts/light
+//! import lightcuts/ism_lookup
 // Instant radiosity, one thread per G-buffer pixel in 8x8 tiles: every VPL, in order, with
 // its own visibility (lumbre_lightcuts::instant's `instant_pixel`). A dispatch adds the
 // VPLs first_vpl .. first_vpl + n_vpls to the running sum it keeps in `image` (rays in w);
@@ -49,8 +53,11 @@ struct GPixel {
 @group(0) @binding(5) var<storage, read> vpls: array<vec4<f32>>;
 // the running sum and shadow rays (bits in w), then the radiance
 @group(0) @binding(6) var<storage, read_write> image: array<vec4<f32>>;
-// shadow rays per tile (8x8 pixels)
+// visibility queries per tile (8x8 pixels)
 @group(0) @binding(7) var<storage, read_write> tile_rays: array<u32>;
+// the imperfect shadow maps (lumbre_lightcuts::ism::GpuIsmAtlas::lookup_bindings)
+@group(0) @binding(8) var<uniform> ism: IsmParams;
+@group(0) @binding(9) var<storage, read> ism_atlas: array<u32>;
 
 const WG: u32 = 64u;
 const SHADOW_RAYS: u32 = 4u;
@@ -101,17 +108,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let count = min(WG, params.n_vpls - base);
             for (var j = 0u; j < count; j++) {
                 let y = staged[3u * j].xyz;
-                let g = geometry(px.position, px.normal, y, staged[3u * j + 1u].xyz, params.min_d2);
+                let ny = staged[3u * j + 1u].xyz;
+                let g = geometry(px.position, px.normal, y, ny, params.min_d2);
                 if g <= 0.0 {
                     continue;
                 }
-                if rays_on {
+                var v = 1.0;
+                if USE_ISM {
                     rays += 1u;
-                    if !visible(px.position, y) {
-                        continue;
-                    }
+                    v = ism_visibility(params.first_vpl + base + j, y, ny, px.position);
+                } else if rays_on {
+                    rays += 1u;
+                    v = select(0.0, 1.0, visible(px.position, y));
                 }
-                sum += staged[3u * j + 2u].xyz * g;
+                let gv = g * v;
+                if gv > 0.0 {
+                    sum += staged[3u * j + 2u].xyz * gv;
+                }
             }
         }
     }

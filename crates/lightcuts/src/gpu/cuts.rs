@@ -8,8 +8,9 @@ use rayon::prelude::*;
 
 use crate::cut::{CutContext, cut_pixel};
 use crate::gpu::instant::GpuLit;
-use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, query_flags, tile_dispatches};
-use crate::shading::{GpuShading, check_shading, min_distance2};
+use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
+use crate::ism::GpuIsmAtlas;
+use crate::shading::{GpuShading, Vis, check_shading, ism_cpu, min_distance2};
 use crate::{CUT_INEXACT, CUT_MAX_REACHED, CutPixel, Lightcuts, Lit, SHADOW_END, Shading, Visibility};
 
 /// The heap sizes the GPU kernel is compiled for (entries per pixel, 12 bytes each, in
@@ -32,9 +33,12 @@ struct Params {
     _pad: [u32; 2],
 }
 const _: () = assert!(
-    size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_HEAP32_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_HEAP64_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_HEAP128_PARAMS_SIZE
+    size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS32_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS64_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS128_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS32_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS64_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS128_PARAMS_SIZE
 );
 
 /// Per-pixel cuts on the GPU (the `cuts` of a [`GpuLit`]).
@@ -46,19 +50,25 @@ pub(crate) fn cut_stats(cuts: &[CutPixel], report: &mut Report) {
     let sum: u64 = lit.iter().map(|c| c.size as u64).sum();
     report.stat("average cut", if lit.is_empty() { 0.0 } else { sum as f64 / lit.len() as f64 });
     report.stat("largest cut", lit.iter().map(|c| c.size).max().unwrap_or(0) as f64);
-    report.stat("shadow rays", cuts.iter().map(|c| c.rays as f64).sum());
+    report.stat("visibility queries", cuts.iter().map(|c| c.queries as f64).sum());
     report.stat("inexact pixels", cuts.iter().filter(|c| c.flags & CUT_INEXACT != 0).count() as f64);
     report.stat("max-cut pixels", cuts.iter().filter(|c| c.flags & CUT_MAX_REACHED != 0).count() as f64);
 }
 
 impl Lightcuts {
-    /// The kernel variant for the heap size; an error for sizes it is not compiled for.
+    /// The kernel variant for the heap size and visibility; an error for heap sizes it is
+    /// not compiled for.
     fn shader(&self) -> Result<lumbre_shaders::Shader> {
-        Ok(match self.cut.heap {
-            32 => lumbre_shaders::lightcuts::CUTS_HEAP32,
-            64 => lumbre_shaders::lightcuts::CUTS_HEAP64,
-            128 => lumbre_shaders::lightcuts::CUTS_HEAP128,
-            h => {
+        use lumbre_shaders::lightcuts::*;
+        let ism = matches!(self.visibility, Visibility::Ism(_));
+        Ok(match (self.cut.heap, ism) {
+            (32, false) => CUTS_RAYS32,
+            (64, false) => CUTS_RAYS64,
+            (128, false) => CUTS_RAYS128,
+            (32, true) => CUTS_MAPS32,
+            (64, true) => CUTS_MAPS64,
+            (128, true) => CUTS_MAPS128,
+            (h, _) => {
                 return Err(Error::Input(format!(
                     "lightcuts on the GPU: heap of {h} entries; the kernel has {HEAP_SIZES:?}"
                 )));
@@ -66,7 +76,8 @@ impl Lightcuts {
         })
     }
 
-    /// Records the cuts of an uploaded G-buffer over an uploaded tree.
+    /// Records the cuts of an uploaded G-buffer over an uploaded tree, with the lights'
+    /// imperfect shadow maps when visibility is by ISM.
     pub fn record_cuts(
         &self,
         rec: &mut Recorder,
@@ -74,16 +85,22 @@ impl Lightcuts {
         lights: &GpuLights,
         gbuffer: &GpuGBuffer,
         min_d2: f32,
+        ism: Option<&GpuIsmAtlas>,
     ) -> Result<GpuLit> {
         self.cut.validate()?;
         let gpu = rec.gpu().clone();
+        let ism = match (&self.visibility, ism) {
+            (Visibility::Ism(_), Some(atlas)) => atlas.clone(),
+            (Visibility::Ism(_), None) => return Err(Error::Input("ISM visibility without an atlas".into())),
+            _ => no_ism(&gpu)?,
+        };
+        let [ism_params, ism_depth] = ism.lookup_bindings(&gpu)?;
         let kernel = gpu.kernel(&self.shader()?, "main")?;
         let (w, h) = (gbuffer.width, gbuffer.height);
         let n = w as usize * h as usize;
         let image = gpu.zeroed::<[f32; 4]>(n)?;
         let cuts = gpu.zeroed::<[u32; 4]>(n)?;
         let b = scene.tree.bounds;
-        let rays = (self.visibility == Visibility::Rays) as u32;
         for (tile_base, tiles) in tile_dispatches(w, h) {
             let params = gpu.uniform(&Params {
                 bmin: b.min.to_array(),
@@ -93,7 +110,7 @@ impl Lightcuts {
                 min_d2,
                 error: self.cut.error,
                 max_cut: self.cut.max_cut,
-                flags: query_flags(&self.query) | rays << 2,
+                flags: query_flags(&self.query) | self.visibility.ray_flag(),
                 tile_base,
                 shadow_end: SHADOW_END,
                 _pad: [0; 2],
@@ -109,6 +126,8 @@ impl Lightcuts {
                 lights.vpls.binding(),
                 image.binding(),
                 cuts.binding(),
+                ism_params.clone(),
+                ism_depth.clone(),
             ];
             rec.dispatch("lightcuts", &kernel, &res, tiles as u64)?;
         }
@@ -130,23 +149,26 @@ impl Compute for Lightcuts {
         self.cpu_reported(input, &()).map(|(lit, _)| lit)
     }
 
-    /// Progress in pixels; reports the average and largest cut, shadow rays and flagged
-    /// pixels.
+    /// Progress in pixels; reports the average and largest cut, visibility queries and
+    /// flagged pixels (and the ISM build's stages).
     fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
         self.cut.validate()?;
         check_shading(input)?;
-        let cx = CutContext {
-            prepared: &input.prepared,
-            tree: &input.tree,
-            options: self.cut,
-            min_d2: min_distance2(&input.prepared, self.clamp)?,
-            visibility: self.visibility,
-            query: self.query,
+        let min_d2 = min_distance2(&input.prepared, self.clamp)?;
+        let mut report = Report::default();
+        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
+            report.merge(r);
+            atlas
+        });
+        let vis = match (&self.visibility, &atlas) {
+            (Visibility::Rays, _) => Vis::Rays(&input.prepared, self.query),
+            (_, Some(atlas)) => Vis::Ism(atlas),
+            _ => Vis::Unshadowed,
         };
+        let cx = CutContext { tree: &input.tree, options: self.cut, min_d2, vis };
         let g = &input.gbuffer;
         let total = g.pixels.len() as u64;
         let done = AtomicU64::new(0);
-        let mut report = Report::default();
         let out: Vec<(glam::Vec3, CutPixel)> = report.time("lightcuts", || {
             g.pixels
                 .par_chunks(256)
@@ -163,17 +185,18 @@ impl Compute for Lightcuts {
         });
         let (pixels, cuts): (Vec<_>, Vec<_>) = out.into_iter().unzip();
         cut_stats(&cuts, &mut report);
-        let rays = cuts.iter().map(|c| c.rays as u64).sum();
+        let queries = cuts.iter().map(|c| c.queries as u64).sum();
         let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
-        Ok((Lit { image, cuts, rays }, report))
+        Ok((Lit { image, cuts, queries }, report))
     }
 
     fn upload(&self, gpu: &Gpu, input: &Shading) -> Result<GpuShading> {
-        GpuShading::upload(gpu, input)
+        GpuShading::upload(gpu, input, &self.visibility)
     }
 
     fn record(&self, rec: &mut Recorder, input: &GpuShading) -> Result<GpuLit> {
-        self.record_cuts(rec, &input.scene, &input.lights, &input.gbuffer, input.min_d2(self.clamp)?)
+        let ism = record_ism(rec, &self.visibility, input)?;
+        self.record_cuts(rec, &input.scene, &input.lights, &input.gbuffer, input.min_d2(self.clamp)?, ism.as_ref())
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuLit) -> Result<Lit> {
@@ -181,8 +204,8 @@ impl Compute for Lightcuts {
             Some(c) => bytemuck::cast_slice(&gpu.download(c)?).to_vec(),
             None => Vec::new(),
         };
-        let rays = cuts.iter().map(|c| c.rays as u64).sum();
-        Ok(Lit { image: out.download_image(gpu)?, cuts, rays })
+        let queries = cuts.iter().map(|c| c.queries as u64).sum();
+        Ok(Lit { image: out.download_image(gpu)?, cuts, queries })
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuLit) -> Result<Report> {

@@ -6,9 +6,10 @@ use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_raytrace::Image;
 
-use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, query_flags, tile_dispatches};
+use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
 use crate::instant::instant_cpu;
-use crate::shading::{GpuShading, check_shading, min_distance2};
+use crate::ism::GpuIsmAtlas;
+use crate::shading::{GpuShading, Vis, check_shading, ism_cpu, min_distance2};
 use crate::{InstantRadiosity, Lit, SHADOW_END, Shading, Visibility};
 
 /// VPLs per dispatch of `instant.wgsl`. Lavapipe (llvmpipe) ends any loop nest after
@@ -33,7 +34,10 @@ struct Params {
     stage: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_RAYS_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_MAPS_PARAMS_SIZE
+);
 
 /// An image being shaded on the GPU: radiances and shadow rays per 8x8 tile.
 #[derive(Clone, Debug)]
@@ -42,7 +46,7 @@ pub struct GpuLit {
     pub image: Buffer<[f32; 4]>,
     /// Per pixel cut (lightcuts only: `CutPixel` as `vec4<u32>`), else one word.
     pub cuts: Option<Buffer<[u32; 4]>>,
-    /// Shadow rays per tile (instant radiosity).
+    /// Visibility queries per tile (instant radiosity).
     pub tile_rays: Option<Buffer<u32>>,
     /// Width.
     pub width: u32,
@@ -60,7 +64,8 @@ impl GpuLit {
 }
 
 impl InstantRadiosity {
-    /// Records the shading of an uploaded G-buffer by uploaded lights.
+    /// Records the shading of an uploaded G-buffer by uploaded lights, with their imperfect
+    /// shadow maps when visibility is by ISM.
     pub fn record_shade(
         &self,
         rec: &mut Recorder,
@@ -68,14 +73,20 @@ impl InstantRadiosity {
         lights: &GpuLights,
         gbuffer: &GpuGBuffer,
         min_d2: f32,
+        ism: Option<&GpuIsmAtlas>,
     ) -> Result<GpuLit> {
         let gpu = rec.gpu().clone();
+        let (shader, ism) = match (&self.visibility, ism) {
+            (Visibility::Ism(_), Some(atlas)) => (lumbre_shaders::lightcuts::INSTANT_MAPS, atlas.clone()),
+            (Visibility::Ism(_), None) => return Err(Error::Input("ISM visibility without an atlas".into())),
+            _ => (lumbre_shaders::lightcuts::INSTANT_RAYS, no_ism(&gpu)?),
+        };
+        let [ism_params, ism_depth] = ism.lookup_bindings(&gpu)?;
         let (w, h) = (gbuffer.width, gbuffer.height);
         let image = gpu.zeroed::<[f32; 4]>(w as usize * h as usize)?;
         let tile_rays = gpu.zeroed::<u32>((w.div_ceil(8) * h.div_ceil(8)) as usize)?;
-        let kernel = gpu.kernel(&lumbre_shaders::lightcuts::INSTANT, "main")?;
+        let kernel = gpu.kernel(&shader, "main")?;
         let b = scene.tree.bounds;
-        let rays = (self.visibility == Visibility::Rays) as u32;
         let chunks = lights.count.div_ceil(VPLS_PER_DISPATCH);
         for (tile_base, tiles) in tile_dispatches(w, h) {
             for chunk in 0..chunks {
@@ -87,7 +98,7 @@ impl InstantRadiosity {
                     height: h,
                     min_d2,
                     n_vpls: VPLS_PER_DISPATCH.min(lights.count - first_vpl),
-                    flags: query_flags(&self.query) | rays << 2,
+                    flags: query_flags(&self.query) | self.visibility.ray_flag(),
                     tile_base,
                     shadow_end: SHADOW_END,
                     first_vpl,
@@ -104,6 +115,8 @@ impl InstantRadiosity {
                     lights.vpls.binding(),
                     image.binding(),
                     tile_rays.binding(),
+                    ism_params.clone(),
+                    ism_depth.clone(),
                 ];
                 rec.dispatch("instant radiosity", &kernel, &res, tiles as u64)?;
             }
@@ -126,44 +139,54 @@ impl Compute for InstantRadiosity {
         self.cpu_reported(input, &()).map(|(lit, _)| lit)
     }
 
-    /// Progress in pixels; reports the shadow rays.
+    /// Progress in pixels; reports the visibility queries (and the ISM build's stages).
     fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
         check_shading(input)?;
         let min_d2 = min_distance2(&input.prepared, self.clamp)?;
+        let mut report = Report::default();
+        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
+            report.merge(r);
+            atlas
+        });
+        let vis = match (&self.visibility, &atlas) {
+            (Visibility::Rays, _) => Vis::Rays(&input.prepared, self.query),
+            (_, Some(atlas)) => Vis::Ism(atlas),
+            _ => Vis::Unshadowed,
+        };
         let g = &input.gbuffer;
         let total = g.pixels.len() as u64;
         let done = AtomicU64::new(0);
-        let mut report = Report::default();
-        let (pixels, rays) = report.time("instant radiosity", || {
-            instant_cpu(&input.prepared, &g.pixels, &input.tree.vpls, min_d2, self.visibility, &self.query, &|k| {
+        let (pixels, queries) = report.time("instant radiosity", || {
+            instant_cpu(&g.pixels, &input.tree.vpls, min_d2, &vis, &|k| {
                 progress.update("instant radiosity", done.fetch_add(k as u64, Ordering::Relaxed) + k as u64, total)
             })
         });
-        report.stat("shadow rays", rays as f64);
+        report.stat("visibility queries", queries as f64);
         let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
-        Ok((Lit { image, cuts: Vec::new(), rays }, report))
+        Ok((Lit { image, cuts: Vec::new(), queries }, report))
     }
 
     fn upload(&self, gpu: &Gpu, input: &Shading) -> Result<GpuShading> {
-        GpuShading::upload(gpu, input)
+        GpuShading::upload(gpu, input, &self.visibility)
     }
 
     fn record(&self, rec: &mut Recorder, input: &GpuShading) -> Result<GpuLit> {
-        self.record_shade(rec, &input.scene, &input.lights, &input.gbuffer, input.min_d2(self.clamp)?)
+        let ism = record_ism(rec, &self.visibility, input)?;
+        self.record_shade(rec, &input.scene, &input.lights, &input.gbuffer, input.min_d2(self.clamp)?, ism.as_ref())
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuLit) -> Result<Lit> {
-        let rays = match &out.tile_rays {
+        let queries = match &out.tile_rays {
             Some(t) => gpu.download(t)?.iter().map(|&r| r as u64).sum(),
             None => 0,
         };
-        Ok(Lit { image: out.download_image(gpu)?, cuts: Vec::new(), rays })
+        Ok(Lit { image: out.download_image(gpu)?, cuts: Vec::new(), queries })
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuLit) -> Result<Report> {
         let mut report = Report::default();
         if let Some(t) = &out.tile_rays {
-            report.stat("shadow rays", gpu.download(t)?.iter().map(|&r| r as f64).sum());
+            report.stat("visibility queries", gpu.download(t)?.iter().map(|&r| r as f64).sum());
         }
         Ok(report)
     }

@@ -88,6 +88,26 @@ impl GpuLights {
     }
 }
 
+/// The imperfect shadow maps of `shading`'s lights when `visibility` asks for them,
+/// recorded on `rec`.
+pub(crate) fn record_ism(
+    rec: &mut lumbre_gpu::Recorder,
+    visibility: &crate::Visibility,
+    shading: &crate::GpuShading,
+) -> Result<Option<crate::ism::GpuIsmAtlas>> {
+    let crate::Visibility::Ism(options) = visibility else { return Ok(None) };
+    let Some(pool) = &shading.ism_pool else {
+        return Err(lumbre_gpu::Error::Input("ISM visibility on an input uploaded without its ISM pool".into()));
+    };
+    let scene = crate::ism::GpuIsmScene { pool: pool.clone(), vpls: shading.lights.vpls.clone() };
+    Ok(Some(lumbre_gpu::Compute::record(&crate::ism::Ism { options: *options }, rec, &scene)?))
+}
+
+/// A one-map atlas to fill the ISM bindings of the kernels when visibility is not by ISM.
+pub(crate) fn no_ism(gpu: &Gpu) -> Result<crate::ism::GpuIsmAtlas> {
+    crate::ism::GpuIsmAtlas::upload(gpu, &crate::ism::IsmAtlas::empty(32, 1))
+}
+
 /// Bits 0 and 1 of the kernels' `flags`: restart traversal, watertight test.
 pub(crate) fn query_flags(q: &QueryOptions) -> u32 {
     (q.traversal == Traversal::Restart) as u32 | (((q.test == TriangleTest::Watertight) as u32) << 1)
