@@ -21,6 +21,7 @@ mod instant;
 pub mod ism;
 mod metric;
 mod morton_tree;
+mod render;
 mod shading;
 mod tree;
 mod vpl;
@@ -38,7 +39,10 @@ pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;
 pub use metric::ClusterMetric;
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
-pub use shading::{DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, Visibility, geometry, min_distance2};
+pub use render::{GpuRenderScene, GpuRendering, Method, Render, Rendering, TreeBuilder, cut_heatmap};
+pub use shading::{
+    DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, ShadingRef, Visibility, geometry, min_distance2,
+};
 pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
 pub use vpl::{Vpl, validate_vpls};
 pub use vpls::{VplOptions, vpl_uniform, vpls_cpu};

@@ -76,7 +76,7 @@ impl Vis<'_> {
 /// with the build's report.
 pub(crate) fn ism_cpu(
     visibility: &Visibility,
-    input: &Shading,
+    input: ShadingRef<'_>,
     progress: &dyn lumbre_gpu::Progress,
 ) -> Result<Option<(crate::ism::IsmAtlas, lumbre_gpu::Report)>> {
     let Visibility::Ism(options) = visibility else { return Ok(None) };
@@ -143,6 +143,38 @@ pub struct Shading {
     pub gbuffer: crate::GBuffer,
 }
 
+/// A [`Shading`] input by reference, for the CPU passes.
+#[derive(Clone, Copy, Debug)]
+pub struct ShadingRef<'a> {
+    /// The scene and its kd-tree.
+    pub prepared: &'a Prepared,
+    /// The lights and their tree.
+    pub tree: &'a crate::LightTree,
+    /// What each pixel sees.
+    pub gbuffer: &'a crate::GBuffer,
+}
+
+impl Shading {
+    /// This input by reference.
+    pub fn by_ref(&self) -> ShadingRef<'_> {
+        ShadingRef { prepared: &self.prepared, tree: &self.tree, gbuffer: &self.gbuffer }
+    }
+}
+
+/// How a CPU pass decides visibility for `input`: its atlas when it has one.
+pub(crate) fn vis_for<'a>(
+    visibility: &Visibility,
+    input: ShadingRef<'a>,
+    query: QueryOptions,
+    atlas: Option<&'a crate::ism::IsmAtlas>,
+) -> Vis<'a> {
+    match (visibility, atlas) {
+        (Visibility::Rays, _) => Vis::Rays(input.prepared, query),
+        (_, Some(atlas)) => Vis::Ism(atlas),
+        _ => Vis::Unshadowed,
+    }
+}
+
 /// A shaded image and, for lightcuts, each pixel's cut.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lit {
@@ -200,7 +232,7 @@ pub struct GpuShading {
 impl GpuShading {
     /// Checks and uploads a [`Shading`] input (with the ISM's triangles for `visibility`).
     pub fn upload(gpu: &lumbre_gpu::Gpu, input: &Shading, visibility: &Visibility) -> Result<GpuShading> {
-        check_shading(input)?;
+        check_shading(input.by_ref())?;
         let ism_pool = match visibility {
             Visibility::Ism(o) => {
                 o.validate()?;
@@ -232,7 +264,7 @@ impl GpuShading {
 
 /// Checks a [`Shading`] input: valid lights and tree, a G-buffer of `width x height`
 /// pixels.
-pub(crate) fn check_shading(input: &Shading) -> Result<()> {
+pub(crate) fn check_shading(input: ShadingRef<'_>) -> Result<()> {
     crate::validate_vpls(&input.tree.vpls)?;
     input.tree.validate()?;
     let g = &input.gbuffer;

@@ -19,8 +19,8 @@ use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{
-    CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, MortonTree, View, Visibility, Vpl, VplOptions,
-    VplPass,
+    CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, Method, MortonTree, Render, TreeBuilder, View,
+    Visibility, Vpl, VplOptions, VplPass,
 };
 
 #[test]
@@ -115,4 +115,30 @@ fn shading_with_shadow_maps_gpu_equals_cpu() {
     let lc = Lightcuts { visibility, cut: CutOptions { heap: 32, ..Default::default() }, ..Default::default() };
     let cut = conformance(&lc, &gpu, &input, Tolerance::EXACT).unwrap();
     assert!(ir.queries > 0 && cut.queries > 0 && cut.queries < ir.queries);
+}
+
+#[test]
+fn whole_render_gpu_equals_cpu() {
+    let gpu = test_gpu(wgpu::Features::empty()).unwrap();
+    let p = cornell();
+    let maps = IsmOptions { size: 32, points: 1 << 15, points_per_vpl: 4096, ..Default::default() };
+    let base = Render { view: View::cornell(24, 20), vpls: VplOptions::total(400), ..Default::default() };
+    for (name, render) in [
+        ("morton", base),
+        ("greedy", Render { tree: TreeBuilder::Greedy(GreedyTree::default()), ..base }),
+        ("instant", Render { method: Method::Instant, ..base }),
+        (
+            "ism",
+            Render {
+                visibility: Visibility::Ism(maps),
+                method: Method::Lightcuts(CutOptions { heap: 32, ..Default::default() }),
+                ..base
+            },
+        ),
+    ] {
+        let out = conformance(&render, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(out.vpls > 300, "{name}: {} VPLs", out.vpls);
+        let (_, report) = render.run_reported(&lumbre_gpu::Backend::Gpu(gpu.clone()), &p, &()).unwrap();
+        assert_eq!(report.get("vpls"), Some(out.vpls as f64), "{name}: {report}");
+    }
 }

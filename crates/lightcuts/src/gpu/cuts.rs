@@ -10,7 +10,7 @@ use crate::cut::{CutContext, cut_pixel};
 use crate::gpu::instant::GpuLit;
 use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
 use crate::ism::GpuIsmAtlas;
-use crate::shading::{GpuShading, Vis, check_shading, ism_cpu, min_distance2};
+use crate::shading::{GpuShading, ShadingRef, check_shading, ism_cpu, min_distance2, vis_for};
 use crate::{CUT_INEXACT, CUT_MAX_REACHED, CutPixel, Lightcuts, Lit, SHADOW_END, Shading, Visibility};
 
 /// The heap sizes the GPU kernel is compiled for (entries per pixel, 12 bytes each, in
@@ -135,38 +135,20 @@ impl Lightcuts {
     }
 }
 
-impl Compute for Lightcuts {
-    type Input = Shading;
-    type Output = Lit;
-    type GpuInput = GpuShading;
-    type GpuOutput = GpuLit;
-
-    fn name(&self) -> &'static str {
-        "lightcuts"
-    }
-
-    fn cpu(&self, input: &Shading) -> Result<Lit> {
-        self.cpu_reported(input, &()).map(|(lit, _)| lit)
-    }
-
-    /// Progress in pixels; reports the average and largest cut, visibility queries and
-    /// flagged pixels (and the ISM build's stages).
-    fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
+impl Lightcuts {
+    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`] runs).
+    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
         self.cut.validate()?;
         check_shading(input)?;
-        let min_d2 = min_distance2(&input.prepared, self.clamp)?;
+        let min_d2 = min_distance2(input.prepared, self.clamp)?;
         let mut report = Report::default();
         let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
             report.merge(r);
             atlas
         });
-        let vis = match (&self.visibility, &atlas) {
-            (Visibility::Rays, _) => Vis::Rays(&input.prepared, self.query),
-            (_, Some(atlas)) => Vis::Ism(atlas),
-            _ => Vis::Unshadowed,
-        };
-        let cx = CutContext { tree: &input.tree, options: self.cut, min_d2, vis };
-        let g = &input.gbuffer;
+        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
+        let cx = CutContext { tree: input.tree, options: self.cut, min_d2, vis };
+        let g = input.gbuffer;
         let total = g.pixels.len() as u64;
         let done = AtomicU64::new(0);
         let out: Vec<(glam::Vec3, CutPixel)> = report.time("lightcuts", || {
@@ -188,6 +170,27 @@ impl Compute for Lightcuts {
         let queries = cuts.iter().map(|c| c.queries as u64).sum();
         let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
         Ok((Lit { image, cuts, queries }, report))
+    }
+}
+
+impl Compute for Lightcuts {
+    type Input = Shading;
+    type Output = Lit;
+    type GpuInput = GpuShading;
+    type GpuOutput = GpuLit;
+
+    fn name(&self) -> &'static str {
+        "lightcuts"
+    }
+
+    fn cpu(&self, input: &Shading) -> Result<Lit> {
+        self.cpu_reported(input, &()).map(|(lit, _)| lit)
+    }
+
+    /// Progress in pixels; reports the average and largest cut, visibility queries and
+    /// flagged pixels (and the ISM build's stages).
+    fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
+        self.shade_cpu(input.by_ref(), progress)
     }
 
     fn upload(&self, gpu: &Gpu, input: &Shading) -> Result<GpuShading> {

@@ -9,7 +9,7 @@ use lumbre_raytrace::Image;
 use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
 use crate::instant::instant_cpu;
 use crate::ism::GpuIsmAtlas;
-use crate::shading::{GpuShading, Vis, check_shading, ism_cpu, min_distance2};
+use crate::shading::{GpuShading, ShadingRef, check_shading, ism_cpu, min_distance2, vis_for};
 use crate::{InstantRadiosity, Lit, SHADOW_END, Shading, Visibility};
 
 /// VPLs per dispatch of `instant.wgsl`. Lavapipe (llvmpipe) ends any loop nest after
@@ -125,6 +125,31 @@ impl InstantRadiosity {
     }
 }
 
+impl InstantRadiosity {
+    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`] runs).
+    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
+        check_shading(input)?;
+        let min_d2 = min_distance2(input.prepared, self.clamp)?;
+        let mut report = Report::default();
+        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
+            report.merge(r);
+            atlas
+        });
+        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
+        let g = input.gbuffer;
+        let total = g.pixels.len() as u64;
+        let done = AtomicU64::new(0);
+        let (pixels, queries) = report.time("instant radiosity", || {
+            instant_cpu(&g.pixels, &input.tree.vpls, min_d2, &vis, &|k| {
+                progress.update("instant radiosity", done.fetch_add(k as u64, Ordering::Relaxed) + k as u64, total)
+            })
+        });
+        report.stat("visibility queries", queries as f64);
+        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
+        Ok((Lit { image, cuts: Vec::new(), queries }, report))
+    }
+}
+
 impl Compute for InstantRadiosity {
     type Input = Shading;
     type Output = Lit;
@@ -141,29 +166,7 @@ impl Compute for InstantRadiosity {
 
     /// Progress in pixels; reports the visibility queries (and the ISM build's stages).
     fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
-        check_shading(input)?;
-        let min_d2 = min_distance2(&input.prepared, self.clamp)?;
-        let mut report = Report::default();
-        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
-            report.merge(r);
-            atlas
-        });
-        let vis = match (&self.visibility, &atlas) {
-            (Visibility::Rays, _) => Vis::Rays(&input.prepared, self.query),
-            (_, Some(atlas)) => Vis::Ism(atlas),
-            _ => Vis::Unshadowed,
-        };
-        let g = &input.gbuffer;
-        let total = g.pixels.len() as u64;
-        let done = AtomicU64::new(0);
-        let (pixels, queries) = report.time("instant radiosity", || {
-            instant_cpu(&g.pixels, &input.tree.vpls, min_d2, &vis, &|k| {
-                progress.update("instant radiosity", done.fetch_add(k as u64, Ordering::Relaxed) + k as u64, total)
-            })
-        });
-        report.stat("visibility queries", queries as f64);
-        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
-        Ok((Lit { image, cuts: Vec::new(), queries }, report))
+        self.shade_cpu(input.by_ref(), progress)
     }
 
     fn upload(&self, gpu: &Gpu, input: &Shading) -> Result<GpuShading> {
