@@ -10,18 +10,12 @@
 //! holds `max_cut` clusters. Bounds and estimates are compared as sums of their channels.
 //!
 //! The refinable clusters wait in a max-heap of `heap` entries, which on the GPU is a
-//! fixed array per thread. Two things keep it small, and both are part of the algorithm
-//! on both sides (so the cuts are the same):
-//!
-//! - a cluster whose bound is already at most `error` times the current estimate is not
-//!   queued: it stays in the cut as it is (the estimate rarely falls, so it would
-//!   rarely be refined);
-//! - when the heap is full, the entry with the smallest bound (the new one or the
-//!   smallest queued one) stays in the cut unrefined.
-//!
-//! The largest bound left unrefined this way is remembered; if it exceeds `error` times the
-//! final estimate, the pixel's cut may differ from the unbounded algorithm's and
-//! [`CUT_INEXACT`] is set. With `heap >= max_cut` and `error = 0` nothing is left out.
+//! fixed array per thread. When it is full, the entry with the smallest bound (the new one
+//! or the smallest queued one) stays in the cut unrefined; this is part of the algorithm on
+//! both sides, so the cuts are the same. The largest bound left unrefined this way is
+//! remembered; if it exceeds `error` times the final estimate, the pixel's cut may differ
+//! from the unbounded algorithm's and [`CUT_INEXACT`] is set. With `heap >= max_cut`
+//! nothing is left out: that is Walter et al.'s algorithm.
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
@@ -44,7 +38,7 @@ pub const CUT_MAX_REACHED: u32 = 2;
 ///
 /// ```
 /// let o = lumbre_lightcuts::CutOptions::default();
-/// assert_eq!((o.error, o.max_cut, o.heap), (0.02, 1000, 64));
+/// assert_eq!((o.error, o.max_cut, o.heap), (0.02, 1000, 128));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CutOptions {
@@ -59,7 +53,7 @@ pub struct CutOptions {
 
 impl Default for CutOptions {
     fn default() -> Self {
-        CutOptions { error: 0.02, max_cut: 1000, heap: 64 }
+        CutOptions { error: 0.02, max_cut: 1000, heap: 128 }
     }
 }
 
@@ -299,7 +293,7 @@ impl Cut<'_, '_> {
         let gv = gv.unwrap_or_else(|| self.eval(node.rep));
         self.total += self.scalar(&node, gv);
         let entry = Entry { bound, node: index, gv };
-        let out = if bound <= self.cx.options.error * self.total { Some(entry) } else { self.heap.push(entry) };
+        let out = self.heap.push(entry);
         if let Some(out) = out {
             let node = self.cx.tree.nodes[out.node as usize];
             self.done += self.contribution(&node, out.gv);

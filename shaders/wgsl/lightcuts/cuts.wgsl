@@ -237,10 +237,7 @@ fn add(index: u32, known: bool, known_gv: f32) {
     }
     total += scalar(node, gv);
     let e = Entry(b, index, gv);
-    var p = Pushed(true, e);
-    if !(b <= params.error * total) {
-        p = heap_push(e);
-    }
+    let p = heap_push(e);
     if p.out {
         done += contribution(nodes[p.e.node], p.e.gv);
         dropped = max(dropped, p.e.bound);
