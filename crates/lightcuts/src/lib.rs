@@ -12,7 +12,6 @@
 //! ```
 
 mod bounds;
-mod color;
 mod cut;
 mod gbuffer;
 mod gpu;
@@ -28,7 +27,6 @@ mod vpl;
 mod vpls;
 
 pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
-pub use color::{Lab, chromaticity, delta_e94_chroma_hue, linear_srgb_to_lab, max_color_difference};
 pub use cut::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
 pub use gbuffer::{GBuffer, GPixel, SHADED, View, gbuffer_cpu};
 pub use gpu::{
@@ -37,7 +35,7 @@ pub use gpu::{
 };
 pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;
-pub use metric::ClusterMetric;
+pub use metric::{ClusterMetric, chromaticity, color_difference, max_color_difference};
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
 pub use render::{GpuRenderScene, GpuRendering, Method, Render, Rendering, TreeBuilder, cut_heatmap};
 pub use shading::{

@@ -3,9 +3,60 @@
 
 use glam::Vec3;
 
+use lumbre_raytrace::metrics::{Lab, delta_e94_chroma_hue};
+
 use crate::bounds::dot;
-use crate::color::{Lab, chromaticity, delta_e94_chroma_hue, max_color_difference};
 use crate::{Cone, LightNode};
+
+/// The chromaticity of an intensity as a Lab colour: the intensity scaled to a largest
+/// channel of 1 (so the colour term does not depend on how bright a light is); black for
+/// zero.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_lightcuts::chromaticity;
+/// assert_eq!(chromaticity(Vec3::new(2.0, 1.0, 0.5)), chromaticity(Vec3::new(4.0, 2.0, 1.0)));
+/// ```
+pub fn chromaticity(intensity: Vec3) -> Lab {
+    let m = intensity.max_element();
+    if m > 0.0 { Lab::from_linear_srgb(intensity / m) } else { Lab { l: 0.0, a: 0.0, b: 0.0 } }
+}
+
+/// The colour difference of the paper's metric: CIE94 without its lightness term
+/// ([`delta_e94_chroma_hue`]), made symmetric (CIE94 weighs by the first colour's chroma,
+/// a distance between clusters must not depend on their order) by averaging both orders.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_lightcuts::{chromaticity, color_difference};
+/// let (red, grey) = (chromaticity(Vec3::new(1.0, 0.1, 0.1)), chromaticity(Vec3::ONE));
+/// assert_eq!(color_difference(red, grey), color_difference(grey, red));
+/// assert_eq!(color_difference(grey, grey), 0.0);
+/// ```
+pub fn color_difference(p: Lab, q: Lab) -> f32 {
+    (0.5 * (delta_e94_chroma_hue(p, q) + delta_e94_chroma_hue(q, p))) as f32
+}
+
+/// The largest [`color_difference`] between the chromaticities of the sRGB primaries,
+/// secondaries and white: the scale that maps the colour term into `[0, 1]` (larger
+/// differences are clamped to 1).
+///
+/// ```
+/// assert!(lumbre_lightcuts::max_color_difference() > 50.0);
+/// ```
+pub fn max_color_difference() -> f32 {
+    let corners = [
+        Vec3::X,
+        Vec3::Y,
+        Vec3::Z,
+        Vec3::new(1.0, 1.0, 0.0),
+        Vec3::new(0.0, 1.0, 1.0),
+        Vec3::new(1.0, 0.0, 1.0),
+        Vec3::ONE,
+    ];
+    let labs: Vec<Lab> = corners.iter().map(|&c| chromaticity(c)).collect();
+    labs.iter().flat_map(|&p| labs.iter().map(move |&q| color_difference(p, q))).fold(0.0, f32::max)
+}
 
 /// Which cluster metric the greedy builder minimises.
 ///
@@ -25,7 +76,8 @@ pub enum ClusterMetric {
     /// The paper's intensity-independent metric (its eq. 3 and the variants of its Tables 2
     /// and 3): the mean of the spatial term `alpha_C / alpha_S` (merged box diagonal over
     /// the scene's) and, when enabled, the colour term (CIE94 without lightness between
-    /// the two clusters' chromaticities, scaled into `[0, 1]`) and the direction term
+    /// the two clusters' chromaticities, [`color_difference`], scaled into `[0, 1]` by
+    /// [`max_color_difference`]) and the direction term
     /// `0.5 - 0.5 dir_A . dir_B` (the axes of their cones).
     Similarity {
         /// Include the colour term.
@@ -69,7 +121,7 @@ impl Summary {
             hi: node.hi,
             cone: node.cone(),
             weight: node.weight(),
-            lab: if color { chromaticity(node.intensity) } else { Lab::default() },
+            lab: if color { chromaticity(node.intensity) } else { Lab { l: 0.0, a: 0.0, b: 0.0 } },
         }
     }
 }
@@ -121,7 +173,7 @@ impl Prepared {
             ClusterMetric::Similarity { color, direction } => {
                 let mut s = alpha / self.diagonal;
                 if color {
-                    s += (delta_e94_chroma_hue(a.lab, b.lab) * self.inv_color).min(1.0);
+                    s += (color_difference(a.lab, b.lab) * self.inv_color).min(1.0);
                 }
                 if direction {
                     s += 0.5 - 0.5 * dot(a.cone.axis, b.cone.axis);
