@@ -176,15 +176,37 @@ struct Build<'a> {
     nodes: Vec<LightNode>,
     summaries: Vec<Summary>,
     alive: Vec<bool>,
+    /// The cluster each dead cluster was merged into (`NONE` while alive).
+    merged_into: Vec<u32>,
+    /// The partner last found for each cluster.
+    best_of: Vec<u32>,
     vpls: &'a [Vpl],
 }
 
 impl Build<'_> {
+    /// The live cluster that holds cluster `x` now (`NONE` for `NONE`).
+    fn alive_of(&self, mut x: u32) -> u32 {
+        while x != NONE && !self.alive[x as usize] {
+            x = self.merged_into[x as usize];
+        }
+        x
+    }
+
     /// The best partner of cluster `c`: `(metric, partner)`; on a tie, the first found in
     /// the (deterministic) search order.
-    fn best_partner(&self, c: u32) -> Option<(f32, u32)> {
+    fn best_partner(&self, c: u32, hints: &[u32]) -> Option<(f32, u32)> {
         let a = &self.summaries[c as usize];
         let mut best = (f32::INFINITY, NONE);
+        // A partner found before (or the cluster that absorbed it) bounds the search.
+        for &h in hints {
+            let h = self.alive_of(h);
+            if h != NONE && h != c {
+                let size = self.metric.size(a, &self.summaries[h as usize]);
+                if size < best.0 {
+                    best = (size, h);
+                }
+            }
+        }
         let mut stack = vec![0u32];
         while let Some(k) = stack.pop() {
             let node = &self.kd.nodes[k as usize];
@@ -263,9 +285,14 @@ impl GreedyTree {
             nodes,
             summaries,
             alive: vec![true; n],
+            merged_into: vec![NONE; n],
+            best_of: vec![NONE; n],
             vpls,
         };
-        let first: Vec<Option<(f32, u32)>> = (0..n as u32).into_par_iter().map(|c| b.best_partner(c)).collect();
+        let first: Vec<Option<(f32, u32)>> = (0..n as u32).into_par_iter().map(|c| b.best_partner(c, &[])).collect();
+        for (c, f) in first.iter().enumerate() {
+            b.best_of[c] = f.map_or(NONE, |(_, q)| q);
+        }
         let mut queue: BinaryHeap<Entry> =
             first.iter().enumerate().filter_map(|(c, p)| p.map(|(s, q)| Reverse((s.to_bits(), c as u32, q)))).collect();
         let mut merges = 0u32;
@@ -274,7 +301,8 @@ impl GreedyTree {
                 continue;
             }
             if !b.alive[p as usize] {
-                if let Some((s, q)) = b.best_partner(a) {
+                if let Some((s, q)) = b.best_partner(a, &[p]) {
+                    b.best_of[a as usize] = q;
                     queue.push(Reverse((s.to_bits(), a, q)));
                 }
                 continue;
@@ -289,12 +317,18 @@ impl GreedyTree {
             b.summaries.push(Summary::of(&merged, color));
             b.nodes.push(merged);
             b.alive.push(true);
+            b.merged_into.push(NONE);
+            b.best_of.push(NONE);
             b.alive[a as usize] = false;
             b.alive[p as usize] = false;
+            b.merged_into[a as usize] = c;
+            b.merged_into[p as usize] = c;
             if merges as usize == n - 1 {
                 break;
             }
-            if let Some((s, q)) = b.best_partner(c) {
+            let hints = [b.best_of[a as usize], b.best_of[p as usize]];
+            if let Some((s, q)) = b.best_partner(c, &hints) {
+                b.best_of[c as usize] = q;
                 queue.push(Reverse((s.to_bits(), c, q)));
             }
         }

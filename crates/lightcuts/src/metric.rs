@@ -153,10 +153,14 @@ impl Prepared {
 
     /// A lower bound of [`size`](Prepared::size) for every partner of `a` whose merged box
     /// with `a` has a diagonal of at least `alpha` and whose weight is at least
-    /// `min_weight`: the spatial term alone, the others at their smallest.
+    /// `min_weight`: the spatial term, and for Walter's metric the cone term of `a`'s own
+    /// cone (a merged cone is never narrower); the other terms at their smallest.
     pub fn lower_bound(&self, a: &Summary, alpha: f32, min_weight: f32) -> f32 {
         match self.metric {
-            ClusterMetric::Walter => (a.weight + min_weight) * (alpha * alpha),
+            ClusterMetric::Walter => {
+                let k = self.diagonal * (1.0 - a.cone.cos);
+                (a.weight + min_weight) * (alpha * alpha + k * k)
+            }
             ClusterMetric::Similarity { .. } => alpha / self.diagonal * self.inv_terms,
         }
     }

@@ -243,7 +243,7 @@ impl Compute for Render {
         let mut first = gpu.recorder();
         let list = VplPass { options: self.vpls, query: self.query }.record_vpls(&mut first, &s.scene)?;
         let timings = first.submit()?;
-        before.merge(Report::from_timings("vpls", &timings));
+        before.add_stage("vpls", timings.gpu());
         let count = list.read_count(&gpu)?;
         if count == 0 {
             return Err(Error::Input("no VPL was made: every light path left the scene".into()));
