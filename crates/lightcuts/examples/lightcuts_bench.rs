@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! lightcuts_bench table5 SCENE.obj [rays|ism] [INSTANT_MAX] [REPEATS] [COUNT ...]
+//!     (the environment variable LIGHTCUTS_HEAP picks the GPU heap size, 32, 64 or 128)
 //! lightcuts_bench cuts SCENE.obj cpu|gpu SIZE
 //! lightcuts_bench greedy SCENE.obj N
 //! ```
@@ -10,7 +11,7 @@
 use lumbre_gpu::{Backend, Gpu};
 use lumbre_lightcuts::bench::{Effort, cut_sizes, frame_header, greedy_build_time, scaling};
 use lumbre_lightcuts::ism::IsmOptions;
-use lumbre_lightcuts::{ClusterMetric, Render, View, Visibility};
+use lumbre_lightcuts::{ClusterMetric, CutOptions, Method, Render, View, Visibility};
 use lumbre_raytrace::{Prepared, Scene};
 
 fn main() {
@@ -41,7 +42,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 vec![110, 420, 930, 2550, 10_000, 100_000, 1_000_000]
             };
-            let base = Render { view: View::cornell(1000, 1000), visibility, ..Default::default() };
+            let heap: u32 = std::env::var("LIGHTCUTS_HEAP").map_or(Ok(128), |s| s.parse())?;
+            let method = Method::Lightcuts(CutOptions { heap, ..Default::default() });
+            let base = Render { view: View::cornell(1000, 1000), visibility, method, ..Default::default() };
+            println!("heap {heap}");
             println!("{}", frame_header());
             for n in counts {
                 let rows = scaling(&gpu, &prepared, &base, &[n], instant_max, Effort { warmup: 1, repeats })?;

@@ -98,7 +98,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn medians(reports: &[Report]) -> ([Duration; 6], Duration) {
     let per = |r: &Report| {
         let mut s = [Duration::ZERO; 6];
-        for (label, d) in &r.stages {
+        // The download of the image and cuts is no part of a frame.
+        for (label, d) in r.stages.iter().filter(|(l, _)| l != "download") {
             let k = STAGES.iter().position(|&x| x == stage_of(label)).unwrap_or(1);
             s[k] += *d;
         }

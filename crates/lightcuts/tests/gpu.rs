@@ -3,9 +3,10 @@
 //!
 //! Tolerances: lavapipe rounds every f32 operation as IEEE 754 does and fuses no
 //! multiply-add, and every kernel repeats its CPU twin's operations in order (in forms that
-//! Mesa's optimiser does not reassociate), so the comparisons here are exact. A GPU that
-//! fuses multiply-adds (NVIDIA) differs in the last bits; cuts can then differ where a bound
-//! ties with the threshold to the last bit.
+//! Mesa's optimiser does not reassociate), so the comparisons are exact there. A GPU that
+//! fuses multiply-adds (NVIDIA) differs in the last bits: floats then agree within
+//! `device_tolerance`, and cuts over the same tree and G-buffer are still compared exactly;
+//! only the whole render, whose VPLs and trees move by ulps, may change a few cuts there.
 //!
 //! Sizes: lavapipe ends a loop nest after 65535 iterations per invocation (8 pixels run
 //! together), counting every nested kd-tree step, so the cuts here stay small enough (a
@@ -13,7 +14,7 @@
 
 mod common;
 
-use common::{cornell, cornell_shading, surface_lights};
+use common::{cornell, cornell_shading, device_tolerance, exact_device, relative_error, surface_lights};
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
@@ -29,7 +30,8 @@ fn vpls_gpu_equal_cpu() {
     let p = cornell();
     for (paths, direct, bounces, seed) in [(1, 0, 1, 0), (0, 7, 1, 1), (900, 300, 1, 2), (500, 100, 3, 3)] {
         let pass = VplPass { options: VplOptions { paths, direct, bounces, seed }, query: Default::default() };
-        let vpls = conformance(&pass, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{paths} paths: {e}"));
+        let vpls =
+            conformance(&pass, &gpu, &p, device_tolerance(&gpu)).unwrap_or_else(|e| panic!("{paths} paths: {e}"));
         assert!(vpls.len() as u32 >= direct && vpls.len() as u64 <= pass.options.slots());
         lumbre_lightcuts::validate_vpls(&vpls).unwrap();
     }
@@ -42,7 +44,7 @@ fn morton_tree_gpu_equals_cpu() {
     for (n, bits, seed) in [(1, 0, 1), (2, 0, 2), (3, 3, 3), (100, 0, 4), (1000, 3, 5), (5000, 2, 6)] {
         let vpls = surface_lights(&p, n, seed);
         let builder = MortonTree { direction_bits: bits, seed, bounds: None };
-        let tree = conformance(&builder, &gpu, &vpls, Tolerance::EXACT).unwrap_or_else(|e| panic!("n {n}: {e}"));
+        let tree = conformance(&builder, &gpu, &vpls, device_tolerance(&gpu)).unwrap_or_else(|e| panic!("n {n}: {e}"));
         tree.validate().unwrap();
     }
     // Many lights at a few points: equal keys are split by index on both sides.
@@ -51,7 +53,7 @@ fn morton_tree_gpu_equals_cpu() {
         vpls[k].position = vpls[k % 3].position;
     }
     let builder = MortonTree { bounds: Some(p.scene.bounds), ..Default::default() };
-    conformance(&builder, &gpu, &vpls, Tolerance::EXACT).unwrap();
+    conformance(&builder, &gpu, &vpls, device_tolerance(&gpu)).unwrap();
 }
 
 #[test]
@@ -59,7 +61,7 @@ fn gbuffer_gpu_equals_cpu() {
     let gpu = test_gpu(wgpu::Features::empty()).unwrap();
     let p = cornell();
     let pass = GBufferPass { view: View::cornell(61, 47), query: Default::default() };
-    let g = conformance(&pass, &gpu, &p, Tolerance::EXACT).unwrap();
+    let g = conformance(&pass, &gpu, &p, device_tolerance(&gpu)).unwrap();
     assert!(g.pixels.iter().filter(|px| px.shaded()).count() > 61 * 47 / 2);
     assert!(g.pixels.iter().any(|px| px.emission != Vec3::ZERO), "the light is in view");
 }
@@ -74,7 +76,7 @@ fn instant_radiosity_gpu_equals_cpu() {
     let input = cornell_shading(tree, 32, 24);
     for visibility in [Visibility::Rays, Visibility::Unshadowed] {
         let ir = InstantRadiosity { visibility, ..Default::default() };
-        let lit = conformance(&ir, &gpu, &input, Tolerance::EXACT).unwrap();
+        let lit = conformance(&ir, &gpu, &input, device_tolerance(&gpu)).unwrap();
         assert!(visibility == Visibility::Unshadowed || lit.queries > 0);
     }
 }
@@ -91,7 +93,7 @@ fn lightcuts_gpu_equals_cpu() {
     ] {
         let input = cornell_shading(tree, 24, 20);
         let lc = Lightcuts { cut: CutOptions { error, max_cut, heap }, ..Default::default() };
-        let lit = conformance(&lc, &gpu, &input, Tolerance::EXACT).unwrap_or_else(|e| panic!("heap {heap}: {e}"));
+        let lit = conformance(&lc, &gpu, &input, device_tolerance(&gpu)).unwrap_or_else(|e| panic!("heap {heap}: {e}"));
         let lit_pixels = lit.cuts.iter().filter(|c| c.size > 0).count();
         assert!(lit_pixels > 200);
         assert!(lit.cuts.iter().all(|c| c.size <= max_cut));
@@ -110,10 +112,10 @@ fn shading_with_shadow_maps_gpu_equals_cpu() {
     let input = cornell_shading(tree, 24, 20);
     let maps = IsmOptions { size: 32, points: 1 << 15, points_per_vpl: 4096, ..Default::default() };
     let visibility = Visibility::Ism(maps);
-    let ir =
-        conformance(&InstantRadiosity { visibility, ..Default::default() }, &gpu, &input, Tolerance::EXACT).unwrap();
+    let ir = conformance(&InstantRadiosity { visibility, ..Default::default() }, &gpu, &input, device_tolerance(&gpu))
+        .unwrap();
     let lc = Lightcuts { visibility, cut: CutOptions { heap: 32, ..Default::default() }, ..Default::default() };
-    let cut = conformance(&lc, &gpu, &input, Tolerance::EXACT).unwrap();
+    let cut = conformance(&lc, &gpu, &input, device_tolerance(&gpu)).unwrap();
     assert!(ir.queries > 0 && cut.queries > 0 && cut.queries < ir.queries);
 }
 
@@ -136,7 +138,26 @@ fn whole_render_gpu_equals_cpu() {
             },
         ),
     ] {
-        let out = conformance(&render, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let out = if exact_device(&gpu) {
+            conformance(&render, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{name}: {e}"))
+        } else {
+            // VPLs and trees move by ulps: a few cuts change, images stay close.
+            let (cpu, on_gpu) = (render.cpu(&p).unwrap(), render.gpu(&gpu, &p).unwrap());
+            assert_eq!(cpu.vpls, on_gpu.vpls, "{name}");
+            let other = cpu.cuts.iter().zip(&on_gpu.cuts).filter(|(a, b)| a != b).count();
+            assert!(other * 5 <= cpu.cuts.len(), "{name}: {other} pixels with other cuts");
+            let n = cpu.image.pixels.len() as f32;
+            let mean: f32 = cpu
+                .image
+                .pixels
+                .iter()
+                .zip(&on_gpu.image.pixels)
+                .map(|(a, b)| relative_error(*b, *a).min(1.0))
+                .sum::<f32>()
+                / n;
+            assert!(mean < 0.01, "{name}: mean relative difference {mean}");
+            cpu
+        };
         assert!(out.vpls > 300, "{name}: {} VPLs", out.vpls);
         let (_, report) = render.run_reported(&lumbre_gpu::Backend::Gpu(gpu.clone()), &p, &()).unwrap();
         assert_eq!(report.get("vpls"), Some(out.vpls as f64), "{name}: {report}");

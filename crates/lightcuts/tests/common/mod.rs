@@ -67,3 +67,16 @@ pub fn relative_error(a: Vec3, b: Vec3) -> f32 {
     let (s, r) = (a.x + a.y + a.z, b.x + b.y + b.z);
     if r == 0.0 { if s == 0.0 { 0.0 } else { f32::INFINITY } } else { (s - r).abs() / r }
 }
+
+/// How closely the GPU must agree with the CPU on `gpu`: exactly on lavapipe (f32 operations
+/// one by one, as IEEE 754 rounds them, as the kernels are written for); on other devices,
+/// which may fuse multiply-adds and divide or take square roots to an ulp or two, within
+/// 1e-4 relative (1e-5 absolute, in units of the test scenes' size of about 2).
+pub fn device_tolerance(gpu: &lumbre_gpu::Gpu) -> lumbre_gpu::Tolerance {
+    if exact_device(gpu) { lumbre_gpu::Tolerance::EXACT } else { lumbre_gpu::Tolerance { abs: 1e-5, rel: 1e-4 } }
+}
+
+/// Whether `gpu` is lavapipe (llvmpipe), where CPU and GPU agree bit for bit.
+pub fn exact_device(gpu: &lumbre_gpu::Gpu) -> bool {
+    gpu.adapter_name().contains("llvmpipe")
+}
