@@ -1,1 +1,128 @@
-//! Ray-based density estimation on the tangent plane: photon paths as ray segments, query disks, and the octree ray/disk index on the CPU and the GPU.
+//! Ray-based density estimation on the tangent plane (Lastra, Ureña, Bittner, García,
+//! Montes, "Ray-based density estimation on the GPU"): the irradiance at a point is the
+//! power of the photon segments that cross a small disk there, over the disk's area,
+//! `E(x) = (1 / (pi r^2)) * sum(phi_i)` (their eq. 1).
+//!
+//! - [`Problem`]: photon [`Segment`]s and query [`Disk`]s, validated (errors name the index).
+//! - [`crossing`]: the one crossing test (front side only; a segment ending on the disk
+//!   counts, the one leaving it does not), with its WGSL twin.
+//! - [`Density`]: the estimate through [`lumbre_gpu::Compute`], CPU and GPU, by
+//!   [`Method::BruteForce`].
+//!
+//! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
+//! order of the additions, so all methods and both paths agree bit for bit.
+//!
+//! ```
+//! use glam::Vec3;
+//! use lumbre_density::{Density, Disk, Method, Problem, Segment};
+//! use lumbre_gpu::{Backend, Compute};
+//! // A photon falling straight down onto a disk on the floor, and one leaving it upwards.
+//! let problem = Problem {
+//!     segments: vec![
+//!         Segment { start: Vec3::new(0.1, 1.0, 0.0), end: Vec3::new(0.1, 0.0, 0.0), power: [1.0; 3], bounce: 0 },
+//!         Segment { start: Vec3::new(0.1, 0.0, 0.0), end: Vec3::new(0.5, 1.0, 0.0), power: [0.5; 3], bounce: 1 },
+//!     ],
+//!     disks: vec![Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 0.25 }],
+//! };
+//! let est = Density { method: Method::BruteForce }.run(&Backend::Cpu, &problem)?;
+//! assert_eq!(est.count, vec![1]);
+//! let e = 1.0 / (std::f32::consts::PI * 0.25 * 0.25);
+//! assert!((est.irradiance[0][0] - e).abs() < 1e-6 * e);
+//! # Ok::<(), lumbre_gpu::Error>(())
+//! ```
+
+mod brute;
+mod crossing;
+mod estimate;
+mod fixed;
+mod gpu;
+mod problem;
+
+pub use crossing::crossing;
+pub use estimate::Estimate;
+pub use gpu::{GpuEstimate, GpuProblem};
+pub use problem::{Aabb, Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
+
+use lumbre_gpu::{Compute, Gpu, Progress, Recorder, Report, Result};
+
+/// How the pairs of segments and disks are found.
+///
+/// ```
+/// assert_eq!(lumbre_density::Method::default(), lumbre_density::Method::BruteForce);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Method {
+    /// Every disk against every segment.
+    #[default]
+    BruteForce,
+}
+
+/// The density estimate through [`Compute`]: input [`Problem`], output [`Estimate`].
+///
+/// ```
+/// use lumbre_density::{Density, Problem};
+/// use lumbre_gpu::{Backend, Compute};
+/// let est = Density::default().run(&Backend::Cpu, &Problem::default())?;
+/// assert!(est.count.is_empty());
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Density {
+    /// The index (or none).
+    pub method: Method,
+}
+
+impl Density {
+    /// Every method, for tests and benchmarks that run them all.
+    pub const METHODS: [Method; 1] = [Method::BruteForce];
+}
+
+impl Compute for Density {
+    type Input = Problem;
+    type Output = Estimate;
+    type GpuInput = GpuProblem;
+    type GpuOutput = GpuEstimate;
+
+    fn name(&self) -> &'static str {
+        "density"
+    }
+
+    fn cpu(&self, input: &Problem) -> Result<Estimate> {
+        self.cpu_reported(input, &()).map(|(out, _)| out)
+    }
+
+    /// Stages `prepare` (validation, plane tolerances, boxes) and the method's own; stats
+    /// `segments`, `disks`, `pairs found`, `pairs tested` and the index's.
+    fn cpu_reported(&self, input: &Problem, progress: &dyn Progress) -> Result<(Estimate, Report)> {
+        let _ = progress;
+        let mut report = Report::default();
+        let prep = report.time("prepare", || input.prepare())?;
+        let accs = match self.method {
+            Method::BruteForce => {
+                report.stat("pairs tested", input.segments.len() as f64 * input.disks.len() as f64);
+                report.time("brute force", || brute::brute_force(&input.segments, &prep))
+            }
+        };
+        let out = Estimate::from_accs(&accs, &prep.disks, prep.scale_exp);
+        report.stat("segments", input.segments.len() as f64);
+        report.stat("disks", input.disks.len() as f64);
+        report.stat("pairs found", out.pairs() as f64);
+        Ok((out, report))
+    }
+
+    fn upload(&self, gpu: &Gpu, input: &Problem) -> Result<GpuProblem> {
+        gpu::upload(gpu, input)
+    }
+
+    fn record(&self, rec: &mut Recorder, input: &GpuProblem) -> Result<GpuEstimate> {
+        gpu::record(self, rec, input)
+    }
+
+    fn download(&self, gpu: &Gpu, output: &GpuEstimate) -> Result<Estimate> {
+        gpu::download(gpu, output)
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, output: &GpuEstimate) -> Result<Report> {
+        gpu::stats(gpu, output)
+    }
+}
