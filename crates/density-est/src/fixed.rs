@@ -57,6 +57,7 @@ impl Acc {
         }
     }
 
+    #[cfg(test)]
     /// The accumulator as the GPU stores it: count, a spare word, then (low, high) per channel.
     pub fn words(&self) -> [u32; 8] {
         let [r, g, b] = self.power;

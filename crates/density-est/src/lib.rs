@@ -24,23 +24,26 @@
 //!     ],
 //!     disks: vec![Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 0.25 }],
 //! };
-//! let est = Density { method: Method::BruteForce }.run(&Backend::Cpu, &problem)?;
+//! let est = Density { method: Method::BruteForce, ..Default::default() }.run(&Backend::Cpu, &problem)?;
 //! assert_eq!(est.count, vec![1]);
 //! let e = 1.0 / (std::f32::consts::PI * 0.25 * 0.25);
 //! assert!((est.irradiance[0][0] - e).abs() < 1e-6 * e);
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
+mod boxes;
 mod brute;
 mod crossing;
 mod estimate;
 mod fixed;
 mod gpu;
+mod octree;
 mod problem;
 
 pub use crossing::crossing;
 pub use estimate::Estimate;
 pub use gpu::{GpuEstimate, GpuProblem};
+pub use octree::{Filter, MAX_OCTREE_DEPTH, OctreeOptions};
 pub use problem::{Aabb, Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
 
 use lumbre_gpu::{Compute, Gpu, Progress, Recorder, Report, Result};
@@ -55,6 +58,8 @@ pub enum Method {
     /// Every disk against every segment.
     #[default]
     BruteForce,
+    /// The paper's octree over segments and disks ([`OctreeOptions`]).
+    Octree,
 }
 
 /// The density estimate through [`Compute`]: input [`Problem`], output [`Estimate`].
@@ -70,11 +75,13 @@ pub enum Method {
 pub struct Density {
     /// The index (or none).
     pub method: Method,
+    /// The octree's shape, for [`Method::Octree`].
+    pub octree: OctreeOptions,
 }
 
 impl Density {
     /// Every method, for tests and benchmarks that run them all.
-    pub const METHODS: [Method; 1] = [Method::BruteForce];
+    pub const METHODS: [Method; 2] = [Method::BruteForce, Method::Octree];
 }
 
 impl Compute for Density {
@@ -102,6 +109,7 @@ impl Compute for Density {
                 report.stat("pairs tested", input.segments.len() as f64 * input.disks.len() as f64);
                 report.time("brute force", || brute::brute_force(&input.segments, &prep))
             }
+            Method::Octree => octree::octree(&input.segments, &prep, &self.octree, &mut report)?,
         };
         let out = Estimate::from_accs(&accs, &prep.disks, prep.scale_exp);
         report.stat("segments", input.segments.len() as f64);

@@ -7,14 +7,16 @@ use lumbre_density::{Density, Disk, Method, Problem, Segment};
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
 
-const BRUTE: Density = Density { method: Method::BruteForce };
+fn brute() -> Density {
+    Density { method: Method::BruteForce, ..Default::default() }
+}
 
 #[test]
 fn gpu_brute_force_equals_cpu() {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     for (s, d, r, seed) in [(0, 5, 0.1, 1), (7, 0, 0.1, 2), (300, 200, 0.2, 3), (1000, 700, 0.05, 4)] {
         let p = common::uniform(s, d, r, seed);
-        let est = conformance(&BRUTE, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{s}x{d}: {e}"));
+        let est = conformance(&brute(), &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{s}x{d}: {e}"));
         if s * d > 10_000 {
             assert!(est.pairs() > 0, "the case must find crossings to test anything");
         }
@@ -30,6 +32,6 @@ fn end_on_surface_counts_leaving_does_not() {
         segments: vec![seg(Vec3::new(0.9, 0.7, 0.4), hit), seg(hit, Vec3::new(0.0, 0.5, 0.9))],
         disks: vec![disk],
     };
-    let est = BRUTE.cpu(&p).unwrap();
+    let est = brute().cpu(&p).unwrap();
     assert_eq!(est.count, vec![1]);
 }

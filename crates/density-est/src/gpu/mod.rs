@@ -3,6 +3,7 @@
 //! accumulators of eight words (count, a spare word, then low and high words per channel).
 
 mod brute;
+mod octree;
 
 use std::sync::Arc;
 
@@ -105,6 +106,7 @@ pub(crate) fn accumulators(gpu: &Gpu, input: &GpuProblem) -> Result<Buffer<u32>>
 pub(crate) fn record(alg: &Density, rec: &mut Recorder, input: &GpuProblem) -> Result<GpuEstimate> {
     match alg.method {
         Method::BruteForce => brute::record(rec, input),
+        Method::Octree => octree::record(rec, input, &alg.octree),
     }
 }
 
@@ -119,12 +121,11 @@ pub(crate) fn download(gpu: &Gpu, out: &GpuEstimate) -> Result<Estimate> {
 /// The run's statistics: those known on the host, and the counters.
 pub(crate) fn stats(gpu: &Gpu, out: &GpuEstimate) -> Result<Report> {
     let mut report = out.report.clone();
-    report.stages.clear();
     let est = download(gpu, out)?;
     report.stat("pairs found", est.pairs() as f64);
     if let Some(c) = &out.counters {
-        let words = gpu.download(c)?;
-        let _ = words;
+        let w = gpu.download(c)?;
+        report.stat("pairs tested", (w[0] as u64 | (w[1] as u64) << 32) as f64);
     }
     Ok(report)
 }
