@@ -9,10 +9,10 @@ use crate::problem::DiskData;
 /// `E = power / (pi r^2)` (paper eq. 1).
 ///
 /// Power sums are exact sums of each segment's power truncated to a multiple of 2^-k,
-/// where `2^-k` is about `2^-62` times the total power of all segments (see
-/// [`Estimate::scale_exp`]): every method and both paths give the same bits for the same
-/// crossings; against the real sum the error is at most `count * 2^-k` plus the final
-/// rounding to f32 (half an ulp).
+/// where `2^-k` is at most `2^-31` times the largest segment power (and at most `2^-62`
+/// times the total power; see [`Estimate::scale_exp`]): every method and both paths give
+/// the same bits for the same crossings; against the real sum the error is at most
+/// `count * 2^-k` plus the final rounding to f32 (half an ulp).
 ///
 /// ```
 /// use glam::Vec3;

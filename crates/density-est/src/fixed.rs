@@ -1,15 +1,20 @@
-//! Power sums in fixed point: every segment's power is truncated to a multiple of 2^-k
-//! (k from the total power, so that any sum fits 62 bits) and summed as 64-bit integers.
-//! Integer sums do not depend on their order, so every method, thread schedule and path
-//! gives the same bits; the GPU adds 64-bit values as two u32 words with a carry.
+//! Power sums in fixed point: every segment's power is truncated to a multiple of 2^-k and
+//! summed as 64-bit integers. Integer sums do not depend on their order, so every method,
+//! thread schedule and path gives the same bits; the GPU adds 64-bit values as two u32
+//! words with a carry. `k` keeps every segment's value below 2^31 (so on the GPU a sum is
+//! one atomic on its low word, and one on its high word only when the low word wraps) and
+//! any sum below 2^62.
 
-/// The exponent `k` for a total power (largest channel) of `total`: `total * 2^k <= 2^62`,
-/// clamped to `[-100, 100]` (so `2^k` is a normal f32); 0 when there is no power.
-pub(crate) fn scale_exponent(total: f64) -> i32 {
-    if total <= 0.0 || !total.is_finite() {
+/// The exponent `k` for the largest segment power `max` (over channels) and total power
+/// `total` (largest channel): `max * 2^k <= 2^31` and `total * 2^k <= 2^62`, clamped to
+/// `[-100, 100]` (so `2^k` is a normal f32); 0 when there is no power.
+pub(crate) fn scale_exponent(max: f64, total: f64) -> i32 {
+    if max <= 0.0 || !total.is_finite() {
         return 0;
     }
-    (62 - total.log2().ceil() as i32).clamp(-100, 100)
+    let by_max = 31 - max.log2().ceil() as i32;
+    let by_total = 62 - total.log2().ceil() as i32;
+    by_max.min(by_total).clamp(-100, 100)
 }
 
 /// `2^k` as an exact f32, for `k` in `[-126, 127]`.
@@ -77,15 +82,16 @@ mod tests {
 
     #[test]
     fn quantization_is_exact_scaling_then_truncation() {
-        assert_eq!(scale_exponent(1.0), 62);
-        assert_eq!(scale_exponent(3.0), 60);
-        assert_eq!(scale_exponent(0.0), 0);
+        assert_eq!(scale_exponent(1.0, 1.0), 31);
+        assert_eq!(scale_exponent(1.0, 2f64.powi(40)), 22);
+        assert_eq!(scale_exponent(0.0, 0.0), 0);
         assert_eq!(pow2(-100), (-100f64).exp2() as f32);
         assert_eq!(pow2(100), 100f64.exp2() as f32);
-        let s = pow2(62);
-        assert_eq!(quantize(0.5, s), 1 << 61);
-        assert_eq!(quantize(1.0, s), 1 << 62);
-        assert_eq!(to_f32(1 << 61, 62), 0.5);
+        let s = pow2(31);
+        assert_eq!(quantize(0.5, s), 1 << 30);
+        assert_eq!(quantize(1.0, s), 1 << 31);
+        assert_eq!(quantize(1.5e-9, s), 3);
+        assert_eq!(to_f32(1 << 30, 31), 0.5);
         let a = Acc { count: 3, power: [u64::MAX - 5, 1 << 40, 7] };
         assert_eq!(Acc::from_words(&a.words()), a);
     }

@@ -6,8 +6,11 @@
 //! - [`Problem`]: photon [`Segment`]s and query [`Disk`]s, validated (errors name the index).
 //! - [`crossing`]: the one crossing test (front side only; a segment ending on the disk
 //!   counts, the one leaving it does not), with its WGSL twin.
-//! - [`Density`]: the estimate through [`lumbre_gpu::Compute`], CPU and GPU, by
-//!   [`Method::BruteForce`].
+//! - [`Density`]: the estimate through [`lumbre_gpu::Compute`], CPU and GPU, by one of
+//!   three [`Method`]s: brute force, the paper's octree (processed a level at a time, its
+//!   lists filtered by stream compaction or the paper's histogram pyramid), or a BVH over
+//!   the disks that every segment traverses (the default).
+//! - [`table1`]: the paper's Table 1 workloads ([`uniform_workload`]) timed per method.
 //!
 //! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
 //! order of the additions, so all methods and both paths agree bit for bit.
@@ -31,8 +34,10 @@
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
+mod bench;
 mod boxes;
 mod brute;
+mod bvh;
 mod crossing;
 mod estimate;
 mod fixed;
@@ -40,6 +45,7 @@ mod gpu;
 mod octree;
 mod problem;
 
+pub use bench::{BenchOptions, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use crossing::crossing;
 pub use estimate::Estimate;
 pub use gpu::{GpuEstimate, GpuProblem};
@@ -51,15 +57,18 @@ use lumbre_gpu::{Compute, Gpu, Progress, Recorder, Report, Result};
 /// How the pairs of segments and disks are found.
 ///
 /// ```
-/// assert_eq!(lumbre_density::Method::default(), lumbre_density::Method::BruteForce);
+/// assert_eq!(lumbre_density::Method::default(), lumbre_density::Method::Bvh);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Method {
     /// Every disk against every segment.
-    #[default]
     BruteForce,
     /// The paper's octree over segments and disks ([`OctreeOptions`]).
     Octree,
+    /// A bounding volume hierarchy over the disks, traversed by every segment (the
+    /// default: the fastest here).
+    #[default]
+    Bvh,
 }
 
 /// The density estimate through [`Compute`]: input [`Problem`], output [`Estimate`].
@@ -81,7 +90,7 @@ pub struct Density {
 
 impl Density {
     /// Every method, for tests and benchmarks that run them all.
-    pub const METHODS: [Method; 2] = [Method::BruteForce, Method::Octree];
+    pub const METHODS: [Method; 3] = [Method::BruteForce, Method::Octree, Method::Bvh];
 }
 
 impl Compute for Density {
@@ -101,7 +110,6 @@ impl Compute for Density {
     /// Stages `prepare` (validation, plane tolerances, boxes) and the method's own; stats
     /// `segments`, `disks`, `pairs found`, `pairs tested` and the index's.
     fn cpu_reported(&self, input: &Problem, progress: &dyn Progress) -> Result<(Estimate, Report)> {
-        let _ = progress;
         let mut report = Report::default();
         let prep = report.time("prepare", || input.prepare())?;
         let accs = match self.method {
@@ -110,6 +118,15 @@ impl Compute for Density {
                 report.time("brute force", || brute::brute_force(&input.segments, &prep))
             }
             Method::Octree => octree::octree(&input.segments, &prep, &self.octree, &mut report)?,
+            Method::Bvh => {
+                let nodes = report.time("bvh build", || bvh::build(&prep));
+                report.stat("bvh nodes", nodes.len() as f64);
+                let (accs, visited, tested) =
+                    report.time("bvh traverse", || bvh::traverse(&nodes, &input.segments, &prep, progress));
+                report.stat("bvh node visits", visited as f64);
+                report.stat("pairs tested", tested as f64);
+                accs
+            }
         };
         let out = Estimate::from_accs(&accs, &prep.disks, prep.scale_exp);
         report.stat("segments", input.segments.len() as f64);

@@ -268,12 +268,14 @@ impl Problem {
         };
         let disk_boxes = unpadded.iter().map(|b| b.padded(pad)).collect();
         let mut total = [0f64; 3];
+        let mut max = 0f32;
         for s in &self.segments {
             for (t, p) in total.iter_mut().zip(s.power) {
                 *t += p as f64;
+                max = max.max(p);
             }
         }
-        let scale_exp = scale_exponent(total.into_iter().fold(0.0, f64::max));
+        let scale_exp = scale_exponent(max as f64, total.into_iter().fold(0.0, f64::max));
         Ok(Prepared { disks, disk_boxes, root, pad, scale_exp })
     }
 }

@@ -65,8 +65,10 @@ const WG: u32 = 256u;
 @group(0) @binding(18) var<storage, read_write> next_nodes: array<Node>;
 // eight words per disk: count, spare, low and high words of r, g, b
 @group(0) @binding(19) var<storage, read_write> acc: array<atomic<u32>>;
-// pairs tested (low, high)
+// (low, high) words of node visits (unused here), then of pairs tested
 @group(0) @binding(20) var<storage, read_write> counters: array<atomic<u32>>;
+
+var<workgroup> wg_tested: array<atomic<u32>, 2>;
 
 fn atomic_add64(buf_index: u32, v: vec2<u32>) {
     var carry = 0u;
@@ -79,10 +81,18 @@ fn atomic_add64(buf_index: u32, v: vec2<u32>) {
     }
 }
 
-fn add_tested(n: u32) {
-    let old = atomicAdd(&counters[0], n);
+fn wg_add_tested(n: u32) {
+    let old = atomicAdd(&wg_tested[0], n);
     if old + n < old {
-        atomicAdd(&counters[1], 1u);
+        atomicAdd(&wg_tested[1], 1u);
+    }
+}
+
+fn add_tested(v: vec2<u32>) {
+    let old = atomicAdd(&counters[2], v.x);
+    let carry = select(0u, 1u, old + v.x < old);
+    if v.y + carry != 0u {
+        atomicAdd(&counters[3], v.y + carry);
     }
 }
 
@@ -131,36 +141,44 @@ fn list_splits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 @compute @workgroup_size(256)
 fn leaves(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let e = flat_index(wid, nwg, lid, WG);
-    if e >= params.count {
-        return;
+    if lid < 2u {
+        atomicStore(&wg_tested[lid], 0u);
     }
-    let node = nodes[disk_node[e]];
-    if node.state != LEAF {
-        return;
-    }
-    let d = disk_items[e];
-    let disk = disks[d];
-    var count = 0u;
-    var r = vec2<u32>(0u);
-    var g = vec2<u32>(0u);
-    var b = vec2<u32>(0u);
-    for (var k = node.seg.x; k < node.seg.y; k++) {
-        let s = seg_items[k];
-        let hit = crossing(seg_geom[2u * s].xyz, seg_geom[2u * s + 1u].xyz, disk);
-        if hit.w != 0.0 && owns(node.cell, hit.xyz) {
-            let p = seg_power[s].xyz;
-            count += 1u;
-            r = add64(r, quantize(p.x, params.scale));
-            g = add64(g, quantize(p.y, params.scale));
-            b = add64(b, quantize(p.z, params.scale));
+    workgroupBarrier();
+    var tested = 0u;
+    if e < params.count {
+        let node = nodes[disk_node[e]];
+        if node.state == LEAF {
+            let d = disk_items[e];
+            let disk = disks[d];
+            var count = 0u;
+            var r = vec2<u32>(0u);
+            var g = vec2<u32>(0u);
+            var b = vec2<u32>(0u);
+            for (var k = node.seg.x; k < node.seg.y; k++) {
+                let s = seg_items[k];
+                let hit = crossing(seg_geom[2u * s].xyz, seg_geom[2u * s + 1u].xyz, disk);
+                if hit.w != 0.0 && owns(node.cell, hit.xyz) {
+                    let p = seg_power[s].xyz;
+                    count += 1u;
+                    r = add64(r, quantize(p.x, params.scale));
+                    g = add64(g, quantize(p.y, params.scale));
+                    b = add64(b, quantize(p.z, params.scale));
+                }
+            }
+            tested = node.seg.y - node.seg.x;
+            if count != 0u {
+                atomicAdd(&acc[8u * d], count);
+                atomic_add64(8u * d + 2u, r);
+                atomic_add64(8u * d + 4u, g);
+                atomic_add64(8u * d + 6u, b);
+            }
         }
     }
-    add_tested(node.seg.y - node.seg.x);
-    if count != 0u {
-        atomicAdd(&acc[8u * d], count);
-        atomic_add64(8u * d + 2u, r);
-        atomic_add64(8u * d + 4u, g);
-        atomic_add64(8u * d + 6u, b);
+    wg_add_tested(tested);
+    workgroupBarrier();
+    if lid == 0u {
+        add_tested(vec2<u32>(atomicLoad(&wg_tested[0]), atomicLoad(&wg_tested[1])));
     }
 }
 

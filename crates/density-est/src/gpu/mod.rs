@@ -3,6 +3,7 @@
 //! accumulators of eight words (count, a spare word, then low and high words per channel).
 
 mod brute;
+mod bvh;
 mod octree;
 
 use std::sync::Arc;
@@ -60,8 +61,11 @@ pub struct GpuEstimate {
     pub(crate) acc: Buffer<u32>,
     pub(crate) prep: Arc<Prepared>,
     pub(crate) report: Report,
-    /// Counters the kernels add to (method-specific), if any.
+    /// Counters the kernels add to, if any: (low, high) words of node visits, then of pairs
+    /// tested.
     pub(crate) counters: Option<Buffer<u32>>,
+    /// Whether the first counter (node visits) is counted.
+    pub(crate) counts_visits: bool,
 }
 
 /// Uploads a problem (validated and prepared on the host).
@@ -107,6 +111,7 @@ pub(crate) fn record(alg: &Density, rec: &mut Recorder, input: &GpuProblem) -> R
     match alg.method {
         Method::BruteForce => brute::record(rec, input),
         Method::Octree => octree::record(rec, input, &alg.octree),
+        Method::Bvh => bvh::record(rec, input),
     }
 }
 
@@ -125,7 +130,11 @@ pub(crate) fn stats(gpu: &Gpu, out: &GpuEstimate) -> Result<Report> {
     report.stat("pairs found", est.pairs() as f64);
     if let Some(c) = &out.counters {
         let w = gpu.download(c)?;
-        report.stat("pairs tested", (w[0] as u64 | (w[1] as u64) << 32) as f64);
+        let word = |i: usize| (w[i] as u64 | (w[i + 1] as u64) << 32) as f64;
+        if out.counts_visits {
+            report.stat("bvh node visits", word(0));
+        }
+        report.stat("pairs tested", word(2));
     }
     Ok(report)
 }

@@ -308,5 +308,5 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         level = next;
     }
     report.stat("octree depth reached", leaf_levels as f64);
-    Ok(GpuEstimate { acc, prep: input.prep.clone(), report, counters: Some(counters) })
+    Ok(GpuEstimate { acc, prep: input.prep.clone(), report, counters: Some(counters), counts_visits: false })
 }
