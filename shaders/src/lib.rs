@@ -5,9 +5,10 @@
 //!
 //! ```
 //! let copy = lumbre_shaders::runtime::COPY_VEC4;
-//! assert_eq!(copy.name, "runtime/copy");
+//! assert_eq!(copy.name, "runtime/copy:vec4"); // the vec4 variant of wgsl/runtime/copy.wgsl
 //! assert!(copy.entry_points.contains(&"main"));
 //! assert!(copy.source.contains("fn flat_index")); // spliced in from wgsl/shared/dispatch.wgsl
+//! assert!(copy.source.contains("alias Elem = vec4<u32>;")); // its `define vec4:` line
 //! ```
 //!
 //! With the `validate` feature, [`compose`] exposes the composer and validator that the

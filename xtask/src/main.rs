@@ -2,7 +2,9 @@
 //!
 //! - `test`: make sure a Vulkan driver exists (installing Mesa's lavapipe when run as root
 //!   with apt-get), then fmt check, clippy, rustdoc with warnings as errors, shader
-//!   validation, and the workspace tests with `LUMBRE_REQUIRE_GPU=1`.
+//!   validation, the workspace tests with `LUMBRE_REQUIRE_GPU=1`, and the package check
+//!   (`cargo publish --workspace --dry-run`).
+//! - `package`: the package check alone.
 //! - `validate-shaders`: compose and validate every WGSL shader with naga, with a report.
 //! - `golden [--bless]`: run the golden-image tests; with `--bless`, rewrite the images in
 //!   `testdata/golden/` from the CPU renders first.
@@ -25,10 +27,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(),
         Some("validate-shaders") => validate_shaders(),
+        Some("package") => package(),
         Some("golden") => golden(args.iter().any(|a| a == "--bless")),
         Some("gpu-tests") if args.len() == 2 => gpu_tests(Path::new(&args[1])),
         _ => {
-            eprintln!("usage: cargo xtask <test | validate-shaders | golden [--bless] | gpu-tests DIR>");
+            eprintln!("usage: cargo xtask <test | validate-shaders | package | golden [--bless] | gpu-tests DIR>");
             return ExitCode::from(2);
         }
     };
@@ -150,8 +153,16 @@ fn test() -> Result<(), String> {
     run(cargo().args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings"))?;
     validate_shaders()?;
     run(cargo().args(["test", "--workspace"]).env("LUMBRE_REQUIRE_GPU", "1"))?;
+    package()?;
     println!("all checks passed");
     Ok(())
+}
+
+/// The package check: every published crate packs and builds on its own as `cargo publish`
+/// would upload it (metadata, readme, license files, versioned dependencies, no file from
+/// outside the crate).
+fn package() -> Result<(), String> {
+    run(cargo().args(["publish", "--workspace", "--dry-run", "--allow-dirty"]))
 }
 
 /// The value of `"key":"..."` in one line of cargo's JSON messages (no escapes in paths).

@@ -70,7 +70,8 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
 
 /// The bundled scenes through the Whitted ray tracer, CPU and GPU, written as PNGs.
 fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
-    use lumbre_raytrace::{Camera, GpuRenderer, Prepared, RenderOptions, Scene, add_default_light, diff_stats};
+    use lumbre_gpu::Compute;
+    use lumbre_raytrace::{Camera, Prepared, RenderOptions, WhittedRender, add_default_light, diff_stats};
     let mut t = Table::new(
         "Whitted ray tracer on the bundled scenes (256x256, 4 samples per pixel)",
         &[
@@ -85,17 +86,17 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
             "images",
         ],
     );
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/scenes");
     for name in ["CornellBox-Original", "CornellBox-Diffuse", "suzanne", "teapot"] {
-        let (mut scene, _) = Scene::load_obj(&dir.join(format!("{name}.obj"))).map_err(|e| e.to_string())?;
+        let mut scene = crate::data::scene(name, None)?;
         let camera = Camera::frame(scene.bounds, 1.0);
         add_default_light(&mut scene, &camera);
         let t0 = Instant::now();
         let prepared = Prepared::new(scene, &Default::default());
         let build = t0.elapsed();
         let o = RenderOptions { width: 256, height: 256, spp: 4, ..Default::default() };
+        let render = WhittedRender { camera, options: o };
         let t1 = Instant::now();
-        let (cpu_img, cpu_stats) = prepared.render_cpu(&camera, &o, &|_| {});
+        let (cpu_img, cpu_report) = render.cpu_reported(&prepared, &()).map_err(|e| e.to_string())?;
         let cpu_t = t1.elapsed();
         let cpu_path = out.join(format!("{name}-cpu.png"));
         cpu_img.save_png(&cpu_path).map_err(|e| e.to_string())?;
@@ -104,17 +105,18 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
             prepared.tris.len().to_string(),
             format!("{:.1}", build.as_secs_f64() * 1e3),
             format!("{:.1}", cpu_t.as_secs_f64() * 1e3),
-            format!("{:.2}", cpu_stats.rays as f64 / cpu_t.as_secs_f64() / 1e6),
+            format!("{:.2}", cpu_report.get("rays").unwrap_or(0.0) / cpu_t.as_secs_f64() / 1e6),
         ];
         match gpu {
             Some(g) => {
-                let r = GpuRenderer::new(g, &prepared).map_err(|e| e.to_string())?;
-                r.render(&camera, &o).map_err(|e| e.to_string())?; // compiles the pipeline
-                let (img, stats, time) = r.render_timed(&camera, &o).map_err(|e| e.to_string())?;
+                let scene = render.upload(g, &prepared).map_err(|e| e.to_string())?;
+                render.gpu_reported(g, &scene).map_err(|e| e.to_string())?; // compiles the pipeline
+                let (img, report) = render.gpu_reported(g, &scene).map_err(|e| e.to_string())?;
+                let time = report.gpu.unwrap_or_default();
                 img.save_png(&out.join(format!("{name}-gpu.png"))).map_err(|e| e.to_string())?;
                 let rmse = diff_stats(&cpu_img, &img).map_err(|e| e.to_string())?.rmse;
                 row.push(format!("{:.2}", time.as_secs_f64() * 1e3));
-                row.push(format!("{:.2}", stats.rays as f64 / time.as_secs_f64() / 1e6));
+                row.push(format!("{:.2}", report.get("rays").unwrap_or(0.0) / time.as_secs_f64() / 1e6));
                 row.push(format!("{rmse:.5}"));
                 row.push(format!("{name}-cpu.png, {name}-gpu.png"));
             }
@@ -184,8 +186,9 @@ fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
         let (g_ms, rmse, files) = match gpu {
             Some(g) => {
                 let on = r.upload(g, &tree).map_err(|e| e.to_string())?;
-                r.render_timed(g, &on).map_err(|e| e.to_string())?;
-                let (gi, gt) = r.render_timed(g, &on).map_err(|e| e.to_string())?;
+                r.gpu_reported(g, &on).map_err(|e| e.to_string())?;
+                let (gi, report) = r.gpu_reported(g, &on).map_err(|e| e.to_string())?;
+                let gt = report.gpu.unwrap_or_default();
                 gi.save_png(&out.join(format!("phantom-{name}-gpu.png"))).map_err(|e| e.to_string())?;
                 let rmse = lumbre_raytrace::diff_stats(&img, &gi).map_err(|e| e.to_string())?.rmse;
                 (

@@ -1,6 +1,7 @@
 //! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
 
 mod bench;
+mod data;
 mod demo;
 mod info;
 mod progress;
@@ -11,8 +12,8 @@ mod volume;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use lumbre_gpu::{Gpu, GpuOptions};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use lumbre_gpu::{Backend, Gpu, GpuOptions};
 
 #[derive(Parser)]
 #[command(name = "lumbre", version, about = "GPU and CPU rendering algorithms: demo, benchmarks and tools")]
@@ -24,10 +25,51 @@ struct Cli {
     command: Command,
 }
 
+/// `--backend`: where an algorithm runs, mapped once to `lumbre_gpu::Backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum BackendChoice {
     Cpu,
     Gpu,
+}
+
+/// The flags every rendering command shares.
+#[derive(Args, Clone, Debug)]
+pub struct View {
+    /// Image width in pixels.
+    #[arg(long, default_value_t = 640)]
+    pub width: u32,
+    /// Image height in pixels.
+    #[arg(long, default_value_t = 480)]
+    pub height: u32,
+    /// `eye_x,eye_y,eye_z,target_x,target_y,target_z,up_x,up_y,up_z,fov_y_degrees`;
+    /// default: framing the scene.
+    #[arg(long)]
+    pub camera: Option<String>,
+    /// Where the algorithm runs.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+    backend: BackendChoice,
+    /// Output image: .png (8-bit sRGB) or .exr (linear f32).
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+}
+
+impl View {
+    /// The output path, or `default` when `-o` was not given; refuses unknown extensions.
+    pub fn out_or(&self, default: &str) -> Result<PathBuf, String> {
+        let out = self.out.clone().unwrap_or_else(|| PathBuf::from(default));
+        match out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("png" | "exr") => Ok(out),
+            _ => Err(format!("-o {}: the file name must end in .png or .exr", out.display())),
+        }
+    }
+
+    /// Checks the image size.
+    pub fn check(&self) -> Result<(), String> {
+        if self.width == 0 || self.height == 0 {
+            return Err(format!("--width and --height must be positive (got {}x{})", self.width, self.height));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Subcommand)]
@@ -47,35 +89,26 @@ enum Command {
     Render {
         /// The OBJ file (MTL next to it).
         scene: PathBuf,
-        #[arg(long, default_value_t = 640)]
-        width: u32,
-        #[arg(long, default_value_t = 480)]
-        height: u32,
+        #[command(flatten)]
+        view: View,
         /// Samples per pixel (stratified).
         #[arg(long, default_value_t = 1)]
         spp: u32,
         /// Longest chain of reflections and refractions.
         #[arg(long, default_value_t = 5)]
         max_depth: u32,
-        /// `eye_x,eye_y,eye_z,target_x,target_y,target_z,up_x,up_y,up_z,fov_y_degrees`;
-        /// default: framing the scene.
-        #[arg(long)]
-        camera: Option<String>,
         /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
         /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
         #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
         leaf_size: u32,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
-        backend: BackendChoice,
-        /// Output image (.png: 8-bit sRGB; .exr: linear f32).
-        #[arg(short, long, default_value = "render.png")]
-        out: PathBuf,
     },
     /// Render a point cloud as voxels through the sparse octree.
     Volume {
         /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
         /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid).
         cloud: String,
+        #[command(flatten)]
+        view: View,
         /// Depth of the octree (1..=21).
         #[arg(long, default_value_t = 8)]
         depth: u32,
@@ -85,13 +118,6 @@ enum Command {
         /// colour, depth or phong.
         #[arg(long, default_value = "phong")]
         mode: String,
-        #[arg(long, default_value_t = 640)]
-        width: u32,
-        #[arg(long, default_value_t = 480)]
-        height: u32,
-        /// `eye_x,eye_y,eye_z,target_x,target_y,target_z,up_x,up_y,up_z,fov_y_degrees`.
-        #[arg(long)]
-        camera: Option<String>,
         /// Reflection bounces in phong mode.
         #[arg(long, default_value_t = 3)]
         max_depth: u32,
@@ -104,10 +130,6 @@ enum Command {
         /// Slice stacks: pixels at or below this luminance (0..1) are dropped.
         #[arg(long, default_value_t = 0.0)]
         background: f32,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
-        backend: BackendChoice,
-        #[arg(short, long, default_value = "volume.png")]
-        out: PathBuf,
     },
     /// Run every capability on the bundled data; write outputs and a report.
     Demo {
@@ -150,9 +172,10 @@ enum BenchCommand {
     },
     /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
     Raytrace {
-        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj.
-        #[arg(long, default_value = "../shared/scenes")]
-        scenes: PathBuf,
+        /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj (default: the copies
+        /// bundled in this binary).
+        #[arg(long)]
+        scenes: Option<PathBuf>,
         /// Camera positions around each model on the GPU.
         #[arg(long, default_value_t = 20)]
         frames: u32,
@@ -213,11 +236,12 @@ enum BenchCommand {
     },
 }
 
-/// The GPU context for a `--backend`: `None` for `cpu`, an error if `gpu` finds no adapter.
-fn gpu_for(backend: BackendChoice, opts: &GpuOptions) -> Result<Option<Gpu>, String> {
-    match backend {
-        BackendChoice::Gpu => Gpu::with_options(opts).map(Some).map_err(|e| e.to_string()),
-        BackendChoice::Cpu => Ok(None),
+/// The one mapping from `--backend` to the runtime's backend: an error if `gpu` finds no
+/// adapter.
+fn backend_for(choice: BackendChoice, opts: &GpuOptions) -> Result<Backend, String> {
+    match choice {
+        BackendChoice::Gpu => Gpu::with_options(opts).map(Backend::Gpu).map_err(|e| e.to_string()),
+        BackendChoice::Cpu => Ok(Backend::Cpu),
     }
 }
 
@@ -240,99 +264,95 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Info { json } => info::run(&opts, json),
-        Command::Volume {
-            cloud,
-            depth,
-            level,
-            mode,
-            width,
-            height,
-            camera,
-            max_depth,
-            orbit,
-            moving,
-            background,
-            backend,
-            out,
-        } => volume::mode(&mode).and_then(|mode| {
-            if depth == 0 || depth > lumbre_octree::MAX_DEPTH || width == 0 || height == 0 {
-                return Err(format!("--depth must be 1..={}, --width and --height positive", lumbre_octree::MAX_DEPTH));
+        Command::Volume { cloud, view, depth, level, mode, max_depth, orbit, moving, background } => {
+            volume::mode(&mode).and_then(|mode| {
+                view.check()?;
+                if depth == 0 || depth > lumbre_octree::MAX_DEPTH {
+                    return Err(format!("--depth must be 1..={}, got {depth}", lumbre_octree::MAX_DEPTH));
+                }
+                let options = lumbre_raytrace::VolumeOptions {
+                    width: view.width,
+                    height: view.height,
+                    mode,
+                    level: level.unwrap_or(depth),
+                    max_depth,
+                    ..Default::default()
+                };
+                let args = volume::VolumeArgs {
+                    cloud,
+                    depth,
+                    options,
+                    camera: view.camera.clone(),
+                    out: view.out_or("volume.png")?,
+                    orbit,
+                    moving,
+                    background_threshold: background,
+                };
+                volume::run(&args, &backend_for(view.backend, &opts)?)
+            })
+        }
+        Command::Render { scene, view, spp, max_depth, leaf_size } => (|| {
+            view.check()?;
+            if max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH {
+                return Err(format!("--max-depth must be 1..={}, got {max_depth}", lumbre_raytrace::MAX_TRACE_DEPTH));
             }
-            let options = lumbre_raytrace::VolumeOptions {
-                width,
-                height,
-                mode,
-                level: level.unwrap_or(depth),
+            let options = lumbre_raytrace::RenderOptions {
+                width: view.width,
+                height: view.height,
+                spp,
                 max_depth,
                 ..Default::default()
             };
-            let args = volume::VolumeArgs {
-                cloud,
-                depth,
+            let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
+            let args = render::RenderArgs {
+                scene,
+                out: view.out_or("render.png")?,
                 options,
-                camera,
-                gpu: backend == BackendChoice::Gpu,
-                out,
-                orbit,
-                moving,
-                background_threshold: background,
+                build,
+                camera: view.camera.clone(),
             };
-            volume::run(&args, &opts)
-        }),
-        Command::Render { scene, width, height, spp, max_depth, camera, leaf_size, backend, out } => {
-            if max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH || width == 0 || height == 0 {
-                Err(format!(
-                    "--max-depth must be 1..={}, --width and --height positive",
-                    lumbre_raytrace::MAX_TRACE_DEPTH
-                ))
-            } else {
-                let options = lumbre_raytrace::RenderOptions { width, height, spp, max_depth, ..Default::default() };
-                let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-                let args =
-                    render::RenderArgs { scene, out, options, build, camera, gpu: backend == BackendChoice::Gpu };
-                render::run(&args, &opts)
-            }
-        }
+            render::run(&args, &backend_for(view.backend, &opts)?)
+        })(),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
-            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => gpu_for(backend, &opts)
-                .and_then(|gpu| {
+            BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => backend_for(backend, &opts)
+                .and_then(|backend| {
                     let counts: Vec<usize> =
                         bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
                     let tables =
-                        bench::octree::octree(gpu.as_ref(), &counts, depth, bench::Effort { warmup, repeats })?;
+                        bench::octree::octree(backend.gpu(), &counts, depth, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);
                     Ok(())
                 }),
             BenchCommand::Raytrace { scenes, frames, cpu_frames, no_generated, leaf_size, json, backend } => {
-                gpu_for(backend, &opts).and_then(|gpu| {
-                    let mut list = bench::raytrace::standard(&scenes);
+                backend_for(backend, &opts).and_then(|backend| {
+                    let mut list = bench::raytrace::standard(scenes.as_deref());
                     if no_generated {
                         list.retain(|s| !matches!(s, bench::raytrace::BenchScene::Generated(_)));
                     }
                     let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-                    let t = bench::raytrace::raytrace(gpu.as_ref(), &list, &build, frames, cpu_frames)?;
+                    let t = bench::raytrace::raytrace(backend.gpu(), &list, &build, frames, cpu_frames)?;
                     print_tables(&[t], json);
                     Ok(())
                 })
             }
             BenchCommand::Primitives { max_log2, warmup, repeats, json, backend, lookback_spins, only } => {
-                gpu_for(backend, &opts).and_then(|gpu| {
+                backend_for(backend, &opts).and_then(|backend| {
                     let effort = bench::Effort { warmup, repeats };
                     let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
                     let tables =
-                        bench::primitives::primitives(gpu.as_ref(), max_log2, effort, lookback, only.as_deref())?;
+                        bench::primitives::primitives(backend.gpu(), max_log2, effort, lookback, only.as_deref())?;
                     print_tables(&tables, json);
                     Ok(())
                 })
             }
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => {
-                gpu_for(backend, &opts).and_then(|gpu| {
-                    let cap = gpu.as_ref().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
+                backend_for(backend, &opts).and_then(|backend| {
+                    let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
                     let effort = bench::Effort { warmup, repeats };
                     let max = max_log2.min(cap);
-                    let mut tables = vec![bench::roofline::roofline(gpu.as_ref(), min_log2, max, effort)?];
-                    if let (true, Some(g)) = (variants, gpu.as_ref()) {
+                    let mut tables = vec![bench::roofline::roofline(backend.gpu(), min_log2, max, effort)?];
+                    if let (true, Some(g)) = (variants, backend.gpu()) {
                         tables.push(bench::roofline::copy_variants(g, 1 << max.min(30), effort)?);
                     }
                     print_tables(&tables, json);

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_gpu::{Compute, Gpu, GpuOptions};
-use lumbre_octree::{GpuBuild, Octree, Points};
+use lumbre_gpu::{Backend, Compute, Gpu, Placed};
+use lumbre_octree::{GpuBuild, GpuOctree, Octree, Points, Root};
 use lumbre_raytrace::{Camera, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
 
 use crate::progress::progress;
@@ -16,7 +16,6 @@ pub struct VolumeArgs {
     pub depth: u32,
     pub options: VolumeOptions,
     pub camera: Option<String>,
-    pub gpu: bool,
     pub out: PathBuf,
     pub orbit: u32,
     pub moving: u32,
@@ -71,132 +70,141 @@ pub fn advect(points: &[[f32; 3]], centre: Vec3, dt: f32) -> Vec<[f32; 3]> {
         .collect()
 }
 
-fn frame_path(out: &Path, i: u32) -> PathBuf {
+/// `out_007.png`: frame `i` of `frames`, numbered with as many digits as the last frame
+/// needs (at least three), so names sort in frame order.
+fn frame_path(out: &Path, i: u32, frames: u32) -> PathBuf {
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("volume");
     let ext = out.extension().and_then(|s| s.to_str()).unwrap_or("png");
-    out.with_file_name(format!("{stem}_{i:03}.{ext}"))
+    let digits = frames.saturating_sub(1).max(1).ilog10() as usize + 1;
+    out.with_file_name(format!("{stem}_{i:0width$}.{ext}", width = digits.max(3)))
 }
 
-enum Backend {
-    Cpu,
-    Gpu(Gpu),
+/// The octree on the chosen backend: built on the CPU, or built on the GPU and left there.
+enum Tree {
+    Cpu(Octree),
+    Gpu(Gpu, GpuOctree),
 }
 
-/// Renders `tree` on the chosen backend; returns the image and the time of the render alone.
+impl Tree {
+    /// Builds the tree of `points` in `root` where `backend` says; returns it with the build
+    /// time (GPU time on the GPU) and a description of its size.
+    fn build(backend: &Backend, points: &Points, depth: u32, root: Root) -> Result<(Tree, Duration, String), String> {
+        let err = |e: lumbre_gpu::Error| e.to_string();
+        match backend {
+            Backend::Cpu => {
+                let t = Instant::now();
+                let (tree, _) =
+                    Octree::build_in(&points.positions, &points.attrs, depth, root).map_err(|e| e.to_string())?;
+                let time = t.elapsed();
+                let size = format!(
+                    "{} nodes, {:.1} bytes/point packed",
+                    tree.nodes.len(),
+                    tree.pack().bytes() as f64 / points.positions.len().max(1) as f64
+                );
+                Ok((Tree::Cpu(tree), time, size))
+            }
+            Backend::Gpu(gpu) => {
+                let build = GpuBuild { depth, root: Some(root) };
+                let cloud = build.upload(gpu, points).map_err(err)?;
+                let mut rec = gpu.recorder();
+                let tree = build.record(&mut rec, &cloud).map_err(err)?;
+                let time = rec.submit().map_err(err)?.gpu();
+                // Interior level offsets, then the payload count.
+                let sizes = gpu.download(&tree.levels).map_err(err)?;
+                let size = format!(
+                    "{} interior nodes and {} payloads (packed)",
+                    sizes[sizes.len() - 2],
+                    sizes[sizes.len() - 1]
+                );
+                Ok((Tree::Gpu(gpu.clone(), tree), time, size))
+            }
+        }
+    }
+
+    /// The tree placed for [`VolumeRender`]: borrowed on the CPU, already on the GPU.
+    fn placed(&self) -> Placed<'_, VolumeRender> {
+        match self {
+            Tree::Cpu(tree) => Placed::Cpu(tree),
+            Tree::Gpu(gpu, tree) => Placed::Gpu(gpu.clone(), tree.clone()),
+        }
+    }
+
+    fn root(&self) -> Root {
+        match self {
+            Tree::Cpu(tree) => tree.root,
+            Tree::Gpu(_, tree) => tree.root,
+        }
+    }
+}
+
+/// Renders the placed tree; returns the image and the render's time (GPU time on the GPU).
 fn render_once(
-    backend: &Backend,
-    tree: &Octree,
+    placed: &Placed<'_, VolumeRender>,
     depth: u32,
     camera: &Camera,
     o: &VolumeOptions,
 ) -> Result<(lumbre_raytrace::Image, Duration), String> {
     let r = VolumeRender { camera: *camera, options: o.clone(), tree_depth: depth };
-    match backend {
-        Backend::Cpu => {
-            let t = Instant::now();
-            let img = r.cpu(tree).map_err(|e| e.to_string())?;
-            Ok((img, t.elapsed()))
-        }
-        Backend::Gpu(gpu) => {
-            let on_gpu = r.upload(gpu, tree).map_err(|e| e.to_string())?;
-            r.render_timed(gpu, &on_gpu).map_err(|e| e.to_string())
-        }
-    }
+    let (image, report) = r.run_placed(placed, &()).map_err(|e| e.to_string())?;
+    Ok((image, report.gpu.unwrap_or_else(|| report.total())))
 }
 
-pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
+pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
     let t0 = Instant::now();
     let cloud = load_cloud(&args.cloud, args.background_threshold)?;
     let mut points = cloud_points(&cloud);
     let load = t0.elapsed();
-    let backend =
-        if args.gpu { Backend::Gpu(Gpu::with_options(opts).map_err(|e| e.to_string())?) } else { Backend::Cpu };
-    let t1 = Instant::now();
     // Animations get a root with room to move: the cube around the points, 1.5 times as large.
-    let root = lumbre_octree::Root::around(&points.positions).ok_or("no finite points")?;
+    let root = Root::around(&points.positions).ok_or("no finite points")?;
     let root = if args.moving > 0 {
         let pad = root.size * 0.25;
-        lumbre_octree::Root { min: root.min.map(|m| m - pad), size: root.size * 1.5 }
+        Root { min: root.min.map(|m| m - pad), size: root.size * 1.5 }
     } else {
         root
     };
-    let (mut tree, report) =
-        Octree::build_in(&points.positions, &points.attrs, args.depth, root).map_err(|e| e.to_string())?;
-    let build_cpu = t1.elapsed();
-    let build_gpu = match &backend {
-        Backend::Gpu(gpu) => {
-            let b = GpuBuild { depth: args.depth, root: Some(root) };
-            let (on_gpu, t) = b.gpu_timed(gpu, &points).map_err(|e| e.to_string())?;
-            if on_gpu != tree.pack() {
-                return Err("GPU and CPU octrees differ (please report this)".into());
-            }
-            Some(t.gpu())
-        }
-        Backend::Cpu => None,
-    };
-    let bounds = (Vec3::from(tree.root.min), Vec3::from(tree.root.max()));
+    let (mut tree, build, size) = Tree::build(backend, &points, args.depth, root)?;
+    let bounds = (Vec3::from(tree.root().min), Vec3::from(tree.root().max()));
     let aspect = args.options.width as f32 / args.options.height as f32;
     let camera = match &args.camera {
         Some(c) => Camera::parse(c)?,
         None => Camera::frame(bounds, aspect),
     };
     println!(
-        "{}: {} points ({} dropped), depth {}: {} nodes, {:.1} bytes/point packed; load {:.1} ms, CPU build {:.1} ms{}",
+        "{}: {} points, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
         args.cloud,
-        report.points,
-        report.dropped_non_finite,
+        points.positions.len(),
         args.depth,
-        tree.nodes.len(),
-        tree.pack().bytes() as f64 / report.points.max(1) as f64,
         load.as_secs_f64() * 1e3,
-        build_cpu.as_secs_f64() * 1e3,
-        build_gpu.map(|t| format!(", GPU build {:.2} ms", t.as_secs_f64() * 1e3)).unwrap_or_default()
+        build.as_secs_f64() * 1e3,
+        backend.describe(),
     );
-    let where_ = if args.gpu { "gpu" } else { "cpu" };
     if args.moving > 0 {
         let centre = (bounds.0 + bounds.1) * 0.5;
         let bar = progress(args.moving as u64, "animate");
-        let mut root = tree.root;
         for i in 0..args.moving {
             let next = advect(&points.positions, centre, 0.05);
-            let (img, update, render, nodes) = match &backend {
-                Backend::Cpu => {
-                    let t = Instant::now();
-                    tree.update(&points.positions, &next, &points.attrs).map_err(|e| e.to_string())?;
-                    let update = t.elapsed();
-                    let (img, render) = render_once(&backend, &tree, args.depth, &camera, &args.options)?;
-                    (img, update, render, format!("{} nodes", tree.nodes.len()))
+            let (update, nodes) = match &mut tree {
+                Tree::Cpu(t) => {
+                    let start = Instant::now();
+                    t.update(&points.positions, &next, &points.attrs).map_err(|e| e.to_string())?;
+                    (start.elapsed(), format!("{} nodes", t.nodes.len()))
                 }
-                Backend::Gpu(gpu) => {
-                    // On the GPU the update is a rebuild in the previous (grown) root, and the
-                    // render reads the rebuilt tree in the same submission.
-                    root = root.grown_to_fit(&next).0;
-                    let b = GpuBuild { depth: args.depth, root: Some(root) };
+                Tree::Gpu(..) => {
+                    // On the GPU the update is a rebuild in the previous (grown) root.
                     let moved = Points { positions: next.clone(), attrs: points.attrs.clone() };
-                    let cloud = b.upload(gpu, &moved).map_err(|e| e.to_string())?;
-                    let r = VolumeRender { camera, options: args.options.clone(), tree_depth: args.depth };
-                    let mut rec = gpu.recorder();
-                    let on_gpu = b.record_build(&mut rec, &cloud).map_err(|e| e.to_string())?;
-                    let image = r.record_render(&mut rec, &on_gpu).map_err(|e| e.to_string())?;
-                    let timings = rec.submit().map_err(|e| e.to_string())?;
-                    let stage = |prefix: &str| -> Duration {
-                        timings.passes.iter().filter(|(l, _)| l.starts_with(prefix)).map(|(_, d)| *d).sum()
-                    };
-                    let render = stage("volume");
-                    let update = timings.gpu().saturating_sub(render);
-                    let img = r.download(gpu, &image).map_err(|e| e.to_string())?;
-                    // Interior level offsets, then the payload count.
-                    let sizes = gpu.download(&on_gpu.levels).map_err(|e| e.to_string())?;
-                    let (interior, payloads) = (sizes[sizes.len() - 2], sizes[sizes.len() - 1]);
-                    (img, update, render, format!("{interior} interior nodes and {payloads} payloads (packed)"))
+                    let grown = tree.root().grown_to_fit(&next).0;
+                    let (t, time, size) = Tree::build(backend, &moved, args.depth, grown)?;
+                    tree = t;
+                    (time, size)
                 }
             };
             points.positions = next;
-            let path = frame_path(&args.out, i);
-            img.save_png(&path).map_err(|e| e.to_string())?;
+            let (img, render) = render_once(&tree.placed(), args.depth, &camera, &args.options)?;
+            let path = frame_path(&args.out, i, args.moving);
+            img.save(&path).map_err(|e| e.to_string())?;
             bar.suspend(|| {
                 println!(
-                    "frame {i}: update {:.2} ms ({where_}), render {:.2} ms, {nodes} -> {}",
+                    "frame {i}: update {:.2} ms, render {:.2} ms, {nodes} -> {}",
                     update.as_secs_f64() * 1e3,
                     render.as_secs_f64() * 1e3,
                     path.display()
@@ -207,27 +215,26 @@ pub fn run(args: &VolumeArgs, opts: &GpuOptions) -> Result<(), String> {
         bar.finish_and_clear();
         return Ok(());
     }
+    let placed = tree.placed();
     if args.orbit > 0 {
         let bar = progress(args.orbit as u64, "orbit");
         let mut total = Duration::ZERO;
         for i in 0..args.orbit {
             let cam = Camera::orbit(bounds, aspect, i, args.orbit);
-            let (img, rt) = render_once(&backend, &tree, args.depth, &cam, &args.options)?;
+            let (img, rt) = render_once(&placed, args.depth, &cam, &args.options)?;
             total += rt;
-            let path = frame_path(&args.out, i);
-            img.save_png(&path).map_err(|e| e.to_string())?;
-            bar.suspend(|| {
-                println!("frame {i}: render {:.2} ms ({where_}) -> {}", rt.as_secs_f64() * 1e3, path.display())
-            });
+            let path = frame_path(&args.out, i, args.orbit);
+            img.save(&path).map_err(|e| e.to_string())?;
+            bar.suspend(|| println!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()));
             bar.inc(1);
         }
         bar.finish_and_clear();
         println!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / args.orbit as f64);
         return Ok(());
     }
-    let (img, rt) = render_once(&backend, &tree, args.depth, &camera, &args.options)?;
-    img.save_png(&args.out).map_err(|e| e.to_string())?;
-    println!("render {:.2} ms ({where_}) -> {}", rt.as_secs_f64() * 1e3, args.out.display());
+    let (img, rt) = render_once(&placed, args.depth, &camera, &args.options)?;
+    img.save(&args.out).map_err(|e| e.to_string())?;
+    println!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, args.out.display());
     Ok(())
 }
 

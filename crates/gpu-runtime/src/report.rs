@@ -25,6 +25,9 @@ pub struct Report {
     pub stages: Vec<(String, Duration)>,
     /// (name, value): counts such as rays cast or pairs found, and averages.
     pub stats: Vec<(String, f64)>,
+    /// GPU time of the run's submissions ([`Timings::gpu`]: timestamps, else wall clock);
+    /// `None` for a CPU run.
+    pub gpu: Option<Duration>,
 }
 
 impl Report {
@@ -34,14 +37,16 @@ impl Report {
     /// use lumbre_gpu::{Report, TimingSource, Timings};
     /// use std::time::Duration;
     /// let t = Timings { passes: vec![], span: Duration::ZERO, wall: Duration::from_millis(3), source: TimingSource::WallClock };
-    /// assert_eq!(Report::from_timings("render", &t).stages, vec![("render".to_string(), Duration::from_millis(3))]);
+    /// let r = Report::from_timings("render", &t);
+    /// assert_eq!(r.stages, vec![("render".to_string(), Duration::from_millis(3))]);
+    /// assert_eq!(r.gpu, Some(Duration::from_millis(3)));
     /// ```
     pub fn from_timings(name: &str, t: &Timings) -> Report {
         let stages = match t.source {
             TimingSource::Timestamps if !t.passes.is_empty() => t.by_label(),
             _ => vec![(name.to_string(), t.gpu())],
         };
-        Report { stages, stats: Vec::new() }
+        Report { stages, stats: Vec::new(), gpu: Some(t.gpu()) }
     }
 
     /// Adds `d` to `stage` (appended if new).
@@ -83,8 +88,13 @@ impl Report {
         self.stages.iter().map(|(_, d)| *d).sum()
     }
 
-    /// Appends `other`'s stages (summing equal names) and statistics (later values win).
+    /// Appends `other`'s stages (summing equal names) and statistics (later values win), and
+    /// adds its GPU time.
     pub fn merge(&mut self, other: Report) {
+        self.gpu = match (self.gpu, other.gpu) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         for (s, d) in other.stages {
             self.add_stage(&s, d);
         }

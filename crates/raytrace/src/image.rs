@@ -1,6 +1,7 @@
 //! Linear RGB images: PNG and EXR files, sRGB conversion, and image comparison.
 
 use std::fmt;
+use std::io::{Cursor, Write as _};
 use std::path::Path;
 
 use ::image::{DynamicImage, ImageBuffer, ImageFormat, ImageReader, Rgb, RgbImage};
@@ -99,21 +100,42 @@ impl Image {
         self.pixels.par_iter().map(|p| p.to_array().map(|c| quantize(linear_to_srgb(c)))).collect()
     }
 
-    /// Writes an 8-bit sRGB PNG (see [`Image::to_srgb8`]).
+    /// Writes the image in the format its extension names: `.png` (8-bit sRGB) or `.exr`
+    /// (linear f32); any other extension is an error. See [`write_file`] for how the file is
+    /// written.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("lumbre-save-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let img = lumbre_raytrace::Image::new(2, 2);
+    /// img.save(&dir.join("a.exr")).unwrap();
+    /// assert!(img.save(&dir.join("a.jpg")).unwrap_err().to_string().contains(".png or .exr"));
+    /// assert!(!dir.join("a.jpg").exists());
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn save(&self, path: &Path) -> Result<(), LoadError> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("png") => self.save_png(path),
+            Some("exr") => self.save_exr(path),
+            _ => Err(LoadError::new(path, "unknown image format: the file name must end in .png or .exr")),
+        }
+    }
+
+    /// Writes an 8-bit sRGB PNG (see [`Image::to_srgb8`]) through [`write_file`].
     pub fn save_png(&self, path: &Path) -> Result<(), LoadError> {
         let bytes: Vec<u8> = self.to_srgb8().into_iter().flatten().collect();
         let buf = RgbImage::from_raw(self.width, self.height, bytes)
             .ok_or_else(|| LoadError::new(path, "image size does not match its pixel count"))?;
-        buf.save_with_format(path, ImageFormat::Png).map_err(|e| LoadError::new(path, format!("cannot write PNG: {e}")))
+        write_file(path, &encode(DynamicImage::ImageRgb8(buf), ImageFormat::Png, path)?)
     }
 
-    /// Writes a linear f32 RGB OpenEXR file (values as they are, NaN and infinities included).
+    /// Writes a linear f32 RGB OpenEXR file (values as they are, NaN and infinities
+    /// included) through [`write_file`].
     pub fn save_exr(&self, path: &Path) -> Result<(), LoadError> {
         let floats: Vec<f32> = self.pixels.iter().flat_map(|p| p.to_array()).collect();
         let buf: ImageBuffer<Rgb<f32>, Vec<f32>> = ImageBuffer::from_raw(self.width, self.height, floats)
             .ok_or_else(|| LoadError::new(path, "image size does not match its pixel count"))?;
-        buf.save_with_format(path, ImageFormat::OpenExr)
-            .map_err(|e| LoadError::new(path, format!("cannot write EXR: {e}")))
+        write_file(path, &encode(DynamicImage::ImageRgb32F(buf), ImageFormat::OpenExr, path)?)
     }
 
     /// Reads a PNG (8 or 16 bits, grey or RGB, alpha ignored) as sRGB-encoded and returns it
@@ -284,6 +306,52 @@ pub fn diff_stats(a: &Image, b: &Image) -> Result<DiffStats, SizeMismatch> {
 /// ```
 pub fn rmse(a: &Image, b: &Image) -> Result<f32, SizeMismatch> {
     diff_stats(a, b).map(|d| d.rmse)
+}
+
+fn encode(image: DynamicImage, format: ImageFormat, path: &Path) -> Result<Vec<u8>, LoadError> {
+    let mut bytes = Cursor::new(Vec::new());
+    image.write_to(&mut bytes, format).map_err(|e| LoadError::new(path, format!("cannot encode {format:?}: {e}")))?;
+    Ok(bytes.into_inner())
+}
+
+/// Writes `bytes` to `path` whole or not at all: a regular file (or a new one) is written
+/// to a temporary file in the same folder, synced and renamed into place, so a failed
+/// write (a full disk) leaves the old file, or nothing, behind; anything else (a device
+/// such as `/dev/null`) is written directly. Errors name the path.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("lumbre-write-doc-{}.txt", std::process::id()));
+/// lumbre_raytrace::write_file(&path, b"whole").unwrap();
+/// assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+/// assert!(lumbre_raytrace::write_file("/nonexistent-folder/x.png".as_ref(), b"").is_err());
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), LoadError> {
+    let fail = |e: std::io::Error| LoadError::new(path, format!("cannot write: {e}"));
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
+            return f.write_all(bytes).and_then(|_| f.flush()).map_err(fail);
+        }
+        _ => {}
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

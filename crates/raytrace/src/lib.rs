@@ -9,6 +9,9 @@
 //! - [`Camera`]: pinhole camera (`frame`, `orbit`, `parse` for the CLI), with [`GpuCamera`]
 //!   whose ray formula [`Camera::ray`] shares, and [`stratified`] pixel samples built on the
 //!   integer hash [`hash_u32`] that WGSL reproduces bit for bit.
+//! - [`Emitters`]: the emissive triangles as a distribution (pick by power, uniform points,
+//!   cosine directions) for the Monte Carlo integrators, with its WGSL twin
+//!   `shared/emitters.wgsl` fed by [`GpuEmitters`]; the warps it uses are in [`sampling`].
 //! - [`Image`]: linear RGB, PNG (8-bit sRGB) and EXR (f32) files, and [`diff_stats`] / [`rmse`]
 //!   for golden-image tests.
 //! - [`PointCloud`]: the volumetric engine's text format, PLY (ascii and binary little-endian),
@@ -33,23 +36,26 @@
 //! ```
 
 mod camera;
+mod emitters;
 mod error;
 mod gpu;
 mod image;
 mod material;
 mod obj;
 mod points;
+pub mod sampling;
 mod scene;
 mod volume;
 mod whitted;
 
-pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear};
+pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear, write_file};
 pub use camera::{
     Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera, ONE_MINUS_EPSILON, hash_f32, hash_u32,
     stratified,
 };
+pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
-pub use gpu::{GpuImage, GpuRenderer, GpuScene, WhittedRender};
+pub use gpu::{GpuEmitter, GpuEmitters, GpuImage, GpuScene, WhittedRender};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};

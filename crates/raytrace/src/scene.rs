@@ -203,14 +203,49 @@ impl Scene {
     /// ```
     pub fn load_obj(path: &Path) -> Result<(Scene, LoadReport), LoadError> {
         let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
+        Self::load_obj_with(path, &bytes, &|full: &Path| fs::read(full))
+    }
+
+    /// Loads an OBJ file held in memory, with the MTL libraries it names taken from
+    /// `files` (file name, contents); `name` stands for the OBJ's path in messages and its
+    /// folder for the libraries'. Otherwise as [`Scene::load_obj`]: for scenes bundled in
+    /// a program.
+    ///
+    /// ```
+    /// use lumbre_raytrace::Scene;
+    /// let obj = b"mtllib box.mtl\nusemtl white\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+    /// let mtl = b"newmtl white\nKd 0.5 0.5 0.5\n";
+    /// let (scene, report) = Scene::load_obj_bytes("box.obj".as_ref(), obj, &[("box.mtl", mtl)]).unwrap();
+    /// assert_eq!(report.triangles, 1);
+    /// assert_eq!(scene.materials[0].kd.x, 0.5);
+    /// ```
+    pub fn load_obj_bytes(name: &Path, obj: &[u8], files: &[(&str, &[u8])]) -> Result<(Scene, LoadReport), LoadError> {
+        let read = |full: &Path| -> io::Result<Vec<u8>> {
+            let file = full.file_name().and_then(|f| f.to_str()).unwrap_or_default();
+            files
+                .iter()
+                .find(|(n, _)| *n == file)
+                .map(|(_, bytes)| bytes.to_vec())
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+        };
+        Self::load_obj_with(name, obj, &read)
+    }
+
+    /// [`Scene::load_obj`] on the OBJ text `bytes`, reading the MTL libraries through `read`
+    /// (given each library's full path).
+    fn load_obj_with(
+        path: &Path,
+        bytes: &[u8],
+        read: &dyn Fn(&Path) -> io::Result<Vec<u8>>,
+    ) -> Result<(Scene, LoadReport), LoadError> {
         let dir = obj::parent_dir(path);
-        let scan = obj::scan_obj(path, &bytes, &dir)?;
+        let scan = obj::scan_obj(path, bytes, &dir)?;
 
         let mtl_error: RefCell<Option<LoadError>> = RefCell::new(None);
         let mtl_warnings: RefCell<Vec<String>> = RefCell::new(Vec::new());
         let loader = |name: &Path| -> tobj::MTLLoadResult {
             let full = dir.join(name);
-            let bytes = match fs::read(&full) {
+            let bytes = match read(&full) {
                 Ok(b) => b,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     mtl_warnings.borrow_mut().push(format!(

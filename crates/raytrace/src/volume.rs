@@ -245,7 +245,6 @@ pub fn phantom_cloud(n: u32) -> PointCloud {
 }
 
 mod gpu {
-    use std::time::Duration;
 
     use glam::Vec3;
     use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
@@ -393,14 +392,6 @@ mod gpu {
                 base += count;
             }
             Ok(GpuVolumeImage { pixels, width: o.width, height: o.height })
-        }
-
-        /// Renders an octree already on the GPU; returns the image and the GPU time.
-        pub fn render_timed(&self, gpu: &Gpu, tree: &GpuOctree) -> Result<(Image, Duration)> {
-            let mut rec = gpu.recorder();
-            let out = self.record_render(&mut rec, tree)?;
-            let t = rec.submit()?;
-            Ok((self.download(gpu, &out)?, t.gpu()))
         }
     }
 

@@ -129,8 +129,11 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
                 }
                 let rs = VolumeRender { camera: cam, options: small.clone(), tree_depth: depth };
                 let rf = VolumeRender { camera: cam, options: full.clone(), tree_depth: depth };
-                let trace = gpu_median(gpu, effort, || Ok(rs.render_timed(gpu, &gtree)?.1))?;
-                let frame = gpu_median(gpu, effort, || Ok(rf.render_timed(gpu, &gtree)?.1))?;
+                let time = |r: &VolumeRender| -> lumbre_gpu::Result<Duration> {
+                    Ok(r.gpu_reported(gpu, &gtree)?.1.gpu.unwrap_or_default())
+                };
+                let trace = gpu_median(gpu, effort, || time(&rs))?;
+                let frame = gpu_median(gpu, effort, || time(&rf))?;
                 row.extend([ms(key), ms(build), ms(update), ms(trace), ms(frame)]);
             }
             None => row.extend(std::iter::repeat_n("-".to_string(), 5)),

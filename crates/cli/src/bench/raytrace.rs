@@ -7,42 +7,43 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
+use lumbre_gpu::Compute;
 use lumbre_gpu::{BUSY_SPAN, Gpu, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
-use lumbre_raytrace::{Camera, GpuRenderer, Prepared, RenderOptions, Scene};
+use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
 use crate::progress::progress;
 use crate::table::Table;
 
-/// One benchmark scene: a file, or the generated ~1M-triangle sphere.
+/// One benchmark scene: a model (bundled, or from a folder), or the generated
+/// ~1M-triangle sphere.
 pub enum BenchScene {
-    File(PathBuf),
+    Model { name: &'static str, dir: Option<PathBuf> },
     Generated(usize),
 }
 
 impl BenchScene {
     fn name(&self) -> String {
         match self {
-            BenchScene::File(p) => p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            BenchScene::Model { name, .. } => name.to_string(),
             BenchScene::Generated(n) => format!("generated {n}"),
         }
     }
 
     fn load(&self) -> Result<Scene, String> {
         match self {
-            BenchScene::File(p) => Scene::load_obj(p).map(|(s, _)| s).map_err(|e| e.to_string()),
+            BenchScene::Model { name, dir } => crate::data::scene(name, dir.as_deref()),
             BenchScene::Generated(n) => Ok(Scene::from_triangles(&scenes::generated_scene(*n))),
         }
     }
 }
 
-/// The standard scenes: suzanne, teapot and the bunny from `dir`, and 1M generated triangles.
-pub fn standard(dir: &Path) -> Vec<BenchScene> {
-    let mut v: Vec<BenchScene> = ["suzanne.obj", "teapot.obj", "stanford-bunny.obj"]
-        .iter()
-        .map(|f| dir.join(f))
-        .filter(|p| p.exists())
-        .map(BenchScene::File)
+/// The standard scenes: suzanne, teapot and the bunny (from `dir`, else the bundled copies),
+/// and 1M generated triangles.
+pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
+    let mut v: Vec<BenchScene> = ["suzanne", "teapot", "stanford-bunny"]
+        .into_iter()
+        .map(|name| BenchScene::Model { name, dir: dir.map(Path::to_path_buf) })
         .collect();
     v.push(BenchScene::Generated(1_000_000));
     v
@@ -92,8 +93,8 @@ pub fn raytrace(
         let t1 = Instant::now();
         let prepared = Prepared::new(scene, build_options);
         let build = t1.elapsed();
-        let renderer = match gpu {
-            Some(g) => Some(GpuRenderer::new(g, &prepared).map_err(|e| e.to_string())?),
+        let on_gpu = match gpu {
+            Some(g) => Some(GpuScene::upload(g, &prepared).map_err(|e| e.to_string())?),
             None => None,
         };
         for (w, h) in [(800u32, 600u32), (1920, 1080)] {
@@ -107,33 +108,37 @@ pub fn raytrace(
                     ..Default::default()
                 };
                 let cam = |i| Camera::orbit(prepared.scene.bounds, w as f32 / h as f32, i, frames.max(1));
-                let (gpu_ms, gpu_rate) = match (&renderer, gpu) {
-                    (Some(r), Some(g)) => {
+                let render = |i| WhittedRender { camera: cam(i), options: o };
+                let (gpu_ms, gpu_rate) = match (&on_gpu, gpu) {
+                    (Some(scene), Some(g)) => {
                         // Each frame starts on a busy GPU (see lumbre_gpu::KeepBusy).
                         let busy = KeepBusy::new(g).map_err(|e| e.to_string())?;
-                        r.render_timed(&cam(0), &o).map_err(|e| e.to_string())?; // warm-up
+                        render(0).gpu_reported(g, scene).map_err(|e| e.to_string())?; // warm-up
                         let mut time = Duration::ZERO;
-                        let mut rays = 0u64;
+                        let mut rays = 0.0;
                         for i in 0..frames {
                             busy.queue(g, BUSY_SPAN).map_err(|e| e.to_string())?;
-                            let (_, stats, gpu_time) = r.render_timed(&cam(i), &o).map_err(|e| e.to_string())?;
-                            time += gpu_time;
-                            rays += stats.rays;
+                            let (_, report) = render(i).gpu_reported(g, scene).map_err(|e| e.to_string())?;
+                            time += report.gpu.unwrap_or_default();
+                            rays += report.get("rays").unwrap_or(0.0);
                         }
                         let mean = time / frames.max(1);
-                        (ms(mean), format!("{:.3}", rays as f64 / time.as_secs_f64() / 1e9))
+                        (ms(mean), format!("{:.3}", rays / time.as_secs_f64() / 1e9))
                     }
                     _ => ("-".into(), "-".into()),
                 };
                 // CPU: fewer frames, at 800x600 only (it is slow at full HD on few cores).
                 let (cpu_ms, cpu_rate) = if w == 800 && cpu_frames > 0 {
                     let start = Instant::now();
-                    let mut rays = 0;
+                    let mut rays = 0.0;
                     for i in 0..cpu_frames {
-                        rays += prepared.render_cpu(&cam(i * frames.max(1) / cpu_frames), &o, &|_| {}).1.rays;
+                        let (_, report) = render(i * frames.max(1) / cpu_frames)
+                            .cpu_reported(&prepared, &())
+                            .map_err(|e| e.to_string())?;
+                        rays += report.get("rays").unwrap_or(0.0);
                     }
                     let el = start.elapsed();
-                    (ms(el / cpu_frames), format!("{:.2}", rays as f64 / el.as_secs_f64() / 1e6))
+                    (ms(el / cpu_frames), format!("{:.2}", rays / el.as_secs_f64() / 1e6))
                 } else {
                     ("-".into(), "-".into())
                 };

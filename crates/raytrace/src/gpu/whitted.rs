@@ -1,31 +1,19 @@
 //! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel, the
 //! image rendered in tiles of pixels and read back once.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Buffer, Compute, Gpu, Recorder, Result, Timings, Tolerance};
-use lumbre_kdtree::{GpuKdTree, Traversal, TriangleTest};
+use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
+use lumbre_kdtree::{Traversal, TriangleTest};
 
-use crate::{Camera, Image, Light, Prepared, RenderOptions, RenderStats, diff_stats};
+use super::GpuScene;
+use crate::{Camera, Image, Prepared, RenderOptions};
 
 /// 8x8 pixel tiles per dispatch (a million pixels): bounds each dispatch (drivers reset GPUs
 /// whose dispatches run too long) while 1920x1080 takes two, not eight, each of which ends
 /// with its slowest rays.
-const TILES_PER_DISPATCH: u32 = 1 << 14;
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct GpuLight {
-    kind: u32,
-    tri: u32,
-    area: f32,
-    _pad: u32,
-    pos: [f32; 3],
-    _p1: f32,
-    e: [f32; 3],
-    _p2: f32,
-}
+pub(super) const TILES_PER_DISPATCH: u32 = 1 << 14;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -46,64 +34,6 @@ struct Params {
     _pad: [u32; 2],
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_PARAMS_SIZE);
-
-/// A prepared scene on the GPU.
-#[derive(Clone, Debug)]
-pub struct GpuScene {
-    tree: GpuKdTree,
-    tri_info: Buffer<[u32; 4]>,
-    normals: Buffer<[f32; 4]>,
-    materials: Buffer<crate::GpuMaterial>,
-    lights: Buffer<GpuLight>,
-    n_lights: u32,
-    eps: f32,
-}
-
-impl GpuScene {
-    /// Uploads a prepared scene.
-    pub fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
-        let tri_info: Vec<[u32; 4]> = p.scene.triangles.iter().map(|t| [t.n[0], t.n[1], t.n[2], t.material]).collect();
-        let normals: Vec<[f32; 4]> = p.scene.normals.iter().map(|n| [n.x, n.y, n.z, 0.0]).collect();
-        let lights: Vec<GpuLight> = p
-            .scene
-            .lights
-            .iter()
-            .map(|l| match *l {
-                Light::Point { position, intensity } => GpuLight {
-                    kind: 0,
-                    tri: 0,
-                    area: 0.0,
-                    _pad: 0,
-                    pos: position.to_array(),
-                    _p1: 0.0,
-                    e: intensity.to_array(),
-                    _p2: 0.0,
-                },
-                Light::Area { triangle, emission, area } => GpuLight {
-                    kind: 1,
-                    tri: triangle,
-                    area,
-                    _pad: 0,
-                    pos: [0.0; 3],
-                    _p1: 0.0,
-                    e: emission.to_array(),
-                    _p2: 0.0,
-                },
-            })
-            .collect();
-        let at_least_one = |v: Vec<[f32; 4]>| if v.is_empty() { vec![[0.0; 4]] } else { v };
-        let lights_buf = if lights.is_empty() { gpu.zeroed(1)? } else { gpu.upload(&lights)? };
-        Ok(GpuScene {
-            tree: GpuKdTree::upload(gpu, &p.tree, &p.tris)?,
-            tri_info: gpu.upload(&tri_info)?,
-            normals: gpu.upload(&at_least_one(normals))?,
-            materials: gpu.upload(&p.scene.gpu_materials())?,
-            lights: lights_buf,
-            n_lights: lights.len() as u32,
-            eps: p.eps,
-        })
-    }
-}
 
 /// The pixels of a render on the GPU and its ray counter.
 #[derive(Clone, Debug)]
@@ -191,16 +121,6 @@ impl WhittedRender {
         }
         Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
     }
-
-    /// The GPU render with its statistics and GPU time.
-    pub fn gpu_stats(&self, gpu: &Gpu, scene: &GpuScene) -> Result<(Image, RenderStats, Duration)> {
-        let mut rec = gpu.recorder();
-        let out = self.record_render(&mut rec, scene)?;
-        let t: Timings = rec.submit()?;
-        let image = self.download(gpu, &out)?;
-        let rays = gpu.download(&out.rays)?[0] as u64;
-        Ok((image, RenderStats { rays }, t.gpu()))
-    }
 }
 
 impl Compute for WhittedRender {
@@ -214,7 +134,27 @@ impl Compute for WhittedRender {
     }
 
     fn cpu(&self, p: &Prepared) -> Result<Image> {
-        Ok(p.render_cpu(&self.camera, &self.options, &|_| {}).0)
+        self.cpu_reported(p, &()).map(|(image, _)| image)
+    }
+
+    /// The CPU render with one progress step per row; reports the rays cast.
+    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
+        let rows = AtomicU64::new(0);
+        let height = self.options.height as u64;
+        let mut report = Report::default();
+        let (image, stats) = report.time("render", || {
+            p.render_cpu(&self.camera, &self.options, &|_| {
+                progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
+            })
+        });
+        report.stat("rays", stats.rays as f64);
+        Ok((image, report))
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, out: &GpuImage) -> Result<Report> {
+        let mut report = Report::default();
+        report.stat("rays", gpu.download(&out.rays)?[0] as f64);
+        Ok(report)
     }
 
     fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
@@ -229,42 +169,5 @@ impl Compute for WhittedRender {
         let px = gpu.download(&out.pixels)?;
         let pixels = px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
         Image::from_pixels(out.width, out.height, pixels).map_err(lumbre_gpu::Error::Input)
-    }
-}
-
-impl Agree for Image {
-    /// Images agree when the RMSE of their 8-bit sRGB values (in 0..1) is at most `tol.abs`.
-    fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
-        match diff_stats(self, gpu) {
-            Err(e) => Some(e.to_string()),
-            Ok(d) if d.rmse as f64 > tol.abs => {
-                Some(format!("image RMSE {} above {} (max pixel error {})", d.rmse, tol.abs, d.max_abs))
-            }
-            Ok(_) => None,
-        }
-    }
-}
-
-/// The GPU side of `lumbre render`: a scene uploaded once, rendered from any camera.
-pub struct GpuRenderer {
-    gpu: Gpu,
-    scene: GpuScene,
-}
-
-impl GpuRenderer {
-    /// Uploads the prepared scene.
-    pub fn new(gpu: &Gpu, p: &Prepared) -> Result<Self> {
-        Ok(GpuRenderer { gpu: gpu.clone(), scene: GpuScene::upload(gpu, p)? })
-    }
-
-    /// Renders one image; returns it with the number of rays.
-    pub fn render(&self, camera: &Camera, options: &RenderOptions) -> Result<(Image, RenderStats)> {
-        let r = WhittedRender { camera: *camera, options: *options };
-        r.gpu_stats(&self.gpu, &self.scene).map(|(i, s, _)| (i, s))
-    }
-
-    /// Renders and reports the GPU time of the render (timestamps where available).
-    pub fn render_timed(&self, camera: &Camera, options: &RenderOptions) -> Result<(Image, RenderStats, Duration)> {
-        WhittedRender { camera: *camera, options: *options }.gpu_stats(&self.gpu, &self.scene)
     }
 }

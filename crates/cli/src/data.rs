@@ -1,0 +1,32 @@
+//! The scenes bundled in the binary (`crates/cli/data`, a link to `testdata/scenes`), so
+//! `lumbre demo` and `lumbre bench raytrace` run from any folder, installed or copied.
+
+use std::path::Path;
+
+use lumbre_raytrace::Scene;
+
+/// (file name, contents) of every bundled file.
+pub const FILES: &[(&str, &[u8])] = &[
+    ("CornellBox-Diffuse.obj", include_bytes!("../data/CornellBox-Diffuse.obj")),
+    ("CornellBox-Diffuse.mtl", include_bytes!("../data/CornellBox-Diffuse.mtl")),
+    ("CornellBox-Original.obj", include_bytes!("../data/CornellBox-Original.obj")),
+    ("CornellBox-Original.mtl", include_bytes!("../data/CornellBox-Original.mtl")),
+    ("suzanne.obj", include_bytes!("../data/suzanne.obj")),
+    ("teapot.obj", include_bytes!("../data/teapot.obj")),
+    ("stanford-bunny.obj", include_bytes!("../data/stanford-bunny.obj")),
+];
+
+/// Loads scene `name` (`"CornellBox-Diffuse"`) from `dir` when given, else from the bundled
+/// copy.
+pub fn scene(name: &str, dir: Option<&Path>) -> Result<Scene, String> {
+    let file = format!("{name}.obj");
+    let loaded = match dir {
+        Some(d) => Scene::load_obj(&d.join(&file)),
+        None => {
+            let (_, obj) =
+                FILES.iter().find(|(f, _)| *f == file).ok_or_else(|| format!("no bundled scene named {name}"))?;
+            Scene::load_obj_bytes(Path::new(&file), obj, FILES)
+        }
+    };
+    loaded.map(|(scene, _)| scene).map_err(|e| e.to_string())
+}
