@@ -43,13 +43,16 @@ mod estimate;
 mod fixed;
 mod gpu;
 mod octree;
+mod photons;
 mod problem;
 
 pub use bench::{BenchOptions, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use crossing::crossing;
 pub use estimate::Estimate;
+pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
 pub use gpu::{GpuEstimate, GpuProblem};
 pub use octree::{Filter, MAX_OCTREE_DEPTH, OctreeOptions};
+pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, Photons, photon_random};
 pub use problem::{Aabb, Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
 
 use lumbre_gpu::{Compute, Gpu, Progress, Recorder, Report, Result};
@@ -149,5 +152,81 @@ impl Compute for Density {
 
     fn gpu_stats(&self, gpu: &Gpu, output: &GpuEstimate) -> Result<Report> {
         gpu::stats(gpu, output)
+    }
+}
+
+/// Photon tracing through [`Compute`]: input a [`Prepared`](lumbre_raytrace::Prepared)
+/// scene, output the [`Photons`]' flights. Photons leave the emitters (picked by power, a
+/// uniform point, a cosine direction on the emitting side), bounce diffusely off every
+/// surface (emitters too) with Russian roulette by albedo (continue with probability
+/// `max(Kd)`, power scaled by `Kd / max(Kd)`), and stop when a cosine direction about the
+/// shading normal points into the surface. A photon that escapes is cut where it leaves the
+/// scene's box. CPU and GPU draw the same numbers ([`photon_random`]).
+///
+/// ```
+/// use lumbre_density::{PhotonOptions, PhotonTracer};
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+/// let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
+/// let prepared = Prepared::new(scene, &Default::default());
+/// let tracer = PhotonTracer { options: PhotonOptions { photons: 1000, ..Default::default() } };
+/// let photons = tracer.run(&Backend::Cpu, &prepared)?;
+/// assert_eq!(photons.photons(), 1000);
+/// assert!(photons.segments.len() > 1000);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhotonTracer {
+    /// How many photons, and which flights to keep.
+    pub options: PhotonOptions,
+}
+
+impl Compute for PhotonTracer {
+    type Input = lumbre_raytrace::Prepared;
+    type Output = Photons;
+    type GpuInput = GpuPhotonScene;
+    type GpuOutput = GpuPhotons;
+
+    fn name(&self) -> &'static str {
+        "photons"
+    }
+
+    fn cpu(&self, input: &lumbre_raytrace::Prepared) -> Result<Photons> {
+        self.cpu_reported(input, &()).map(|(out, _)| out)
+    }
+
+    /// Stage `trace photons`; stats `photons` and `segments`.
+    fn cpu_reported(&self, input: &lumbre_raytrace::Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
+        let mut report = Report::default();
+        let out = report.time("trace photons", || photons::trace_cpu(input, &self.options, progress))?;
+        report.stat("photons", self.options.photons as f64);
+        report.stat("segments", out.segments.len() as f64);
+        Ok((out, report))
+    }
+
+    fn upload(&self, gpu: &Gpu, input: &lumbre_raytrace::Prepared) -> Result<GpuPhotonScene> {
+        gpu::photons::upload(gpu, input)
+    }
+
+    fn record(&self, rec: &mut Recorder, input: &GpuPhotonScene) -> Result<GpuPhotons> {
+        gpu::photons::record(rec, input, &self.options)
+    }
+
+    fn download(&self, gpu: &Gpu, output: &GpuPhotons) -> Result<Photons> {
+        gpu::photons::download(gpu, output)
+    }
+
+    fn gpu_stats(&self, _: &Gpu, output: &GpuPhotons) -> Result<Report> {
+        let mut report = Report::default();
+        for t in &output.timings {
+            for (stage, d) in Report::from_timings("trace photons", t).stages {
+                report.add_stage(&stage, d);
+            }
+        }
+        report.stat("photons", self.options.photons as f64);
+        let segments: u64 = output.parts.iter().flat_map(|p| p.per_photon.iter()).map(|&c| c as u64).sum();
+        report.stat("segments traced", segments as f64);
+        Ok(report)
     }
 }

@@ -5,6 +5,7 @@
 mod brute;
 mod bvh;
 mod octree;
+pub(crate) mod photons;
 
 use std::sync::Arc;
 
