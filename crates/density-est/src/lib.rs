@@ -10,6 +10,10 @@
 //!   three [`Method`]s: brute force, the paper's octree (processed a level at a time, its
 //!   lists filtered by stream compaction or the paper's histogram pyramid), or a BVH over
 //!   the disks that every segment traverses (the default).
+//! - Query disks: [`camera_disks`] (one per pixel at the camera's first hits), [`disks_at`],
+//!   radii from the nearest photon hits ([`nearest_radii`]).
+//! - [`PhotonTracer`]: photons from the scene's emitters, diffuse bounces, flights as
+//!   segments, CPU and GPU with the same random numbers.
 //! - [`table1`]: the paper's Table 1 workloads ([`uniform_workload`]) timed per method.
 //!
 //! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
@@ -39,6 +43,7 @@ mod boxes;
 mod brute;
 mod bvh;
 mod crossing;
+mod disks;
 mod estimate;
 mod fixed;
 mod gpu;
@@ -48,6 +53,7 @@ mod problem;
 
 pub use bench::{BenchOptions, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use crossing::crossing;
+pub use disks::{CameraDisks, NO_DISK, camera_disks, disks_at, nearest_radii};
 pub use estimate::Estimate;
 pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
 pub use gpu::{GpuEstimate, GpuProblem};
