@@ -57,7 +57,7 @@ pub use disks::{CameraDisks, NO_DISK, camera_disks, disks_at, nearest_radii};
 pub use estimate::Estimate;
 pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
 pub use gpu::{GpuEstimate, GpuProblem};
-pub use octree::{Filter, MAX_OCTREE_DEPTH, OctreeOptions};
+pub use octree::{Filter, MAX_LEVEL_ENTRIES, MAX_OCTREE_DEPTH, OctreeOptions};
 pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, Photons, photon_random};
 pub use problem::{Aabb, Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
 

@@ -55,10 +55,31 @@ pub struct OctreeOptions {
     pub filter: Filter,
 }
 
+/// The most entries (segment or disk indices) one level of the octree may hold: a deep
+/// octree over long segments multiplies them level after level, and the build stops with
+/// an error naming the level rather than exhaust memory (2^26; the CPU's child flags for a
+/// level take 32 bytes per entry).
+///
+/// ```
+/// assert_eq!(lumbre_density::MAX_LEVEL_ENTRIES, 1 << 26);
+/// ```
+pub const MAX_LEVEL_ENTRIES: usize = 1 << 26;
+
 impl Default for OctreeOptions {
     fn default() -> Self {
         OctreeOptions { max_depth: 8, leaf_pairs: 4096, filter: Filter::Compact }
     }
+}
+
+/// The error for a level that would hold too many entries.
+pub(crate) fn check_entries(depth: u32, segs: usize, disks: usize) -> Result<()> {
+    if segs.max(disks) > MAX_LEVEL_ENTRIES {
+        return Err(Error::Input(format!(
+            "octree level {depth} would hold {segs} segment and {disks} disk entries, more than {MAX_LEVEL_ENTRIES}: \
+             lower max_depth or raise leaf_pairs (or use Method::Bvh)"
+        )));
+    }
+    Ok(())
 }
 
 impl OctreeOptions {
@@ -324,7 +345,7 @@ pub(crate) fn octree(
         if split_list.is_empty() {
             break;
         }
-        let next = report.time("octree build", || {
+        let next = report.time("octree build", || -> Result<Level> {
             let mut rank = vec![0u32; level.nodes.len()];
             for (r, &n) in split_list.iter().enumerate() {
                 rank[n as usize] = r as u32;
@@ -338,13 +359,14 @@ pub(crate) fn octree(
             });
             let seg_kept = compact_cpu(&[], &seg_flags, Select::Flags, Emit::Indices);
             let disk_kept = compact_cpu(&[], &disk_flags, Select::Flags, Emit::Indices);
+            check_entries(depth + 1, seg_kept.len(), disk_kept.len())?;
             let (seg_items, seg_node) = gather(&seg_kept, &level.seg_items, &level.seg_node, &rank, s);
             let (disk_items, disk_node) = gather(&disk_kept, &level.disk_items, &level.disk_node, &rank, s);
             let mut nodes = children(&level.nodes, &split_list);
             ranges(&seg_node, &mut nodes, |n| &mut n.seg);
             ranges(&disk_node, &mut nodes, |n| &mut n.disk);
-            Level { nodes, seg_items, seg_node, disk_items, disk_node }
-        });
+            Ok(Level { nodes, seg_items, seg_node, disk_items, disk_node })
+        })?;
         level = next;
     }
     report.stat("octree leaves", leaf_count as f64);

@@ -43,3 +43,12 @@ fn gpu_octree_equals_cpu() {
         }
     }
 }
+
+/// A deep octree without a leaf size would multiply entries level after level: the build
+/// stops with an error naming the level instead of exhausting memory.
+#[test]
+fn runaway_octree_is_refused() {
+    let p = common::uniform(2000, 500, 0.3, 9);
+    let e = octree(16, 0, Filter::Compact).cpu(&p).unwrap_err().to_string();
+    assert!(e.contains("octree level") && e.contains("max_depth"), "{e}");
+}

@@ -260,6 +260,7 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         if s == 0 {
             break;
         }
+        crate::octree::check_entries(depth + 1, next_segs, next_disks)?;
         let next = Level {
             nodes: gpu.zeroed(8 * s)?,
             seg_items: gpu.zeroed(next_segs)?,
