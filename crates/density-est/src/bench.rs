@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_gpu::{BUSY_SPAN, Compute, Error, Gpu, KeepBusy, Progress, Report, Result};
+use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Error, Gpu, KeepBusy, Progress, Report, Result, Tolerance};
 use lumbre_raytrace::{hash_f32, hash_u32};
 
 use crate::{Density, Disk, Estimate, Method, Problem, Segment};
@@ -85,6 +85,8 @@ pub struct Row {
     pub backend: &'static str,
     /// Crossings found.
     pub pairs: u64,
+    /// Crossings decided differently from the CPU's (see [`Estimate::flips`]; 0 on the CPU).
+    pub flips: u64,
     /// Segment-disk tests made.
     pub tested: f64,
     /// Index build (CPU: with the preparation of the input).
@@ -151,8 +153,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// Times every method of `opts` on every workload: rows for the CPU path and the GPU path.
-/// Each GPU result must equal the CPU's (counts and power, bit for bit) before its row is
-/// reported; a mismatch is an error.
+/// Each GPU result must equal the CPU's (counts and power, bit for bit), up to
+/// [`MAX_FLIP_RATE`] of the crossings decided differently, before its row is reported; a
+/// mismatch is an error.
 ///
 /// ```no_run
 /// use lumbre_density::{BenchOptions, TABLE1, table1};
@@ -186,6 +189,7 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
                 method: alg.method,
                 backend: "cpu",
                 pairs: est.pairs(),
+                flips: 0,
                 tested: report.get("pairs tested").unwrap_or(0.0),
                 build,
                 gather,
@@ -211,6 +215,7 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
                 last = Some((est, report));
             }
             let (est, report) = last.expect("at least one run");
+            let flips = reference.as_ref().map_or(0, |r| r.flips(&est));
             check(&mut reference, est.clone(), "gpu", alg.method)?;
             let build = median(runs.iter().map(|r| r.0).collect());
             let gather = median(runs.iter().map(|r| r.1).collect());
@@ -220,6 +225,7 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
                 method: alg.method,
                 backend: "gpu",
                 pairs: est.pairs(),
+                flips,
                 tested: report.get("pairs tested").unwrap_or(0.0),
                 build,
                 gather,
@@ -231,34 +237,44 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
     Ok(rows)
 }
 
-/// Keeps the first result as the reference; later ones must equal it.
+/// The share of crossings a GPU result may decide differently from the CPU's (a test
+/// within a few ulps of its threshold, on a GPU that fuses multiply-adds): 1e-4, at least
+/// one. The H200 flipped 2 of 517932 at 1e5 x 1e5.
+pub const MAX_FLIP_RATE: f64 = 1e-4;
+
+/// Keeps the first result as the reference; later ones must agree with it (CPU results
+/// exactly, GPU results up to [`MAX_FLIP_RATE`] of the crossings flipped).
 fn check(reference: &mut Option<Estimate>, est: Estimate, backend: &str, method: Method) -> Result<()> {
-    match reference {
-        None => {
-            *reference = Some(est);
-            Ok(())
-        }
-        Some(r) if *r == est => Ok(()),
-        Some(r) => Err(Error::Validation(format!(
-            "{method:?} on the {backend} disagrees with the reference: {} pairs against {}",
-            est.pairs(),
-            r.pairs()
-        ))),
+    let Some(r) = reference else {
+        *reference = Some(est);
+        return Ok(());
+    };
+    let allowed = if backend == "cpu" { 0 } else { ((MAX_FLIP_RATE * r.pairs() as f64) as u64).max(1) };
+    if r.agrees_up_to_flips(&est, allowed) {
+        return Ok(());
     }
+    let d = r.disagreement(&est, Tolerance::EXACT).unwrap_or_default();
+    Err(Error::Validation(format!(
+        "{method:?} on the {backend} disagrees with the reference ({} pairs against {}, {} flipped, {allowed} allowed): {d}",
+        est.pairs(),
+        r.pairs(),
+        r.flips(&est)
+    )))
 }
 
 impl fmt::Display for Row {
-    /// `disks x segments  method  backend  pairs  tested  build  gather  total`.
+    /// `disks x segments  method  backend  pairs  flipped  tested  build  gather  total`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         write!(
             f,
-            "{:>8} x {:<9} {:<11} {:<4} pairs {:>11} tested {:>14.0} build {:>10.2} ms gather {:>10.2} ms total {:>10.2} ms",
+            "{:>8} x {:<9} {:<11} {:<4} pairs {:>11} flipped {:>3} tested {:>14.0} build {:>10.2} ms gather {:>10.2} ms total {:>10.2} ms",
             self.workload.disks,
             self.workload.segments,
             format!("{:?}", self.method),
             self.backend,
             self.pairs,
+            self.flips,
             self.tested,
             ms(self.build),
             ms(self.gather),

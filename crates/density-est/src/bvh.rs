@@ -3,9 +3,14 @@
 //! than one over segment boxes, which span much of the scene). The hierarchy is a linear BVH
 //! (Karras 2012): disk centres in Morton order (`lumbre_morton`), a stable radix sort
 //! (`lumbre_compact`), the radix tree of the sorted codes, boxes bottom-up, then nodes that
-//! hold both children's boxes. Crossings add to per-disk fixed-point sums, so the
-//! segments' order of arrival does not matter. Every stage has a twin entry point in
-//! `density/bvh.wgsl`; the trees are identical (integer topology, boxes by min and max).
+//! hold both children's boxes, quantized to 16 bits per coordinate in the root box (32-byte
+//! nodes: a million disks' tree fits a GPU's L2), and the disks copied in tree order.
+//! Segments traverse in the Morton order of their midpoints (neighbouring threads, and
+//! consecutive segments of a CPU thread, visit the same nodes). Crossings add to per-disk
+//! fixed-point sums in tree order, so the order of arrival does not matter, and a last stage
+//! puts the sums back in the disks' order. Every stage has a twin entry point in
+//! `density/bvh.wgsl`; the trees are identical (integer topology, boxes by min and max,
+//! the same quantization).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -18,7 +23,7 @@ use rayon::prelude::*;
 use crate::boxes::SegRay;
 use crate::crossing::crossing;
 use crate::fixed::{Acc, pow2, quantize3};
-use crate::problem::{Aabb, Prepared, Segment};
+use crate::problem::{Aabb, DiskData, Prepared, Segment};
 
 /// A child reference that is a disk (its index in the low 31 bits).
 pub(crate) const LEAF_BIT: u32 = 1 << 31;
@@ -28,19 +33,48 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// most 62 deep.
 pub(crate) const STACK: usize = 64;
 
-/// An inner node as the GPU stores it (four vec4s): each child's box, with the child
-/// references in the first two boxes' fourth words.
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+/// An inner node as the GPU stores it (two vec4<u32>): both children's boxes as 16-bit
+/// coordinates in the [`QuantGrid`] (three words per box: lo.x | lo.y << 16,
+/// lo.z | hi.x << 16, hi.y | hi.z << 16), and the child references.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct BvhNode {
-    pub lo_a: [f32; 3],
+    pub boxes: [u32; 6],
     pub left: u32,
-    pub hi_a: [f32; 3],
     pub right: u32,
-    pub lo_b: [f32; 3],
-    pub _pad0: u32,
-    pub hi_b: [f32; 3],
-    pub _pad1: u32,
+}
+
+/// The root box cut in 65535 steps per axis, in which node boxes are stored.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuantGrid {
+    pub lo: Vec3,
+    pub step: Vec3,
+    pub inv: Vec3,
+}
+
+impl QuantGrid {
+    pub fn new(prep: &Prepared) -> QuantGrid {
+        let size = prep.root.hi - prep.root.lo;
+        QuantGrid { lo: prep.root.lo, step: size / 65535.0, inv: Vec3::splat(65535.0) / size }
+    }
+
+    /// Three words holding `b` rounded outwards by one step more than needed (so the decoded
+    /// box holds `b` whatever the rounding of the decoding).
+    pub fn encode(&self, b: &Aabb) -> [u32; 3] {
+        let max = Vec3::splat(65535.0);
+        let lo = ((b.lo - self.lo) * self.inv).floor() - Vec3::ONE;
+        let hi = ((b.hi - self.lo) * self.inv).ceil() + Vec3::ONE;
+        let lo = lo.clamp(Vec3::ZERO, max).as_uvec3();
+        let hi = hi.clamp(Vec3::ZERO, max).as_uvec3();
+        [lo.x | lo.y << 16, lo.z | hi.x << 16, hi.y | hi.z << 16]
+    }
+
+    /// The box of three words.
+    pub fn decode(&self, w: &[u32]) -> Aabb {
+        let lo = Vec3::new((w[0] & 0xffff) as f32, (w[0] >> 16) as f32, (w[1] & 0xffff) as f32);
+        let hi = Vec3::new((w[1] >> 16) as f32, (w[2] & 0xffff) as f32, (w[2] >> 16) as f32);
+        Aabb { lo: self.lo + lo * self.step, hi: self.lo + hi * self.step }
+    }
 }
 
 /// The box of the disk centres, for Morton codes: `(min, 1024 / size)`, sizes at least the
@@ -177,52 +211,72 @@ pub(crate) fn refit(order: &[u32], inner_parent: &[u32], leaf_parent: &[u32], di
     boxes
 }
 
-/// Stage `pack`: inner nodes with both children's boxes, leaves referring to disk indices.
-pub(crate) fn pack(children: &[[u32; 2]], boxes: &[[u32; 6]], order: &[u32], disk_boxes: &[Aabb]) -> Vec<BvhNode> {
-    let child = |c: u32| -> (Aabb, u32) {
+/// Stage `pack`: inner nodes with both children's boxes (quantized), leaves referring to
+/// sorted positions (`LEAF_BIT | p`; the disk is `order[p]`).
+pub(crate) fn pack(
+    children: &[[u32; 2]],
+    boxes: &[[u32; 6]],
+    order: &[u32],
+    disk_boxes: &[Aabb],
+    grid: &QuantGrid,
+) -> Vec<BvhNode> {
+    let child = |c: u32| -> [u32; 3] {
         if c == NONE {
-            (Aabb { lo: Vec3::ZERO, hi: Vec3::ZERO }, NONE)
+            [0; 3]
         } else if c & LEAF_BIT != 0 {
-            let d = order[(c & !LEAF_BIT) as usize];
-            (disk_boxes[d as usize], LEAF_BIT | d)
+            grid.encode(&disk_boxes[order[(c & !LEAF_BIT) as usize] as usize])
         } else {
             let w = boxes[c as usize];
             let lo = Vec3::new(decode(w[0]), decode(w[1]), decode(w[2]));
             let hi = Vec3::new(decode(w[3]), decode(w[4]), decode(w[5]));
-            (Aabb { lo, hi }, c)
+            grid.encode(&Aabb { lo, hi })
         }
     };
     children
         .par_iter()
         .map(|&[l, r]| {
-            let ((a, left), (b, right)) = (child(l), child(r));
-            BvhNode {
-                lo_a: a.lo.into(),
-                left,
-                hi_a: a.hi.into(),
-                right,
-                lo_b: b.lo.into(),
-                hi_b: b.hi.into(),
-                ..BvhNode::default()
-            }
+            let (a, b) = (child(l), child(r));
+            BvhNode { boxes: [a[0], a[1], a[2], b[0], b[1], b[2]], left: l, right: r }
         })
         .collect()
 }
 
-/// The whole build: inner nodes (the root first); a one-disk tree is one node whose second
-/// child is [`NONE`]; no disk, no node.
-pub(crate) fn build(prep: &Prepared) -> Vec<BvhNode> {
+/// The tree: inner nodes (the root first; a one-disk tree is one node whose second child is
+/// [`NONE`]; no disk, no node), the disks in tree order, and `order` (sorted position ->
+/// disk).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bvh {
+    pub nodes: Vec<BvhNode>,
+    pub disks: Vec<DiskData>,
+    pub order: Vec<u32>,
+    pub grid: Option<QuantGrid>,
+}
+
+/// Stage `gather`: the disks in tree order.
+pub(crate) fn gather(prep: &Prepared, order: &[u32]) -> Vec<DiskData> {
+    order.par_iter().map(|&d| prep.disks[d as usize]).collect()
+}
+
+/// The whole build.
+pub(crate) fn build(prep: &Prepared) -> Bvh {
     let n = prep.disks.len();
+    if n == 0 {
+        return Bvh::default();
+    }
+    let grid = QuantGrid::new(prep);
     let (lo, inv) = centre_grid(prep);
     let mut codes = morton(prep, lo, inv);
     let mut order: Vec<u32> = (0..n as u32).collect();
     radix_sort_cpu(&mut codes, Some(&mut order));
-    if n == 1 {
-        return pack(&[[LEAF_BIT, NONE]], &[], &order, &prep.disk_boxes);
-    }
-    let (children, inner_parent, leaf_parent) = hierarchy(&codes);
-    let boxes = refit(&order, &inner_parent, &leaf_parent, &prep.disk_boxes);
-    pack(&children, &boxes, &order, &prep.disk_boxes)
+    let disks = gather(prep, &order);
+    let nodes = if n == 1 {
+        pack(&[[LEAF_BIT, NONE]], &[], &order, &prep.disk_boxes, &grid)
+    } else {
+        let (children, inner_parent, leaf_parent) = hierarchy(&codes);
+        let boxes = refit(&order, &inner_parent, &leaf_parent, &prep.disk_boxes);
+        pack(&children, &boxes, &order, &prep.disk_boxes, &grid)
+    };
+    Bvh { nodes, disks, order, grid: Some(grid) }
 }
 
 /// Per-disk sums shared by the traversal's threads.
@@ -257,39 +311,34 @@ impl AtomicAccs {
     }
 }
 
-/// One segment through the tree: every disk it crosses gets its power. Returns (inner
-/// nodes visited, disks tested).
+/// One segment through the tree: every disk it crosses gets its power (at its sorted
+/// position). Returns (inner nodes visited, disks tested).
+#[inline]
 pub(crate) fn traverse_one(
-    nodes: &[BvhNode],
-    prep: &Prepared,
+    bvh: &Bvh,
+    grid: &QuantGrid,
+    tau: f32,
     s: &Segment,
     scale: f32,
     out: &AtomicAccs,
 ) -> (u64, u64) {
-    if nodes.is_empty() {
-        return (0, 0);
-    }
-    let ray = SegRay::new(s.start, s.end, prep.pad * 0.5);
+    let ray = SegRay::new(s.start, s.end, tau);
     let mut stack = [0u32; STACK];
     let mut sp = 1usize;
     let (mut visited, mut tested) = (0u64, 0u64);
     while sp > 0 {
         sp -= 1;
-        let node = &nodes[stack[sp] as usize];
+        let node = &bvh.nodes[stack[sp] as usize];
         visited += 1;
-        let kids = [
-            (node.left, Aabb { lo: node.lo_a.into(), hi: node.hi_a.into() }),
-            (node.right, Aabb { lo: node.lo_b.into(), hi: node.hi_b.into() }),
-        ];
-        for (c, b) in kids {
-            if c == NONE || !ray.hits(&b) {
+        for (c, w) in [(node.left, &node.boxes[..3]), (node.right, &node.boxes[3..])] {
+            if c == NONE || !ray.hits(&grid.decode(w)) {
                 continue;
             }
             if c & LEAF_BIT != 0 {
-                let d = (c & !LEAF_BIT) as usize;
+                let p = (c & !LEAF_BIT) as usize;
                 tested += 1;
-                if crossing(s.start, s.end, &prep.disks[d]).is_some() {
-                    out.add(d, quantize3(s.power, scale));
+                if crossing(s.start, s.end, &bvh.disks[p]).is_some() {
+                    out.add(p, quantize3(s.power, scale));
                 }
             } else {
                 stack[sp] = c;
@@ -300,45 +349,47 @@ pub(crate) fn traverse_one(
     (visited, tested)
 }
 
-/// The order in which the CPU traverses the segments: by the Morton code of their
-/// midpoints in the root box, so that consecutive segments of a thread visit nearby nodes
-/// (the traversal is bound by memory latency; this halved its time on 1e5 x 1e5).
-fn coherent_order(segments: &[Segment], prep: &Prepared) -> Vec<u32> {
+/// Stage `segment_keys`: the Morton code of each segment's midpoint in the root box (10
+/// bits per axis); the traversal takes segments in the order of these codes.
+pub(crate) fn segment_keys(segments: &[Segment], prep: &Prepared) -> Vec<u32> {
     let lo = prep.root.lo;
     let inv = Vec3::splat(1024.0) / (prep.root.hi - prep.root.lo);
-    let mut keys: Vec<u32> = segments
+    segments
         .par_iter()
         .map(|s| {
             let m = (s.start + s.end) * 0.5;
             encode_u32(((m - lo) * inv).floor().clamp(Vec3::ZERO, Vec3::splat(1023.0)).as_uvec3().to_array())
         })
-        .collect();
-    let mut order: Vec<u32> = (0..segments.len() as u32).collect();
-    radix_sort_cpu(&mut keys, Some(&mut order));
-    order
+        .collect()
 }
 
-/// Stage `traverse`: every segment through the tree (rayon over segments, in
-/// [`coherent_order`]; sums by atomic integer addition). Returns the sums, node visits and
-/// disks tested.
+/// Stage `traverse`: every segment through the tree, in the order of [`segment_keys`]
+/// (rayon over chunks of that order; sums by atomic integer addition), then stage
+/// `unsort`: the sums back in the disks' order. Returns the sums, node visits and disks
+/// tested.
 pub(crate) fn traverse(
-    nodes: &[BvhNode],
+    bvh: &Bvh,
     segments: &[Segment],
     prep: &Prepared,
     progress: &dyn Progress,
 ) -> (Vec<Acc>, u64, u64) {
     let scale = pow2(prep.scale_exp);
+    let Some(grid) = bvh.grid else {
+        return (vec![Acc::default(); prep.disks.len()], 0, 0);
+    };
     let out = AtomicAccs::new(prep.disks.len());
     let done = AtomicU64::new(0);
+    let mut keys = segment_keys(segments, prep);
+    let mut order: Vec<u32> = (0..segments.len() as u32).collect();
+    radix_sort_cpu(&mut keys, Some(&mut order));
     const CHUNK: usize = 4096;
-    let order = coherent_order(segments, prep);
+    let tau = prep.pad * 0.5;
     let (visited, tested) = order
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut sum = (0, 0);
             for &i in chunk {
-                let s = &segments[i as usize];
-                let (v, t) = traverse_one(nodes, prep, s, scale, &out);
+                let (v, t) = traverse_one(bvh, &grid, tau, &segments[i as usize], scale, &out);
                 sum = (sum.0 + v, sum.1 + t);
             }
             let d = done.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
@@ -346,5 +397,14 @@ pub(crate) fn traverse(
             sum
         })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    (out.into_accs(), visited, tested)
+    (unsort(&out.into_accs(), &bvh.order), visited, tested)
+}
+
+/// Stage `unsort`: sums at sorted positions back at their disks.
+pub(crate) fn unsort(sorted: &[Acc], order: &[u32]) -> Vec<Acc> {
+    let mut out = vec![Acc::default(); sorted.len()];
+    for (a, &d) in sorted.iter().zip(order) {
+        out[d as usize] = *a;
+    }
+    out
 }

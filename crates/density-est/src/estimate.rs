@@ -53,6 +53,46 @@ impl Estimate {
         Estimate { count: accs.iter().map(|a| a.count).collect(), power, irradiance, scale_exp }
     }
 
+    /// How many crossings differ from `other`'s: the sum over disks of the differences of
+    /// their counts. A GPU that fuses multiply-adds may decide a crossing whose test lands
+    /// within a few ulps of its threshold (a point on a disk's rim, an end on its plane's
+    /// tolerance) differently from the CPU.
+    ///
+    /// ```
+    /// let a = lumbre_density::Estimate { count: vec![3, 1], ..Default::default() };
+    /// let b = lumbre_density::Estimate { count: vec![2, 2], ..Default::default() };
+    /// assert_eq!(a.flips(&b), 2);
+    /// ```
+    pub fn flips(&self, other: &Estimate) -> u64 {
+        let n = self.count.len().max(other.count.len());
+        (0..n)
+            .map(|i| {
+                let (a, b) = (self.count.get(i).copied().unwrap_or(0), other.count.get(i).copied().unwrap_or(0));
+                a.abs_diff(b) as u64
+            })
+            .sum()
+    }
+
+    /// Whether `other` agrees with this estimate except for at most `max_flips` crossings
+    /// ([`flips`](Estimate::flips)), with power and irradiance equal on every disk whose
+    /// count is equal.
+    ///
+    /// ```
+    /// let a = lumbre_density::Estimate { count: vec![3, 1], power: vec![[3.0; 3], [1.0; 3]], irradiance: vec![[1.0; 3]; 2], scale_exp: 0 };
+    /// let mut b = a.clone();
+    /// b.count[1] = 2;
+    /// b.power[1] = [2.0; 3];
+    /// assert!(a.agrees_up_to_flips(&b, 1) && !a.agrees_up_to_flips(&b, 0));
+    /// ```
+    pub fn agrees_up_to_flips(&self, other: &Estimate, max_flips: u64) -> bool {
+        self.count.len() == other.count.len()
+            && self.flips(other) <= max_flips
+            && (0..self.count.len()).all(|i| {
+                self.count[i] != other.count[i]
+                    || (self.power[i] == other.power[i] && self.irradiance[i] == other.irradiance[i])
+            })
+    }
+
     /// All crossings found (the sum of the counts).
     pub fn pairs(&self) -> u64 {
         self.count.iter().map(|&c| c as u64).sum()

@@ -51,7 +51,7 @@ mod octree;
 mod photons;
 mod problem;
 
-pub use bench::{BenchOptions, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
+pub use bench::{BenchOptions, MAX_FLIP_RATE, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use crossing::crossing;
 pub use disks::{CameraDisks, NO_DISK, camera_disks, disks_at, nearest_radii};
 pub use estimate::Estimate;
@@ -128,10 +128,10 @@ impl Compute for Density {
             }
             Method::Octree => octree::octree(&input.segments, &prep, &self.octree, &mut report)?,
             Method::Bvh => {
-                let nodes = report.time("bvh build", || bvh::build(&prep));
-                report.stat("bvh nodes", nodes.len() as f64);
+                let tree = report.time("bvh build", || bvh::build(&prep));
+                report.stat("bvh nodes", tree.nodes.len() as f64);
                 let (accs, visited, tested) =
-                    report.time("bvh traverse", || bvh::traverse(&nodes, &input.segments, &prep, progress));
+                    report.time("bvh traverse", || bvh::traverse(&tree, &input.segments, &prep, progress));
                 report.stat("bvh node visits", visited as f64);
                 report.stat("pairs tested", tested as f64);
                 accs
@@ -163,7 +163,8 @@ impl Compute for Density {
 
 /// Photon tracing through [`Compute`]: input a [`Prepared`](lumbre_raytrace::Prepared)
 /// scene, output the [`Photons`]' flights. Photons leave the emitters (picked by power, a
-/// uniform point, a cosine direction on the emitting side), bounce diffusely off every
+/// uniform point, a cosine direction on the emitting side, drawn without a tangent frame so
+/// that rounding of the normal cannot flip it), bounce diffusely off every
 /// surface (emitters too) with Russian roulette by albedo (continue with probability
 /// `max(Kd)`, power scaled by `Kd / max(Kd)`), and stop when a cosine direction about the
 /// shading normal points into the surface. A photon that escapes is cut where it leaves the

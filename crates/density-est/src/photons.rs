@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use glam::Vec3;
 use lumbre_gpu::{Agree, Error, Progress, Result, Tolerance};
 use lumbre_kdtree::{QueryOptions, Ray};
-use lumbre_raytrace::sampling::PI;
+use lumbre_raytrace::sampling::{PI, concentric_disk};
 use lumbre_raytrace::{Emitters, Prepared, hash_f32, hash_u32};
 use rayon::prelude::*;
 
@@ -87,6 +87,21 @@ pub fn photon_random(seed: u32, photon: u32, bounce: u32, dim: u32) -> f32 {
     hash_f32(hash_u32(photon ^ hash_u32(seed)) ^ hash_u32(bounce.wrapping_mul(8).wrapping_add(dim)))
 }
 
+/// A cosine-distributed direction about the unit normal `n`: `normalize(n + s)`, `s`
+/// uniform on the unit sphere (the concentric disk point lifted to the sphere, area for
+/// area). No tangent frame is built, so the direction is continuous in `n`: a normal whose
+/// components the CPU and the GPU round differently (a wall's `n.z` of `+0` or `-1e-9`)
+/// gives nearly the same direction, where a frame's sign switch would send it elsewhere.
+/// Falls back to `n` where `n + s` vanishes.
+pub(crate) fn cosine_about(n: Vec3, u: f32, v: f32) -> Vec3 {
+    let d = concentric_disk(u, v);
+    let r2 = d.x * d.x + d.y * d.y;
+    let scale = 2.0 * (1.0 - r2).max(0.0).sqrt();
+    let w = n + Vec3::new(d.x * scale, d.y * scale, 1.0 - 2.0 * r2);
+    let len = w.length();
+    if len > 1e-6 { w / len } else { n }
+}
+
 /// Where a ray from `o` along `d` leaves the box `(lo, hi)` (`o` inside): the smallest exit
 /// parameter over the axes it moves along.
 pub(crate) fn exit_distance(o: Vec3, d: Vec3, lo: Vec3, hi: Vec3) -> f32 {
@@ -139,7 +154,7 @@ pub(crate) fn trace_photon(p: &Prepared, em: &Emitters, o: &PhotonOptions, i: u3
     if s.pdf <= 0.0 {
         return;
     }
-    let (mut dir, _) = Emitters::sample_direction(s.normal, r(0, DIM_EMIT_DIR), r(0, DIM_EMIT_DIR + 1));
+    let mut dir = cosine_about(s.normal, r(0, DIM_EMIT_DIR), r(0, DIM_EMIT_DIR + 1));
     let mut power = s.radiance * (PI / (s.pdf * o.photons as f32));
     let mut start = s.point;
     let mut origin = s.point + s.normal * p.eps;
@@ -166,7 +181,7 @@ pub(crate) fn trace_photon(p: &Prepared, em: &Emitters, o: &PhotonOptions, i: u3
         }
         power *= kd / q;
         let (ng, n) = normals_at(p, hit.tri, hit.u, hit.v, dir);
-        let (d, _) = Emitters::sample_direction(n, r(next, DIM_BOUNCE_DIR), r(next, DIM_BOUNCE_DIR + 1));
+        let d = cosine_about(n, r(next, DIM_BOUNCE_DIR), r(next, DIM_BOUNCE_DIR + 1));
         if d.dot(ng) <= 0.0 {
             return;
         }

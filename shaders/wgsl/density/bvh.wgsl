@@ -3,7 +3,8 @@
 //! import density/fixed
 //! import density/boxes
 // The linear BVH over the disks, and its traversal by every segment; each entry point is
-// the twin of the function of the same name in lumbre_density's bvh.rs.
+// the twin of the function of the same name in lumbre_density's bvh.rs (the GPU's
+// `gather` and `unsort` included; segment order by record_sort_bits on `segment_keys`).
 
 struct Params {
     // min corner of the disk centres, and the number of disks
@@ -12,21 +13,18 @@ struct Params {
     // 1024 / size of the disk centres' box, and the threads that do work
     inv: vec3<f32>,
     count: u32,
-    // half the box padding, and the fixed-point scale 2^k
+    // the root box's min corner (origin of the quantized node boxes), half the box padding
+    root_lo: vec3<f32>,
     tau: f32,
+    // root size / 65535 (a quantization step), and the fixed-point scale 2^k
+    step: vec3<f32>,
     scale: f32,
-    _pad: vec2<u32>,
-}
-
-struct BvhNode {
-    lo_a: vec3<f32>,
-    left: u32,
-    hi_a: vec3<f32>,
-    right: u32,
-    lo_b: vec3<f32>,
-    _pad0: u32,
-    hi_b: vec3<f32>,
-    _pad1: u32,
+    // 65535 / root size
+    qinv: vec3<f32>,
+    _p0: u32,
+    // 1024 / root size (Morton codes of segment midpoints)
+    seg_inv: vec3<f32>,
+    _p1: u32,
 }
 
 const WG: u32 = 256u;
@@ -49,11 +47,20 @@ const STACK: u32 = 68u;
 @group(0) @binding(9) var<storage, read_write> leaf_parent: array<u32>;
 // inner boxes, six order-preserving words each (lo xyz, hi xyz)
 @group(0) @binding(10) var<storage, read_write> boxes: array<atomic<u32>>;
-@group(0) @binding(11) var<storage, read_write> nodes: array<BvhNode>;
-// eight words per disk: count, spare, low and high words of r, g, b
-@group(0) @binding(12) var<storage, read_write> acc: array<atomic<u32>>;
+// two vec4<u32> per inner node: both children's quantized boxes (six words), then the
+// children
+@group(0) @binding(11) var<storage, read_write> nodes: array<vec4<u32>>;
+// the disks in tree order
+@group(0) @binding(12) var<storage, read_write> sorted_disks: array<DiskData>;
+// eight words per sorted position: count, spare, low and high words of r, g, b
+@group(0) @binding(13) var<storage, read_write> acc_sorted: array<atomic<u32>>;
 // (low, high) words of node visits, then of disks tested
-@group(0) @binding(13) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read_write> counters: array<atomic<u32>>;
+// Morton codes of the segments' midpoints, and the segments in their order
+@group(0) @binding(15) var<storage, read_write> seg_keys: array<u32>;
+@group(0) @binding(16) var<storage, read_write> seg_order: array<u32>;
+// eight words per disk, in the disks' order
+@group(0) @binding(17) var<storage, read_write> acc: array<u32>;
 
 var<workgroup> wg_counts: array<atomic<u32>, 4>;
 
@@ -185,8 +192,26 @@ fn refit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
 }
 
-// Inner nodes with both children's boxes; leaves refer to disks. A one-disk tree is one
-// node whose second child is NONE.
+// The disks in tree order.
+@compute @workgroup_size(256)
+fn gather(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let p = flat_index(wid, nwg, lid, WG);
+    if p < params.disks {
+        sorted_disks[p] = disks[order[p]];
+    }
+}
+
+// Three words holding the box [lo, hi] in 16-bit steps of the root box, rounded outwards
+// by one step more than needed.
+fn quantize_box(lo: vec3<f32>, hi: vec3<f32>) -> vec3<u32> {
+    let top = vec3<f32>(65535.0);
+    let ql = vec3<u32>(clamp(floor((lo - params.root_lo) * params.qinv) - vec3<f32>(1.0), vec3<f32>(0.0), top));
+    let qh = vec3<u32>(clamp(ceil((hi - params.root_lo) * params.qinv) + vec3<f32>(1.0), vec3<f32>(0.0), top));
+    return vec3<u32>(ql.x | (ql.y << 16u), ql.z | (qh.x << 16u), qh.y | (qh.z << 16u));
+}
+
+// Inner nodes with both children's quantized boxes; leaves refer to sorted positions. A
+// one-disk tree is one node whose second child is NONE.
 @compute @workgroup_size(256)
 fn pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = flat_index(wid, nwg, lid, WG);
@@ -197,45 +222,47 @@ fn pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if params.disks > 1u {
         ch = children[i];
     }
-    var out: BvhNode;
+    var q: array<vec3<u32>, 2>;
     for (var k = 0u; k < 2u; k++) {
         let c = ch[k];
-        var lo = vec3<f32>(0.0);
-        var hi = vec3<f32>(0.0);
-        var r = c;
+        q[k] = vec3<u32>(0u);
         if c == NONE {
-            r = NONE;
-        } else if (c & LEAF_BIT) != 0u {
+            continue;
+        }
+        if (c & LEAF_BIT) != 0u {
             let d = order[c & ~LEAF_BIT];
-            lo = disk_boxes[2u * d].xyz;
-            hi = disk_boxes[2u * d + 1u].xyz;
-            r = LEAF_BIT | d;
+            q[k] = quantize_box(disk_boxes[2u * d].xyz, disk_boxes[2u * d + 1u].xyz);
         } else {
             let w = 6u * c;
-            lo = vec3<f32>(decode(atomicLoad(&boxes[w])), decode(atomicLoad(&boxes[w + 1u])), decode(atomicLoad(&boxes[w + 2u])));
-            hi = vec3<f32>(decode(atomicLoad(&boxes[w + 3u])), decode(atomicLoad(&boxes[w + 4u])), decode(atomicLoad(&boxes[w + 5u])));
-        }
-        if k == 0u {
-            out.lo_a = lo;
-            out.hi_a = hi;
-            out.left = r;
-        } else {
-            out.lo_b = lo;
-            out.hi_b = hi;
-            out.right = r;
+            let lo = vec3<f32>(decode(atomicLoad(&boxes[w])), decode(atomicLoad(&boxes[w + 1u])), decode(atomicLoad(&boxes[w + 2u])));
+            let hi = vec3<f32>(decode(atomicLoad(&boxes[w + 3u])), decode(atomicLoad(&boxes[w + 4u])), decode(atomicLoad(&boxes[w + 5u])));
+            q[k] = quantize_box(lo, hi);
         }
     }
-    nodes[i] = out;
+    nodes[2u * i] = vec4<u32>(q[0], q[1].x);
+    nodes[2u * i + 1u] = vec4<u32>(q[1].y, q[1].z, ch.x, ch.y);
+}
+
+// Morton codes of the midpoints of this piece's segments.
+@compute @workgroup_size(256)
+fn segment_keys(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = flat_index(wid, nwg, lid, WG);
+    if s >= params.count {
+        return;
+    }
+    let m = (seg_geom[2u * s].xyz + seg_geom[2u * s + 1u].xyz) * 0.5;
+    let cell = vec3<u32>(clamp(floor((m - params.root_lo) * params.seg_inv), vec3<f32>(0.0), vec3<f32>(1023.0)));
+    seg_keys[s] = spread10(cell.x) | (spread10(cell.y) << 1u) | (spread10(cell.z) << 2u);
 }
 
 fn acc_add64(w: u32, v: vec2<u32>) {
     var carry = 0u;
     if v.x != 0u {
-        let old = atomicAdd(&acc[w], v.x);
+        let old = atomicAdd(&acc_sorted[w], v.x);
         carry = select(0u, 1u, old + v.x < old);
     }
     if v.y + carry != 0u {
-        atomicAdd(&acc[w + 1u], v.y + carry);
+        atomicAdd(&acc_sorted[w + 1u], v.y + carry);
     }
 }
 
@@ -254,17 +281,26 @@ fn counter_add64(w: u32, v: vec2<u32>) {
     }
 }
 
-// One thread per segment: down the tree, every disk it crosses gets its power.
+// Decodes three words of a quantized box and tests the segment against it.
+fn hits_quantized(ray: SegRay, w0: u32, w1: u32, w2: u32) -> bool {
+    let ql = vec3<f32>(f32(w0 & 0xffffu), f32(w0 >> 16u), f32(w1 & 0xffffu));
+    let qh = vec3<f32>(f32(w1 >> 16u), f32(w2 & 0xffffu), f32(w2 >> 16u));
+    return seg_hits(ray, params.root_lo + ql * params.step, params.root_lo + qh * params.step);
+}
+
+// One thread per segment, in the order of their midpoints' codes: down the tree, every
+// disk it crosses gets its power at its sorted position.
 @compute @workgroup_size(256)
 fn traverse(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let s = flat_index(wid, nwg, lid, WG);
+    let t = flat_index(wid, nwg, lid, WG);
     if lid < 4u {
         atomicStore(&wg_counts[lid], 0u);
     }
     workgroupBarrier();
     var visited = 0u;
     var tested = 0u;
-    if s < params.count && params.disks > 0u {
+    if t < params.count && params.disks > 0u {
+        let s = seg_order[t];
         let a = seg_geom[2u * s].xyz;
         let b = seg_geom[2u * s + 1u].xyz;
         let ray = seg_ray(a, b, params.tau);
@@ -275,25 +311,26 @@ fn traverse(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
         var sp = 1u;
         while sp > 0u {
             sp -= 1u;
-            let node = nodes[stack[sp]];
+            let n0 = nodes[2u * stack[sp]];
+            let n1 = nodes[2u * stack[sp] + 1u];
             visited += 1u;
             for (var k = 0u; k < 2u; k++) {
-                var c = node.left;
-                var lo = node.lo_a;
-                var hi = node.hi_a;
-                if k == 1u {
-                    c = node.right;
-                    lo = node.lo_b;
-                    hi = node.hi_b;
+                var c = n1.z;
+                var hit = false;
+                if k == 0u {
+                    hit = c != NONE && hits_quantized(ray, n0.x, n0.y, n0.z);
+                } else {
+                    c = n1.w;
+                    hit = c != NONE && hits_quantized(ray, n0.w, n1.x, n1.y);
                 }
-                if c == NONE || !seg_hits(ray, lo, hi) {
+                if !hit {
                     continue;
                 }
                 if (c & LEAF_BIT) != 0u {
                     let d = c & ~LEAF_BIT;
                     tested += 1u;
-                    if crossing(a, b, disks[d]).w != 0.0 {
-                        atomicAdd(&acc[8u * d], 1u);
+                    if crossing(a, b, sorted_disks[d]).w != 0.0 {
+                        atomicAdd(&acc_sorted[8u * d], 1u);
                         acc_add64(8u * d + 2u, q[0]);
                         acc_add64(8u * d + 4u, q[1]);
                         acc_add64(8u * d + 6u, q[2]);
@@ -311,5 +348,18 @@ fn traverse(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     if lid == 0u {
         counter_add64(0u, vec2<u32>(atomicLoad(&wg_counts[0]), atomicLoad(&wg_counts[1])));
         counter_add64(2u, vec2<u32>(atomicLoad(&wg_counts[2]), atomicLoad(&wg_counts[3])));
+    }
+}
+
+// The sums at sorted positions back at their disks.
+@compute @workgroup_size(256)
+fn unsort(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let p = flat_index(wid, nwg, lid, WG);
+    if p >= params.disks {
+        return;
+    }
+    let d = order[p];
+    for (var w = 0u; w < 8u; w++) {
+        acc[8u * d + w] = atomicLoad(&acc_sorted[8u * p + w]);
     }
 }

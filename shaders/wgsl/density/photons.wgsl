@@ -68,6 +68,19 @@ fn photon_random(photon: u32, bounce: u32, dim: u32) -> f32 {
     return hash_f32(hash_u32(photon ^ hash_u32(params.seed)) ^ hash_u32(bounce * 8u + dim));
 }
 
+// photons.rs's cosine_about: normalize(n + s), s uniform on the sphere; no tangent frame.
+fn cosine_about(n: vec3<f32>, u: f32, v: f32) -> vec3<f32> {
+    let d = concentric_disk(u, v);
+    let r2 = d.x * d.x + d.y * d.y;
+    let scale = 2.0 * sqrt(max(1.0 - r2, 0.0));
+    let w = n + vec3<f32>(d.x * scale, d.y * scale, 1.0 - 2.0 * r2);
+    let len = length(w);
+    if len > 1e-6 {
+        return w / len;
+    }
+    return n;
+}
+
 fn exit_distance(o: vec3<f32>, d: vec3<f32>) -> f32 {
     var t = 3.40282347e38;
     for (var k = 0u; k < 3u; k++) {
@@ -117,7 +130,7 @@ fn trace_photon(local: u32, write: bool, at: u32) -> u32 {
     if s.pdf <= 0.0 {
         return 0u;
     }
-    var dir = em_sample_direction(s.normal, photon_random(i, 0u, DIM_EMIT_DIR), photon_random(i, 0u, DIM_EMIT_DIR + 1u)).xyz;
+    var dir = cosine_about(s.normal, photon_random(i, 0u, DIM_EMIT_DIR), photon_random(i, 0u, DIM_EMIT_DIR + 1u));
     var power = s.radiance * (PI / (s.pdf * f32(params.photons)));
     var start = s.point;
     var origin = s.point + s.normal * params.eps;
@@ -155,7 +168,7 @@ fn trace_photon(local: u32, write: bool, at: u32) -> u32 {
         if dot(n, ng) < 0.0 {
             n = -n;
         }
-        let d = em_sample_direction(n, photon_random(i, next, DIM_BOUNCE_DIR), photon_random(i, next, DIM_BOUNCE_DIR + 1u)).xyz;
+        let d = cosine_about(n, photon_random(i, next, DIM_BOUNCE_DIR), photon_random(i, next, DIM_BOUNCE_DIR + 1u));
         if dot(d, ng) <= 0.0 {
             break;
         }
