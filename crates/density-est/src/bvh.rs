@@ -25,8 +25,10 @@ use crate::crossing::crossing;
 use crate::fixed::{Acc, pow2, quantize3};
 use crate::problem::{Aabb, DiskData, Prepared, Segment};
 
-/// A child reference that is a disk (its index in the low 31 bits).
+/// A child reference that is a disk (its sorted position in the low 31 bits).
 pub(crate) const LEAF_BIT: u32 = 1 << 31;
+/// The disks a tree can hold (2^31: leaf references keep 31 bits).
+pub(crate) const MAX_DISKS: usize = 1 << 31;
 /// No child (the one-disk tree's second child; the root's parent).
 pub(crate) const NONE: u32 = u32::MAX;
 /// The traversal stack's size: radix trees of 30-bit codes with index tie-breaks are at

@@ -128,6 +128,13 @@ impl Compute for Density {
             }
             Method::Octree => octree::octree(&input.segments, &prep, &self.octree, &mut report)?,
             Method::Bvh => {
+                if prep.disks.len() > bvh::MAX_DISKS {
+                    return Err(lumbre_gpu::Error::Input(format!(
+                        "{} disks: the BVH takes at most {}",
+                        prep.disks.len(),
+                        bvh::MAX_DISKS
+                    )));
+                }
                 let tree = report.time("bvh build", || bvh::build(&prep));
                 report.stat("bvh nodes", tree.nodes.len() as f64);
                 let (accs, visited, tested) =

@@ -123,6 +123,9 @@ fn base_params(input: &GpuProblem) -> Params {
 pub(crate) fn record_build(rec: &mut Recorder, input: &GpuProblem) -> Result<GpuBvh> {
     let gpu = rec.gpu().clone();
     let n = input.disks();
+    if n > crate::bvh::MAX_DISKS {
+        return Err(lumbre_gpu::Error::Input(format!("{n} disks: the BVH takes at most {}", crate::bvh::MAX_DISKS)));
+    }
     let inner = n.saturating_sub(1).max(1);
     gpu.check_size("BVH nodes (32 bytes per disk)", (inner * 32) as u64, Fit::Binding)?;
     let base = base_params(input);
