@@ -30,3 +30,11 @@ pub fn scene(name: &str, dir: Option<&Path>) -> Result<Scene, String> {
     };
     loaded.map(|(scene, _)| scene).map_err(|e| e.to_string())
 }
+
+/// The reference image of the demo's side-by-side page: `CornellBox-Diffuse` from the
+/// reference camera at 256x256 by the path tracer at many samples per pixel
+/// (`testdata/reference/README.md` says how it was made).
+pub fn cornell_reference() -> Result<lumbre_raytrace::Image, String> {
+    let bytes = include_bytes!("../reference/CornellBox-Diffuse-256.exr");
+    lumbre_raytrace::Image::exr_from_bytes(Path::new("CornellBox-Diffuse-256.exr"), bytes).map_err(|e| e.to_string())
+}

@@ -1,6 +1,7 @@
 //! `lumbre`: run Lumbre's algorithms on the CPU or the GPU, the demo, and the benchmarks.
 
 mod bench;
+mod compare;
 mod data;
 mod demo;
 mod info;
@@ -85,18 +86,30 @@ enum Command {
         #[command(subcommand)]
         which: BenchCommand,
     },
-    /// Render an OBJ scene with the Whitted ray tracer.
+    /// Render an OBJ scene with the Whitted ray tracer or the path tracer.
     Render {
         /// The OBJ file (MTL next to it).
         scene: PathBuf,
         #[command(flatten)]
         view: View,
-        /// Samples per pixel (stratified).
+        /// whitted (direct light, mirrors, glass) or path (global illumination, progressive).
+        #[arg(long, value_enum, default_value_t = render::Method::Whitted)]
+        method: render::Method,
+        /// Samples per pixel (Whitted: stratified; path: all batches together).
         #[arg(long, default_value_t = 1)]
         spp: u32,
-        /// Longest chain of reflections and refractions.
+        /// Whitted: longest chain of reflections and refractions.
         #[arg(long, default_value_t = 5)]
         max_depth: u32,
+        /// Path: longest path in bounces (1: direct light only).
+        #[arg(long, default_value_t = lumbre_raytrace::PathOptions::default().max_bounces)]
+        max_bounces: u32,
+        /// Path: Russian roulette from this bounce on.
+        #[arg(long, default_value_t = lumbre_raytrace::PathOptions::default().rr_depth)]
+        rr_depth: u32,
+        /// Path: write the image with the samples so far every this many seconds.
+        #[arg(long, default_value_t = 5.0)]
+        write_every: f64,
         /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
         /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
         #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
@@ -131,6 +144,9 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         background: f32,
     },
+    /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
+    /// and CIE94 ΔE, with an optional false-colour difference image.
+    Compare(compare::CompareArgs),
     /// Run every capability on the bundled data; write outputs and a report.
     Demo {
         /// Folder for the outputs and report.md.
@@ -291,34 +307,55 @@ fn main() -> ExitCode {
                 volume::run(&args, &backend_for(view.backend, &opts)?)
             })
         }
-        Command::Render { scene, view, spp, max_depth, leaf_size } => (|| {
-            view.check()?;
-            if max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH {
-                return Err(format!("--max-depth must be 1..={}, got {max_depth}", lumbre_raytrace::MAX_TRACE_DEPTH));
-            }
-            let options = lumbre_raytrace::RenderOptions {
-                width: view.width,
-                height: view.height,
-                spp,
-                max_depth,
-                ..Default::default()
-            };
-            let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-            let args = render::RenderArgs {
-                scene,
-                out: view.out_or("render.png")?,
-                options,
-                build,
-                camera: view.camera.clone(),
-            };
-            render::run(&args, &backend_for(view.backend, &opts)?)
-        })(),
+        Command::Render { scene, view, method, spp, max_depth, max_bounces, rr_depth, write_every, leaf_size } => {
+            (|| {
+                view.check()?;
+                if method == render::Method::Whitted && (max_depth == 0 || max_depth > lumbre_raytrace::MAX_TRACE_DEPTH)
+                {
+                    return Err(format!(
+                        "--max-depth must be 1..={}, got {max_depth}",
+                        lumbre_raytrace::MAX_TRACE_DEPTH
+                    ));
+                }
+                if spp == 0 {
+                    return Err("--spp must be at least 1".into());
+                }
+                let options = lumbre_raytrace::RenderOptions {
+                    width: view.width,
+                    height: view.height,
+                    spp,
+                    max_depth,
+                    ..Default::default()
+                };
+                let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
+                let args = render::RenderArgs {
+                    scene,
+                    out: view.out_or("render.png")?,
+                    method,
+                    options,
+                    path: render::PathArgs { max_bounces, rr_depth, write_every },
+                    build,
+                    camera: view.camera.clone(),
+                };
+                render::run(&args, &backend_for(view.backend, &opts)?)
+            })()
+        }
+        Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => backend_for(backend, &opts)
                 .and_then(|backend| {
+                    if depth == 0 || depth > lumbre_octree::MAX_DEPTH {
+                        return Err(format!("--depth must be 1..={}, got {depth}", lumbre_octree::MAX_DEPTH));
+                    }
                     let counts: Vec<usize> =
                         bench::octree::COUNTS.iter().copied().filter(|&c| c <= max_points).collect();
+                    if counts.is_empty() {
+                        return Err(format!(
+                            "--max-points {max_points} is below the smallest point count, {}",
+                            bench::octree::COUNTS[0]
+                        ));
+                    }
                     let tables =
                         bench::octree::octree(backend.gpu(), &counts, depth, bench::Effort { warmup, repeats })?;
                     print_tables(&tables, json);

@@ -33,12 +33,16 @@ impl Table {
 
     pub fn text(&self) -> String {
         let w = self.widths();
+        // Columns of numbers (and "-") right-aligned, the others left-aligned.
+        let numeric: Vec<bool> = (0..self.columns.len())
+            .map(|i| self.rows.iter().all(|r| r.get(i).is_none_or(|c| c == "-" || c.parse::<f64>().is_ok())))
+            .collect();
         let line = |cells: &[String]| {
-            // Numbers right-aligned, text left-aligned.
             let padded: Vec<String> = cells
                 .iter()
                 .zip(&w)
-                .map(|(c, w)| if c.parse::<f64>().is_ok() { format!("{c:>w$}") } else { format!("{c:<w$}") })
+                .zip(&numeric)
+                .map(|((c, w), &num)| if num { format!("{c:>w$}") } else { format!("{c:<w$}") })
                 .collect();
             padded.join("  ").trim_end().to_string()
         };
@@ -112,6 +116,16 @@ fn json_value(s: &str) -> String {
         Ok(v) if v.is_finite() => s.to_string(),
         _ => json_string(s),
     }
+}
+
+/// `x` with four significant digits (never rounded to zero, unlike a fixed number of
+/// decimals): `3.521`, `0.0004263`, `12210`.
+pub fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.digits$}")
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! assert_eq!(vpl.intensity_towards(-Vec3::Y), Vec3::ZERO);
 //! ```
 
+pub mod ism;
 mod vpl;
 
 pub use vpl::Vpl;

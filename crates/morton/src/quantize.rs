@@ -126,7 +126,7 @@ impl Quantizer {
 
 /// `floor(q)` clamped to `[0, last]` (NaN gives 0) for `last < 2^23`, in float arithmetic
 /// only: `as` conversions with their saturating semantics are scalar on x86-64, this loop
-/// vectorises (1.5x faster Morton encoding). Adding 2^23 rounds to the nearest integer, a
+/// vectorises. Adding 2^23 rounds to the nearest integer, a
 /// rounded-up value is stepped down, and the integer is read back from the mantissa bits.
 #[inline(always)]
 fn floor_clamped(q: f32, last: f32) -> u32 {

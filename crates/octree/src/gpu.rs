@@ -8,6 +8,7 @@ use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result, record_iota};
 use lumbre_morton::{GpuPoints, MortonEncode, NodeKey32};
 
 use crate::build::{check, finite_points, quantizer};
+use crate::stages::{BuildParams, GatherParams};
 use crate::{Attrs, Inner, Node, Octree, PackedOctree, Payload, Root};
 
 /// A point cloud: positions and their attributes (same length).
@@ -78,7 +79,7 @@ impl GpuBuild {
         GpuBuild { depth, root: None }
     }
 
-    fn root_for(&self, positions: &[[f32; 3]]) -> Result<Root> {
+    pub(crate) fn root_for(&self, positions: &[[f32; 3]]) -> Result<Root> {
         match self.root {
             Some(r) => Ok(r.grown_to_fit(positions).0),
             None => Root::around(positions).ok_or_else(|| err(crate::OctreeError::Empty)),
@@ -86,44 +87,19 @@ impl GpuBuild {
     }
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    depth: u32,
-    level: u32,
-    out_cap: u32,
-}
-const _: () = assert!(
-    size_of::<Params>() == lumbre_shaders::octree::BUILD_KEY32_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::octree::BUILD_KEY64_PARAMS_SIZE
-);
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct GatherParams {
-    n: u32,
-    depth: u32,
-    level: u32,
-    key_words: u32,
-    seg: u32,
-    seg_below: u32,
-    _pad: [u32; 2],
-}
-
 /// Words of a node in the build's word planes: the key's (one word up to depth 10, two
 /// beyond), then the [`Node`]'s.
-fn plane_words(depth: u32) -> (usize, usize) {
+pub(crate) fn plane_words(depth: u32) -> (usize, usize) {
     let key_words = if depth > NodeKey32::MAX_LEVEL { 2 } else { 1 };
     (key_words, key_words + size_of::<Node>() / 4)
 }
 
 /// Worst-case node count of each level: no more than the points, nor than 8^level.
-fn capacities(points: usize, depth: u32) -> Vec<usize> {
+pub(crate) fn capacities(points: usize, depth: u32) -> Vec<usize> {
     (0..=depth).map(|l| if 3 * l >= 63 { points } else { points.min(1usize << (3 * l)) }.max(1)).collect()
 }
 
-fn err(e: crate::OctreeError) -> Error {
+pub(crate) fn err(e: crate::OctreeError) -> Error {
     Error::Input(e.to_string())
 }
 
@@ -163,7 +139,7 @@ impl GpuBuild {
         let flags = gpu.zeroed::<u32>(n)?;
         let counts = gpu.zeroed::<u32>(depth as usize + 1)?;
         let params = |n: usize, level: u32| {
-            gpu.uniform(&Params { n: n as u32, depth, level, out_cap: caps[level as usize] as u32 })
+            gpu.uniform(&BuildParams { n: n as u32, depth, level, out_cap: caps[level as usize] as u32 })
         };
         let runs = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
         // 2. Leaves: runs of equal codes.

@@ -11,6 +11,8 @@
 //! - [`Octree::trace`]: slab tests and a front-to-back stack descent to the first voxel.
 //! - [`dense_counts`]: the thesis's own build (atomic counters over every possible node),
 //!   to compare against.
+//! - [`stages`]: CPU twins of the GPU build's stages, and the GPU build run stage by stage
+//!   with any stage on the CPU.
 //!
 //! ```
 //! use lumbre_octree::{Attrs, Octree};
@@ -30,6 +32,7 @@ mod dense;
 mod gpu;
 mod node;
 mod packed;
+pub mod stages;
 mod traverse;
 mod update;
 

@@ -1,6 +1,5 @@
-//! Linear RGB images: PNG and EXR files, sRGB conversion, and image comparison.
+//! Linear RGB images: PNG and EXR files and sRGB conversion (comparisons are in `metrics`).
 
-use std::fmt;
 use std::io::{Cursor, Write as _};
 use std::path::Path;
 
@@ -148,10 +147,32 @@ impl Image {
 
     /// Reads an OpenEXR file's RGB channels (alpha ignored) as linear values, unchanged.
     pub fn load_exr(path: &Path) -> Result<Image, LoadError> {
-        let img = decode(path, ImageFormat::OpenExr)?;
+        Ok(Self::from_rgb32f(decode(path, ImageFormat::OpenExr)?))
+    }
+
+    /// Decodes an OpenEXR file held in memory (an image bundled in a program); `name` stands
+    /// for its path in errors.
+    ///
+    /// ```
+    /// use lumbre_raytrace::Image;
+    /// let path = std::env::temp_dir().join(format!("lumbre-exr-doc-{}.exr", std::process::id()));
+    /// let mut img = Image::new(2, 1);
+    /// img.set(1, 0, glam::Vec3::new(2.5, 0.0, 1.0));
+    /// img.save_exr(&path).unwrap();
+    /// let back = Image::exr_from_bytes("bundled.exr".as_ref(), &std::fs::read(&path).unwrap()).unwrap();
+    /// assert_eq!(back, img);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn exr_from_bytes(name: &Path, bytes: &[u8]) -> Result<Image, LoadError> {
+        let img = ::image::load_from_memory_with_format(bytes, ImageFormat::OpenExr)
+            .map_err(|e| LoadError::new(name, format!("cannot decode OpenExr: {e}")))?;
+        Ok(Self::from_rgb32f(img))
+    }
+
+    fn from_rgb32f(img: DynamicImage) -> Image {
         let rgb = img.to_rgb32f();
         let pixels = rgb.pixels().map(|p| Vec3::from(p.0)).collect();
-        Ok(Image { width: rgb.width(), height: rgb.height(), pixels })
+        Image { width: rgb.width(), height: rgb.height(), pixels }
     }
 }
 
@@ -179,133 +200,6 @@ pub(crate) fn decode(path: &Path, format: ImageFormat) -> Result<DynamicImage, L
         }
     }
     reader.decode().map_err(|e| LoadError::new(path, format!("cannot decode {format:?}: {e}")))
-}
-
-/// Two images of different sizes were compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SizeMismatch {
-    /// `(width, height)` of the first image.
-    pub a: (u32, u32),
-    /// `(width, height)` of the second image.
-    pub b: (u32, u32),
-}
-
-impl fmt::Display for SizeMismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot compare a {}x{} image with a {}x{} one", self.a.0, self.a.1, self.b.0, self.b.1)
-    }
-}
-
-impl std::error::Error for SizeMismatch {}
-
-/// How two images differ, measured on sRGB-encoded values in `[0, 1]` (each linear channel
-/// clamped to `[0, 1]` and encoded by [`linear_to_srgb`], not quantized), so differences weigh
-/// as they look. A channel that is NaN or infinite in exactly one of the images counts as the
-/// largest difference, 1; in both, as 0 only when both are the same value.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DiffStats {
-    /// Root mean square of the per-channel differences.
-    pub rmse: f32,
-    /// Mean of the absolute per-channel differences.
-    pub mean_abs: f32,
-    /// Largest absolute per-channel difference.
-    pub max_abs: f32,
-    /// Peak signal-to-noise ratio in dB, `-20 log10(rmse)` (infinite when identical).
-    pub psnr: f32,
-    /// Number of pixels compared.
-    pub pixels: usize,
-    /// Per-pixel error (the largest of its three channel differences), sorted ascending.
-    sorted_errors: Vec<f32>,
-}
-
-impl DiffStats {
-    /// The fraction of pixels whose error (largest channel difference) is greater than
-    /// `threshold`: 0 for identical images; in `[0, 1]`. An empty image gives 0.
-    pub fn fraction_over(&self, threshold: f32) -> f32 {
-        if self.pixels == 0 {
-            return 0.0;
-        }
-        let at_or_below = self.sorted_errors.partition_point(|&e| e <= threshold);
-        (self.pixels - at_or_below) as f32 / self.pixels as f32
-    }
-
-    /// The per-pixel error at quantile `q` in `[0, 1]` (0: smallest, 1: largest; nearest rank).
-    pub fn percentile(&self, q: f32) -> f32 {
-        if self.sorted_errors.is_empty() {
-            return 0.0;
-        }
-        let q = if q.is_nan() { 1.0 } else { q.clamp(0.0, 1.0) };
-        let i = (q * (self.sorted_errors.len() - 1) as f32).round() as usize;
-        self.sorted_errors[i.min(self.sorted_errors.len() - 1)]
-    }
-
-    /// Per-pixel errors (largest channel difference of each pixel), sorted ascending.
-    pub fn pixel_errors(&self) -> &[f32] {
-        &self.sorted_errors
-    }
-}
-
-fn channel_diff(a: f32, b: f32) -> f32 {
-    match (a.is_finite(), b.is_finite()) {
-        (true, true) => (linear_to_srgb(a) - linear_to_srgb(b)).abs(),
-        (false, false) if a.to_bits() == b.to_bits() => 0.0,
-        _ => 1.0,
-    }
-}
-
-/// Compares two images (see [`DiffStats`]).
-///
-/// ```
-/// use glam::Vec3;
-/// use lumbre_raytrace::{Image, diff_stats};
-/// let a = Image::new(8, 8);
-/// let mut b = a.clone();
-/// b.set(0, 0, Vec3::ONE);
-/// let d = diff_stats(&a, &b).unwrap();
-/// assert_eq!(d.max_abs, 1.0);
-/// assert_eq!(d.fraction_over(0.5), 1.0 / 64.0);
-/// assert!(diff_stats(&a, &Image::new(8, 9)).is_err());
-/// ```
-pub fn diff_stats(a: &Image, b: &Image) -> Result<DiffStats, SizeMismatch> {
-    if (a.width, a.height) != (b.width, b.height) || a.pixels.len() != b.pixels.len() {
-        return Err(SizeMismatch { a: (a.width, a.height), b: (b.width, b.height) });
-    }
-    let per_pixel: Vec<[f32; 3]> = a
-        .pixels
-        .par_iter()
-        .zip(&b.pixels)
-        .map(|(p, q)| [channel_diff(p.x, q.x), channel_diff(p.y, q.y), channel_diff(p.z, q.z)])
-        .collect();
-    let pixels = per_pixel.len();
-    let (mut sum, mut sum_sq, mut max_abs) = (0.0f64, 0.0f64, 0.0f32);
-    for d in per_pixel.iter().flatten() {
-        sum += f64::from(*d);
-        sum_sq += f64::from(*d) * f64::from(*d);
-        max_abs = max_abs.max(*d);
-    }
-    let n = (3 * pixels).max(1) as f64;
-    let rmse = (sum_sq / n).sqrt() as f32;
-    let mut sorted_errors: Vec<f32> = per_pixel.iter().map(|d| d[0].max(d[1]).max(d[2])).collect();
-    sorted_errors.sort_unstable_by(f32::total_cmp);
-    Ok(DiffStats {
-        rmse,
-        mean_abs: (sum / n) as f32,
-        max_abs,
-        psnr: if rmse > 0.0 { -20.0 * rmse.log10() } else { f32::INFINITY },
-        pixels,
-        sorted_errors,
-    })
-}
-
-/// Root mean square difference of two images on sRGB values in `[0, 1]` (see [`DiffStats`]).
-///
-/// ```
-/// use lumbre_raytrace::{Image, rmse};
-/// let a = Image::new(4, 4);
-/// assert_eq!(rmse(&a, &a), Ok(0.0));
-/// ```
-pub fn rmse(a: &Image, b: &Image) -> Result<f32, SizeMismatch> {
-    diff_stats(a, b).map(|d| d.rmse)
 }
 
 fn encode(image: DynamicImage, format: ImageFormat, path: &Path) -> Result<Vec<u8>, LoadError> {
@@ -370,13 +264,6 @@ mod tests {
         assert_eq!(linear_to_srgb(f32::NAN), 0.0);
         assert_eq!(linear_to_srgb(7.0), 1.0);
         assert_eq!(linear_to_srgb(-1.0), 0.0);
-    }
-
-    #[test]
-    fn non_finite_channels_count_as_full_difference() {
-        assert_eq!(channel_diff(f32::NAN, 0.0), 1.0);
-        assert_eq!(channel_diff(f32::INFINITY, f32::INFINITY), 0.0);
-        assert_eq!(channel_diff(0.2, 0.2), 0.0);
     }
 
     #[test]

@@ -9,11 +9,15 @@
 //! - [`Camera`]: pinhole camera (`frame`, `orbit`, `parse` for the CLI), with [`GpuCamera`]
 //!   whose ray formula [`Camera::ray`] shares, and [`stratified`] pixel samples built on the
 //!   integer hash [`hash_u32`] that WGSL reproduces bit for bit.
+//! - [`PathRender`]: the reference path tracer (next-event estimation with multiple
+//!   importance sampling, Russian roulette, the same integer-hash random numbers on the CPU
+//!   and in `raytrace/path.wgsl`), in the units of the scene's `Ke`.
 //! - [`Emitters`]: the emissive triangles as a distribution (pick by power, uniform points,
 //!   cosine directions) for the Monte Carlo integrators, with its WGSL twin
 //!   `shared/emitters.wgsl` fed by [`GpuEmitters`]; the warps it uses are in [`sampling`].
-//! - [`Image`]: linear RGB, PNG (8-bit sRGB) and EXR (f32) files, and [`diff_stats`] / [`rmse`]
-//!   for golden-image tests.
+//! - [`Image`]: linear RGB, PNG (8-bit sRGB) and EXR (f32) files.
+//! - [`metrics`]: how far a rendering is from a reference (RMSE, relative error overall and
+//!   per region, CIE94 ΔE, false-colour images), and [`diff_stats`] for golden-image tests.
 //! - [`PointCloud`]: the volumetric engine's text format, PLY (ascii and binary little-endian),
 //!   and image slice stacks ([`load_slices`]), with the 3D Shepp–Logan phantom
 //!   ([`shepp_logan_phantom`]) as medical-style test data.
@@ -41,22 +45,31 @@ mod error;
 mod gpu;
 mod image;
 mod material;
+pub mod metrics;
 mod obj;
+mod path;
 mod points;
 pub mod sampling;
 mod scene;
 mod volume;
 mod whitted;
 
-pub use crate::image::{DiffStats, Image, SizeMismatch, diff_stats, linear_to_srgb, rmse, srgb_to_linear, write_file};
+pub use crate::image::{Image, linear_to_srgb, srgb_to_linear, write_file};
 pub use camera::{
     Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera, ONE_MINUS_EPSILON, hash_f32, hash_u32,
     stratified,
 };
 pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
-pub use gpu::{GpuEmitter, GpuEmitters, GpuImage, GpuScene, WhittedRender};
+pub use gpu::{
+    GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, SAMPLES_PER_DISPATCH, WhittedRender,
+};
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
+pub use metrics::{DiffStats, SizeMismatch, diff_stats};
+pub use path::{
+    DIM_CAMERA, DIM_DIRECTION, DIM_LIGHT_PICK, DIM_LIGHT_POINT, DIM_LOBE, DIM_ROULETTE, PathCounts, PathOptions,
+    PathRender, ROULETTE_SURVIVAL, path_uniform,
+};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, Scene, Triangle};
 pub use volume::{

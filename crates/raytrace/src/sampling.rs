@@ -64,8 +64,15 @@ pub fn concentric_disk(u: f32, v: f32) -> Vec2 {
 /// ```
 pub fn cosine_hemisphere(u: f32, v: f32) -> Vec3 {
     let d = concentric_disk(u, v);
-    let z = (1.0 - d.x * d.x - d.y * d.y).max(0.0).sqrt();
+    // 1 - r² from the map's exact radius, not from the rounded point: no cancellation at the rim.
+    let r = concentric_radius(u, v);
+    let z = ((1.0 - r) * (1.0 + r)).max(0.0).sqrt();
     Vec3::new(d.x, d.y, z)
+}
+
+/// The radius of [`concentric_disk`]`(u, v)` without rounding: `max(|2u - 1|, |2v - 1|)`.
+fn concentric_radius(u: f32, v: f32) -> f32 {
+    (2.0 * u - 1.0).abs().max((2.0 * v - 1.0).abs())
 }
 
 /// Density in solid angle of [`cosine_hemisphere`] at a direction whose cosine with the axis
@@ -78,6 +85,41 @@ pub fn cosine_hemisphere(u: f32, v: f32) -> Vec3 {
 /// ```
 pub fn cosine_hemisphere_pdf(cos_theta: f32) -> f32 {
     cos_theta.max(0.0) / PI
+}
+
+/// A direction about `+z` distributed as the normalized Phong lobe of exponent `ns`: density
+/// `(ns + 1) / (2 pi) cos^ns` in solid angle ([`phong_lobe_pdf`]). The concentric disk point
+/// gives both numbers without trigonometry: its squared radius `r²` is uniform (so
+/// `cos = (r²)^(1 / (ns + 1))`) and its direction is the azimuth.
+///
+/// ```
+/// use lumbre_raytrace::sampling::phong_lobe;
+/// let d = phong_lobe(0.3, 0.8, 50.0);
+/// assert!((d.length() - 1.0).abs() < 1e-5 && d.z > 0.8);
+/// ```
+pub fn phong_lobe(u: f32, v: f32, ns: f32) -> Vec3 {
+    let d = concentric_disk(u, v);
+    let r = concentric_radius(u, v);
+    if r <= 0.0 {
+        return Vec3::X;
+    }
+    let cos_a = (r * r).powf(1.0 / (ns + 1.0));
+    let sin_a = ((1.0 - cos_a) * (1.0 + cos_a)).max(0.0).sqrt();
+    Vec3::new(sin_a * (d.x / r), sin_a * (d.y / r), cos_a)
+}
+
+/// Density in solid angle of [`phong_lobe`] at a direction whose cosine with the axis is
+/// `cos_a`: `(ns + 1) / (2 pi) cos_a^ns`, 0 below the horizon.
+///
+/// ```
+/// let p = lumbre_raytrace::sampling::phong_lobe_pdf(1.0, 0.0);
+/// assert!((p - 0.5 / std::f32::consts::PI).abs() < 1e-7); // exponent 0: uniform hemisphere
+/// ```
+pub fn phong_lobe_pdf(cos_a: f32, ns: f32) -> f32 {
+    if cos_a <= 0.0 {
+        return 0.0;
+    }
+    (ns + 1.0) / (2.0 * PI) * cos_a.powf(ns)
 }
 
 /// An orthonormal basis `(t, b)` completing the unit vector `n` (right-handed: `t × b = n`),
@@ -205,6 +247,26 @@ mod tests {
         let total = (n * n) as f64;
         assert!((m1 / total - 2.0 / 3.0).abs() < 1e-3, "{}", m1 / total);
         assert!((m2 / total - 0.5).abs() < 1e-3, "{}", m2 / total);
+    }
+
+    #[test]
+    fn phong_lobe_matches_its_density() {
+        // E[cos^k] under (n + 1)/(2 pi) cos^n is (n + 1) / (n + k + 1).
+        for ns in [1.0f32, 10.0, 200.0] {
+            let m = 256;
+            let (mut m1, mut m2) = (0.0f64, 0.0f64);
+            for i in 0..m {
+                for j in 0..m {
+                    let d = phong_lobe((i as f32 + 0.5) / m as f32, (j as f32 + 0.5) / m as f32, ns);
+                    assert!((d.length() - 1.0).abs() < 1e-5 && d.z >= 0.0, "{d}");
+                    m1 += d.z as f64;
+                    m2 += (d.z * d.z) as f64;
+                }
+            }
+            let (total, n) = ((m * m) as f64, ns as f64);
+            assert!((m1 / total - (n + 1.0) / (n + 2.0)).abs() < 1e-3, "{ns}: {}", m1 / total);
+            assert!((m2 / total - (n + 1.0) / (n + 3.0)).abs() < 1e-3, "{ns}: {}", m2 / total);
+        }
     }
 
     #[test]

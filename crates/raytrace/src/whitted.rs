@@ -5,12 +5,17 @@
 //! of pending rays (no recursion, as on the GPU):
 //!
 //! - a miss adds `weight * background`;
-//! - an emitter adds `weight * Ke` and stops;
-//! - other surfaces add `weight * (ambient * Kd + sum over lights of visibility * E *
-//!   (Kd max(n.l, 0) + Ks max(r.v, 0)^Ns))`, the specular term only for Phong and mirror
-//!   materials. A point light gives `E = I / d^2`; an area light is sampled at one point per
-//!   shading point (from the integer hash, so CPU and GPU pick the same point) and gives
-//!   `E = Ke * area * max(0, -n_l.l) / d^2`. Visibility is an any-hit shadow ray.
+//! - an emitter seen from the side of its geometric normal adds `weight * Ke` (emitters are
+//!   one-sided) and is then shaded like a diffuse surface of its `Kd`;
+//! - surfaces other than glass add `weight * (ambient * Kd + sum over lights of visibility *
+//!   E * (Kd max(n.l, 0) + Ks max(r.v, 0)^Ns) / pi)`, the specular term only for Phong and
+//!   mirror materials: the diffuse term is the physically based `Kd / pi` BRDF, in the units
+//!   of the path tracer, so that with ambient 0 the direct light equals the path tracer's.
+//!   A point light gives `E = I / d^2`; an area light is sampled at one point per shading
+//!   point (from the integer hash, so CPU and GPU pick the same point) and gives
+//!   `E = Ke * area * max(0, -n_l.l) / d^2` (zero behind it). Distances and cosines are
+//!   measured from the surface point; visibility is an any-hit shadow ray from the point
+//!   lifted off the surface.
 //! - mirrors push the reflected ray with weight `Ks`; glass pushes reflection and refraction
 //!   weighted by Schlick's Fresnel term (total internal reflection: reflection only).
 //!
@@ -20,6 +25,7 @@ use glam::Vec3;
 use lumbre_kdtree::{BuildOptions, KdTree, QueryOptions, Ray};
 use rayon::prelude::*;
 
+use crate::sampling::PI;
 use crate::{Camera, Image, Light, MaterialKind, Scene, hash_f32, hash_u32, stratified};
 
 /// Render settings, shared by the CPU and GPU paths.
@@ -94,7 +100,9 @@ impl Prepared {
 }
 
 /// Adds a point light near the camera, raised by half the scene's size, when the scene has
-/// no light at all (OBJ files without emitters, like the test meshes).
+/// no light at all (OBJ files without emitters, like the test meshes). Its intensity is
+/// `0.6 pi size²` per channel (`size` the diagonal of the scene's box): a diffuse surface of
+/// albedo `Kd` facing it at distance `size` shows radiance `0.6 Kd`.
 ///
 /// ```
 /// use glam::Vec3;
@@ -109,7 +117,9 @@ pub fn add_default_light(scene: &mut Scene, camera: &Camera) {
         let (lo, hi) = scene.bounds;
         let size = (hi - lo).length();
         let pos = camera.eye + camera.up.normalize_or_zero() * 0.5 * size;
-        scene.add_point_light(pos, Vec3::splat(size * size * 0.6));
+        // Radiant intensity: pi times the irradiance scale the images were tuned for when the
+        // diffuse term was Kd rather than Kd / pi.
+        scene.add_point_light(pos, Vec3::splat(size * size * 0.6 * PI));
     }
 }
 
@@ -150,7 +160,7 @@ pub struct RenderStats {
 }
 
 impl Prepared {
-    fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
+    pub(crate) fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
         let t = self.scene.triangles[tri as usize];
         if !t.has_normals() {
             return ng;
@@ -195,9 +205,10 @@ impl Prepared {
                 n = -n;
             }
             let m = &self.scene.materials[self.scene.triangles[hit.tri as usize].material as usize];
-            if m.kind == MaterialKind::Emitter {
+            // Emitters emit on the side of their geometric normal only, and reflect like any
+            // diffuse surface.
+            if m.kind == MaterialKind::Emitter && entering {
                 color += r.weight * m.ke;
-                continue;
             }
             let view = -r.dir;
             let above = p + ng * self.eps;
@@ -213,22 +224,27 @@ impl Prepared {
                             (q, qn, emission * area)
                         }
                     };
-                    let to = lp - above;
+                    // Distances and cosines from the surface point itself; the shadow ray alone
+                    // leaves from the lifted point.
+                    let to = lp - p;
                     let d2 = to.length_squared();
                     if d2 <= 0.0 {
                         continue;
                     }
-                    let d = d2.sqrt();
-                    let l = to / d;
+                    let l = to / d2.sqrt();
                     let cos = n.dot(l);
                     if cos <= 0.0 {
                         continue;
                     }
-                    // Area lights emit from both faces (the Cornell light faces down; files differ).
-                    let cos_l = if ln == Vec3::ZERO { 1.0 } else { ln.dot(l).abs() };
+                    let cos_l = if ln == Vec3::ZERO { 1.0 } else { -ln.dot(l) };
+                    if cos_l <= 0.0 {
+                        continue;
+                    }
                     let irradiance = e * (cos_l / d2);
+                    let shadow = lp - above;
+                    let ds = shadow.length();
                     *rays += 1;
-                    if self.tree.any_hit(&self.tris, &Ray::new(above, l), 0.0, d * (1.0 - 1e-3), &o.query) {
+                    if self.tree.any_hit(&self.tris, &Ray::new(above, shadow / ds), 0.0, ds * (1.0 - 1e-3), &o.query) {
                         continue;
                     }
                     let mut c = m.kd * cos;
@@ -236,7 +252,7 @@ impl Prepared {
                         let refl = 2.0 * n.dot(l) * n - l;
                         c += m.ks * refl.dot(view).max(0.0).powf(m.ns.max(1.0));
                     }
-                    local += c * irradiance;
+                    local += c * irradiance / PI;
                 }
                 color += r.weight * local;
             }

@@ -14,7 +14,10 @@ use std::path::PathBuf;
 
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
-use lumbre_raytrace::{Camera, Image, Prepared, RenderOptions, Scene, WhittedRender, add_default_light, diff_stats};
+use lumbre_raytrace::{
+    Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, Scene, WhittedRender, add_default_light,
+    diff_stats,
+};
 
 const CPU_TOL: f32 = 0.002;
 const GPU_TOL: f64 = 0.006;
@@ -67,6 +70,31 @@ fn teapot() {
 #[test]
 fn cornell_box() {
     golden("CornellBox-Original");
+}
+
+/// The path tracer on the diffuse Cornell box from the reference view, 64x64 at 16 samples:
+/// deterministic on the CPU (fixed random numbers), so it is held to the same threshold.
+#[test]
+fn path_cornell_box() {
+    let path = root().join("testdata/scenes/CornellBox-Diffuse.obj");
+    let (scene, _) = Scene::load_obj(&path).unwrap();
+    let prepared = Prepared::new(scene, &Default::default());
+    let render = PathRender {
+        camera: Camera::parse("0,1,3.9, 0,1,0, 0,1,0, 40").unwrap(),
+        options: PathOptions { width: 64, height: 64, spp: 16, ..Default::default() },
+    };
+    let cpu = render.cpu(&prepared).unwrap();
+    let golden = root().join("testdata/golden/path-CornellBox-Diffuse.png");
+    if std::env::var("LUMBRE_BLESS").is_ok_and(|v| v == "1") {
+        cpu.save_png(&golden).unwrap();
+        eprintln!("blessed {}", golden.display());
+    }
+    let want = Image::load_png(&golden).unwrap_or_else(|e| panic!("{e} (run `cargo xtask golden --bless`)"));
+    let d = diff_stats(&want, &cpu).unwrap();
+    assert!(d.rmse <= CPU_TOL, "path render differs from the golden image: RMSE {}", d.rmse);
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    eprintln!("path: GPU vs CPU RMSE {}", diff_stats(&cpu, &render.gpu(&gpu, &prepared).unwrap()).unwrap().rmse);
+    conformance(&render, &gpu, &prepared, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("path: {e}"));
 }
 
 #[test]

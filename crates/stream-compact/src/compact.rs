@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::pieces::split_sizes;
 use crate::scan::{Lookback, ScanMethod, TileTotals, record_totals_scan};
+use crate::stages::CompactParams;
 use lumbre_gpu::pieces;
 
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
@@ -134,8 +135,7 @@ pub struct GpuCompacted {
     pub count: Buffer<u32>,
     /// Look-back state, carries, and the two-pass method's tile counts, their prefixes and
     /// keep bits, kept with the output so that compacting into it again allocates nothing (a
-    /// fresh state buffer per run made the compaction of 2^28 elements take 3.7 to 19 ms on
-    /// an H200, by where it landed).
+    /// fresh state buffer per run made the run's time depend on where the buffer landed).
     state: Buffer<u32>,
     carry: Buffer<u32>,
     totals: Buffer<u32>,
@@ -203,9 +203,8 @@ pub struct Compact {
     pub lookback: Lookback,
 }
 
-/// Elements from which [`Compact::method`]'s `Auto` compacts in two passes (2^25): on an
-/// H100 (by flag, half kept) one pass was faster up to 2^24 elements (0.127 against
-/// 0.137 ms), two from 2^26 (0.371 against 0.449 ms; 1.30 against 1.73 ms at 2^28).
+/// Elements from which [`Compact::method`]'s `Auto` compacts in two passes (2^25): one pass
+/// measured faster below, two above (benches/RESULTS.md).
 pub const COMPACT_TWO_PASS_MIN: usize = 1 << 25;
 
 /// CPU compaction (rayon; order preserved).
@@ -224,8 +223,8 @@ pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) ->
     let chunk = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(n);
     // Two passes, so that each chunk writes its part of the output in place: count every
     // chunk's kept elements, then write them after the earlier chunks'. (Collecting each
-    // chunk into a vector of its own and joining them spent most of its time growing the
-    // vectors and copying them on one thread: 5x slower on 16 cores.)
+    // chunk into a vector of its own and joining them spends its time growing the vectors
+    // and copying them on one thread.)
     let counts: Vec<usize> =
         (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| chunk(c).map(|i| keep(i) as usize).sum()).collect();
     let mut out = vec![0u32; counts.iter().sum()];
@@ -245,21 +244,6 @@ pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) ->
     });
     out
 }
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    piece: u32,
-    num_tiles: u32,
-    lookback: u32,
-    mode: u32,
-    op: u32,
-    operand: u32,
-    index_base: u32,
-    out_base: u32,
-}
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::compact::COMPACT_PLAIN_COMPACT_PARAMS_SIZE);
 
 impl Compact {
     fn check(&self, values: usize, flags: usize) -> Result<usize> {
@@ -333,12 +317,12 @@ impl Compact {
         if gpu.supports(&COMPACT_SUBGROUPS) { COMPACT_SUBGROUPS } else { COMPACT_PLAIN }
     }
 
-    fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> Params {
+    pub(crate) fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> CompactParams {
         let (op, operand) = match self.select {
             Select::Where(p) => p.code(),
             Select::Flags => (0, 0),
         };
-        Params {
+        CompactParams {
             n: n as u32,
             piece: piece as u32,
             num_tiles: n.div_ceil(COMPACT_TILE) as u32,

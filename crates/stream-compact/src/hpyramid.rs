@@ -4,9 +4,10 @@
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
 
 use crate::compact::{Emit, GpuCompacted, GpuStream, Select, Stream};
+use crate::stages::HpParams;
 
 /// Levels above the flags (level 1 counts groups of 4 elements) up to the single root.
-fn level_sizes(n: usize) -> Vec<usize> {
+pub(crate) fn level_sizes(n: usize) -> Vec<usize> {
     let mut sizes = vec![0];
     let mut count = n.div_ceil(4).max(1);
     loop {
@@ -40,22 +41,8 @@ pub struct HistoPyramid {
     pub index_base: u32,
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    level: u32,
-    index_base: u32,
-    _pad: u32,
-    offsets: [u32; 16],
-    count: u32,
-    mode: u32,
-    _pad2: [u32; 2],
-}
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::compact::HPYRAMID_HP_PARAMS_SIZE);
-
 impl HistoPyramid {
-    fn mode(&self) -> Result<u32> {
+    pub(crate) fn mode(&self) -> Result<u32> {
         let by_value = match self.select {
             Select::Flags => 0,
             Select::Where(crate::Predicate::NonZero) => 1,
@@ -105,7 +92,7 @@ impl Compute for HistoPyramid {
         let pyramid = gpu.zeroed::<[u32; 4]>(at)?;
         let out = gpu.zeroed::<u32>(n)?;
         let top = sizes.len() - 1;
-        let params = |level: usize, count: usize| Params {
+        let params = |level: usize, count: usize| HpParams {
             n: n as u32,
             level: level as u32,
             index_base: self.index_base,

@@ -8,7 +8,9 @@
 //!   leaves one keep bit per element for the second); [`HistoPyramid`]: the same by the
 //!   density paper's histogram pyramid;
 //! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
-//!   keys only or with `u32` values.
+//!   keys only or with `u32` values;
+//! - [`stages`]: a CPU twin of every GPU stage, and the pipelines run stage by stage with any
+//!   stage on the CPU, to find a wrong one.
 //!
 //! Every operation accepts any length up to the device's buffer limit: inputs longer than
 //! one storage binding are processed in binding-sized pieces.
@@ -25,6 +27,7 @@ mod hpyramid;
 mod pieces;
 mod scan;
 mod sort;
+pub mod stages;
 
 pub use compact::{
     COMPACT_TILE, COMPACT_TWO_PASS_MIN, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu,

@@ -8,6 +8,7 @@ use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
 use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
+use crate::stages::ScanParams;
 use lumbre_gpu::pieces;
 
 /// Elements per GPU scan tile (256 threads x 16), `TILE` in `shared/scan_tile.wgsl`.
@@ -54,7 +55,7 @@ impl ScanElem for f32 {
 /// added to each output: a running f32 sum started at a large carry would round small
 /// inputs away (stalling at 2^36 on 2^28 values below 4096), where the GPU's tile-local
 /// sums do not.
-fn scan_serial<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind, carry: T) -> T {
+pub(crate) fn scan_serial<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind, carry: T) -> T {
     let mut acc = T::default();
     // One loop per kind: no branch inside the hot loop.
     match kind {
@@ -97,20 +98,6 @@ pub fn scan_cpu<T: ScanElem>(input: &[T], output: &mut [T], kind: ScanKind) -> T
     });
     total
 }
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct ScanParams {
-    n: u32,
-    piece: u32,
-    inclusive: u32,
-    num_tiles: u32,
-    lookback: u32,
-}
-const _: () = assert!(
-    size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_U32_PLAIN_SCAN_PARAMS_SIZE
-        && size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_F32_PLAIN_SCAN_PARAMS_SIZE
-);
 
 /// Scratch for GPU scans: the look-back state and the carries between pieces.
 #[derive(Debug)]
@@ -194,18 +181,18 @@ pub enum ScanMethod {
     #[default]
     Auto,
     /// One pass: each tile finds its prefix by decoupled look-back (tuned by [`Lookback`]).
-    /// Moves the fewest bytes, but on an H200 a tile waited for its predecessors as long as
-    /// its own load took (2.1x the copy's time at 2^28 elements).
+    /// Moves the fewest bytes, but a tile may wait for its predecessors as long as its own
+    /// load takes.
     SinglePass,
     /// Three passes: every tile's total, the totals' scan (one small single pass), then every
-    /// tile from its prefix. Reads the input twice but no tile waits for another (1.6x the
-    /// copy's time at 2^28 elements on an H200); small inputs pay for the extra dispatches.
+    /// tile from its prefix. Reads the input twice but no tile waits for another; small
+    /// inputs pay for the extra dispatches.
     ReduceThenScan,
 }
 
-/// Elements from which [`ScanMethod::Auto`] reduces, then scans (2^25): on an H200 the single
-/// pass was faster up to 2^24 elements (0.084 against 0.100 ms), the three passes from 2^26
-/// (0.243 against 0.286 ms), where their extra dispatches no longer count.
+/// Elements from which [`ScanMethod::Auto`] reduces, then scans (2^25): the single pass
+/// measured faster below, the three passes above, where their extra dispatches no longer
+/// count (benches/RESULTS.md).
 pub const REDUCE_THEN_SCAN_MIN: usize = 1 << 25;
 
 impl ScanMethod {

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use crate::pieces::split_sizes;
 use crate::scan::{ScanKind, record_scan};
+use crate::stages::SortParams;
 use lumbre_gpu::pieces;
 
 /// Keys per GPU sort tile (256 threads x 8), `SORT_TILE` in the radix shaders.
@@ -59,7 +60,7 @@ fn split_by_digit<'a, T>(out: &'a mut [T], hist: &[[usize; 256]]) -> Vec<Vec<&'a
 
 /// Software write combining for one chunk's scatter: each digit collects 128 bytes before
 /// they are written out together, so the scatter writes whole cache lines instead of one
-/// element at a time to 256 places (about 1.8x faster on the 2-core machine).
+/// element at a time to 256 places.
 struct Combiner<'a, T> {
     dst: Vec<&'a mut [T]>,
     buf: Vec<T>,
@@ -156,8 +157,8 @@ fn cpu_pass<K: SortKey>(
 }
 
 /// Keys per bucket below which the CPU sort finishes a bucket with LSD passes: the keys and
-/// their scratch then stay in a core's L2 cache, where a counting pass runs about twice as
-/// fast as one that scatters to memory.
+/// their scratch then stay in a core's L2 cache, where a counting pass runs faster than one
+/// that scatters to memory.
 const CPU_IN_CACHE: usize = 1 << 16;
 
 /// Stable radix sort on the CPU, keys with optional values that move with them. Sorts in
@@ -276,25 +277,6 @@ fn lsd<K: SortKey>(
     }
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    shift: u32,
-    word: u32,
-    key_words: u32,
-    num_tiles: u32,
-    has_values: u32,
-    tile_base: u32,
-    out_base: u32,
-    out_len: u32,
-}
-const _: () = assert!(
-    size_of::<Params>() == lumbre_shaders::compact::RADIX_HIST_SORT_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::compact::RADIX_OFFSETS_SORT_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::compact::RADIX_SCATTER_PLAIN_SORT_PARAMS_SIZE
-);
-
 /// Records a stable GPU radix sort of `keys` (and `values` with them), in place: 4 passes
 /// for `u32` keys, 8 for `u64`, each a histogram per tile, the tiles' output positions
 /// (per-chunk sums, a scan of those, then per tile) and a scatter, all on the GPU.
@@ -360,13 +342,13 @@ pub fn record_sort_bits<K: SortKey>(
     let val_range =
         |v: &Buffer<u32>, (start, len): (usize, usize)| if v.len() >= start + len { start..start + len } else { 0..1 };
     // The offsets kernels read only the tile count, the same in every pass.
-    let offsets_params = gpu.uniform(&Params { num_tiles: tiles as u32, ..bytemuck::Zeroable::zeroed() })?;
+    let offsets_params = gpu.uniform(&SortParams { num_tiles: tiles as u32, ..bytemuck::Zeroable::zeroed() })?;
     let offsets_bind =
         [offsets_params.as_entire_binding(), hist.binding(), sums.binding(), starts.binding(), offsets.binding()];
     for pass in 0..passes {
         let (src_k, dst_k, src_v, dst_v) =
             if pass % 2 == 0 { (&k_in, &k_tmp, &vals, &vals_tmp) } else { (&k_tmp, &k_in, &vals_tmp, &vals) };
-        let params = |part: (usize, usize), window: (usize, usize)| Params {
+        let params = |part: (usize, usize), window: (usize, usize)| SortParams {
             n: part.1 as u32,
             shift: 8 * (pass % 4),
             word: pass / 4,

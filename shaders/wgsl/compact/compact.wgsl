@@ -15,9 +15,8 @@
 //
 // The tile is four stripes of WG vec4s; the thread of rank r holds vec4 r of each, in
 // registers, and one block scan (in rank order) of its four kept counts gives each thread
-// where its kept elements go; it stores them there itself. (On an H200, at 2^28 by flag:
-// staging the tile's output in shared memory to store it coalesced took 1.96 ms against
-// 1.70 for tiles of two stripes; four stripes take 1.51.)
+// where its kept elements go; it stores them there itself (staging the tile's output in
+// shared memory to store it coalesced measured slower: docs/tuning-log.md).
 
 alias Elem = vec4<u32>;
 alias Agg = u32;
@@ -217,8 +216,8 @@ fn load_kept(word: u32, s: u32, v: u32) -> Quad {
 
 // Two passes, last: every tile from its prefix (the counts' exclusive scan, with the carry of
 // earlier pieces). Its stores go through `store_kept`, by subgroup where there are subgroups;
-// the one-pass kernel stores each thread's elements itself (by subgroup it was 3% faster by
-// flag and 3% slower by predicate on an H100).
+// the one-pass kernel stores each thread's elements itself (by subgroup it measured no
+// better there).
 @compute @workgroup_size(256)
 fn compact_from_prefixes(ids: LaneIds) {
     let l = lanes(ids);

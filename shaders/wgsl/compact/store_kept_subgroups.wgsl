@@ -3,13 +3,9 @@
 // Compaction stores by subgroup: a subgroup's kept elements of one stripe form one run of the
 // output. They are gathered in shared memory (a region per subgroup, four words per lane)
 // and stored by consecutive lanes, so each store instruction writes consecutive words, where
-// each thread writing its own elements spreads every instruction's words over twice the span
-// (tiles pass of the two-pass compaction at 2^28: H200 0.69 against 0.77 ms, H100 0.75
-// against 0.83). More shared memory lost: a loop over the stripes gathering one, two or four
-// of them between barriers took 0.98, 1.03 and 1.55 ms on the H200, a tile's whole output
-// staged at once 1.57 ms on the H100 (see RESULTS). The regions are the subgroups' own, so
-// subgroup barriers suffice (H200: 0.68 against 0.70 ms with workgroup barriers). Called by
-// the whole workgroup; `at` is where this thread's kept elements go. The includer defines
+// each thread writing its own elements spreads every instruction's words over twice the span.
+// The regions are the subgroups' own, so subgroup barriers suffice. Called by the whole
+// workgroup; `at` is where this thread's kept elements go. The includer defines
 // `Quad`, `params` and `out`.
 var<workgroup> sk_run: array<u32, WG * 4u>;
 

@@ -20,7 +20,7 @@ struct Params {
 // per input: four uniform numbers; a unit normal
 @group(0) @binding(4) var<storage, read> uniforms: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> normals: array<vec4<f32>>;
-// per input, eight rows (see the Rust test that reads them)
+// per input, nine rows (see the Rust test that reads them)
 @group(0) @binding(6) var<storage, read_write> out: array<vec4<f32>>;
 
 const WG: u32 = 64u;
@@ -33,7 +33,7 @@ fn check(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
     let u = uniforms[i];
     let n = normals[i].xyz;
-    let o = 8u * i;
+    let o = 9u * i;
     let bary = uniform_triangle(u.y, u.z);
     let cosine = cosine_hemisphere(u.y, u.z);
     let basis = orthonormal_basis(n);
@@ -41,6 +41,9 @@ fn check(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     out[o + 1u] = vec4<f32>(cosine, cosine_hemisphere_pdf(cosine.z));
     out[o + 2u] = vec4<f32>(basis.t, power_heuristic(4.0 * u.y, 4.0 * u.z));
     out[o + 3u] = vec4<f32>(basis.b, bary.z);
+    let ns = 1.0 + 300.0 * u.w;
+    let lobe = phong_lobe(u.y, u.z, ns);
+    out[o + 8u] = vec4<f32>(lobe, phong_lobe_pdf(lobe.z, ns));
     if params.count > 0u {
         let s = em_sample(params.count, u.x, u.y, u.z);
         let d = em_sample_direction(s.normal, u.w, u.y);

@@ -3,6 +3,7 @@
 //! import kdtree/traverse
 //! import shared/sampling
 //! import shared/camera
+//! import raytrace/scene
 // The Whitted integrator, one thread per pixel: a step-by-step port of
 // lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack.
 
@@ -25,34 +26,6 @@ struct Params {
     _pad: vec2<u32>,
 }
 
-struct Material {
-    kd: vec3<f32>,
-    kind: u32,
-    ks: vec3<f32>,
-    ns: f32,
-    ke: vec3<f32>,
-    ni: f32,
-    opacity: f32,
-    // three scalars, not a vec3 (whose 16-byte alignment would make the struct 80 bytes)
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
-
-struct Light {
-    // 0: point, 1: area
-    kind: u32,
-    tri: u32,
-    area: f32,
-    _pad: u32,
-    // point: position; area: unused
-    pos: vec3<f32>,
-    _p1: f32,
-    // point: intensity; area: emission
-    e: vec3<f32>,
-    _p2: f32,
-}
-
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
@@ -67,10 +40,6 @@ struct Light {
 
 const WG: u32 = 64u;
 const STACK: u32 = 14u;
-const KIND_MIRROR: u32 = 2u;
-const KIND_PHONG: u32 = 1u;
-const KIND_GLASS: u32 = 3u;
-const KIND_EMITTER: u32 = 4u;
 
 struct Pending {
     origin: vec3<f32>,
@@ -87,52 +56,9 @@ fn query(o: vec3<f32>, d: vec3<f32>, t_max: f32, any_hit: bool) -> KdHit {
     return kd_query(r, (f & 1u) != 0u, (f & 2u) != 0u, any_hit, params.bmin, params.bmax, 0.0, t_max);
 }
 
-
-fn shade_normal(tri: u32, u: f32, v: f32, ng: vec3<f32>) -> vec3<f32> {
-    let info = tri_info[tri];
-    if info.x == KD_NONE {
-        return ng;
-    }
-    let n = normals[info.x].xyz * (1.0 - u - v) + normals[info.y].xyz * u + normals[info.z].xyz * v;
-    let len = length(n);
-    if len > 0.0 {
-        return n / len;
-    }
-    return ng;
-}
-
-fn schlick(cos_i: f32, n1: f32, n2: f32) -> f32 {
-    let q = (n1 - n2) / (n1 + n2);
-    let r0 = q * q;
-    let c = 1.0 - cos_i;
-    return r0 + (1.0 - r0) * c * c * c * c * c;
-}
-
-struct Surface {
-    p: vec3<f32>,
-    ng: vec3<f32>,
-    n: vec3<f32>,
-    entering: bool,
-    material: u32,
-}
-
-// Hit point, face-forward geometric and shading normals, material.
-fn surface(hit: KdHit, origin: vec3<f32>, dir: vec3<f32>) -> Surface {
-    let p0 = kd_vertex(hit.tri, 0u);
-    var ng = safe_normalize(cross(kd_vertex(hit.tri, 1u) - p0, kd_vertex(hit.tri, 2u) - p0));
-    var n = shade_normal(hit.tri, hit.u, hit.v, ng);
-    let entering = dot(ng, dir) < 0.0;
-    if !entering {
-        ng = -ng;
-    }
-    if dot(n, ng) < 0.0 {
-        n = -n;
-    }
-    return Surface(origin + dir * hit.t, ng, n, entering, tri_info[hit.tri].w);
-}
-
-// Ambient plus every light's Phong term, with a shadow ray each.
-fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pixel: u32, sample: u32, depth: u32, rays: ptr<function, u32>) -> vec3<f32> {
+// Ambient plus every light's Phong term over pi, with a shadow ray each from `above`;
+// distances and cosines from the surface point p.
+fn local_light(m: Material, p: vec3<f32>, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pixel: u32, sample: u32, depth: u32, rays: ptr<function, u32>) -> vec3<f32> {
     var local = params.ambient * m.kd;
     for (var li = 0u; li < params.n_lights; li++) {
         let light = lights[li];
@@ -151,24 +77,29 @@ fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pix
             ln = safe_normalize(cross(b - a, c - a));
             e = light.e * light.area;
         }
-        let to = lp - above;
+        let to = lp - p;
         let d2 = dot(to, to);
         if d2 <= 0.0 {
             continue;
         }
-        let d = sqrt(d2);
-        let l = to / d;
+        let l = to / sqrt(d2);
         let cos = dot(n, l);
         if cos <= 0.0 {
             continue;
         }
+        // area lights emit on the side of their normal only
         var cos_l = 1.0;
         if any(ln != vec3<f32>(0.0)) {
-            cos_l = abs(dot(ln, l));
+            cos_l = -dot(ln, l);
+        }
+        if cos_l <= 0.0 {
+            continue;
         }
         let irradiance = e * (cos_l / d2);
+        let shadow = lp - above;
+        let ds = length(shadow);
         *rays += 1u;
-        if query(above, l, d * (1.0 - 1e-3), true).tri != KD_NONE {
+        if query(above, shadow / ds, ds * (1.0 - 1e-3), true).tri != KD_NONE {
             continue;
         }
         var c = m.kd * cos;
@@ -176,14 +107,9 @@ fn local_light(m: Material, above: vec3<f32>, n: vec3<f32>, view: vec3<f32>, pix
             let refl = 2.0 * dot(n, l) * n - l;
             c += m.ks * pow(max(dot(refl, view), 0.0), max(m.ns, 1.0));
         }
-        local += c * irradiance;
+        local += c * irradiance / PI;
     }
     return local;
-}
-
-// +infinity (WGSL has no literal for it, and bitcast is not a constant expression in naga).
-fn inf() -> f32 {
-    return bitcast<f32>(0x7f800000u);
 }
 
 // max_depth 1: the camera ray and its shadow rays only, no ray stack (the benchmark case).
@@ -195,13 +121,15 @@ fn radiance_direct(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, r
     }
     let sf = surface(hit, origin, dir);
     let m = materials[sf.material];
-    if m.kind == KIND_EMITTER {
-        return m.ke;
+    // emitters emit on the side of their geometric normal only, and reflect like diffuse
+    var emitted = vec3<f32>(0.0);
+    if m.kind == KIND_EMITTER && sf.entering {
+        emitted = m.ke;
     }
     if m.kind == KIND_GLASS {
         return vec3<f32>(0.0);
     }
-    return local_light(m, sf.p + sf.ng * params.eps, sf.n, -dir, pixel, sample, 0u, rays);
+    return emitted + local_light(m, sf.p, sf.p + sf.ng * params.eps, sf.n, -dir, pixel, sample, 0u, rays);
 }
 
 fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: ptr<function, u32>) -> vec3<f32> {
@@ -220,16 +148,15 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
         }
         let sf = surface(hit, r.origin, r.dir);
         let m = materials[sf.material];
-        if m.kind == KIND_EMITTER {
+        if m.kind == KIND_EMITTER && sf.entering {
             color += r.weight * m.ke;
-            continue;
         }
         let n = sf.n;
         let ng = sf.ng;
         let p = sf.p;
         let above = p + ng * params.eps;
         if m.kind != KIND_GLASS {
-            color += r.weight * local_light(m, above, n, -r.dir, pixel, sample, r.depth, rays);
+            color += r.weight * local_light(m, p, above, n, -r.dir, pixel, sample, r.depth, rays);
         }
         if r.depth + 1u >= params.max_depth {
             continue;

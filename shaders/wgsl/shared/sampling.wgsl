@@ -78,14 +78,41 @@ fn concentric_disk(u: f32, v: f32) -> vec2<f32> {
 }
 
 // Cosine-distributed direction about +z (Malley); density z / pi.
+// 1 - r^2 from the map's exact radius, not from the rounded point: no cancellation at the rim.
 fn cosine_hemisphere(u: f32, v: f32) -> vec3<f32> {
     let d = concentric_disk(u, v);
-    let z = sqrt(max(1.0 - d.x * d.x - d.y * d.y, 0.0));
+    let r = concentric_radius(u, v);
+    let z = sqrt(max((1.0 - r) * (1.0 + r), 0.0));
     return vec3<f32>(d.x, d.y, z);
+}
+
+// The radius of concentric_disk(u, v) without rounding.
+fn concentric_radius(u: f32, v: f32) -> f32 {
+    return max(abs(2.0 * u - 1.0), abs(2.0 * v - 1.0));
 }
 
 fn cosine_hemisphere_pdf(cos_theta: f32) -> f32 {
     return max(cos_theta, 0.0) / PI;
+}
+
+// A direction about +z with density (ns + 1) / (2 pi) cos^ns (the normalized Phong lobe):
+// the concentric point's squared radius gives the cosine, its direction the azimuth.
+fn phong_lobe(u: f32, v: f32, ns: f32) -> vec3<f32> {
+    let d = concentric_disk(u, v);
+    let r = concentric_radius(u, v);
+    if r <= 0.0 {
+        return vec3<f32>(1.0, 0.0, 0.0);
+    }
+    let cos_a = pow(r * r, 1.0 / (ns + 1.0));
+    let sin_a = sqrt(max((1.0 - cos_a) * (1.0 + cos_a), 0.0));
+    return vec3<f32>(sin_a * (d.x / r), sin_a * (d.y / r), cos_a);
+}
+
+fn phong_lobe_pdf(cos_a: f32, ns: f32) -> f32 {
+    if cos_a <= 0.0 {
+        return 0.0;
+    }
+    return (ns + 1.0) / (2.0 * PI) * pow(cos_a, ns);
 }
 
 struct Basis {

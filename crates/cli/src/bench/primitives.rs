@@ -66,7 +66,7 @@ struct Row {
 }
 
 fn push(t: &mut Table, r: Row) {
-    let rate = |d: Duration| format!("{:.3}", r.rate_per / d.as_secs_f64() / 1e9);
+    let rate = |d: Duration| crate::table::sig(r.rate_per / d.as_secs_f64() / 1e9);
     let (g, c, ratio, gr) = match (r.gpu, r.copy) {
         (Some(g), Some(c)) => (ms(g), ms(c), format!("{:.2}", g.as_secs_f64() / c.as_secs_f64()), rate(g)),
         _ => ("-".into(), "-".into(), "-".into(), "-".into()),
@@ -173,6 +173,23 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     Ok(Row { op: name.into(), n, gpu: g, copy: c, own, cpu, rate_unit: "G elem/s", rate_per: n as f64 })
 }
 
+/// Every row of the table, for `--only`.
+const ROWS: &[&str] = &[
+    "scan u32 exclusive",
+    "scan u32 exclusive, single pass",
+    "scan f32 inclusive",
+    "compact by flag, half kept",
+    "compact by flag, half kept, single pass",
+    "compact by predicate, half kept",
+    "compact by predicate, half kept, single pass",
+    "sort u32 keys",
+    "sort u32 keys + u32 values",
+    "sort u64 keys",
+    "Morton encode, 30 bit keys",
+    "Morton encode, 63 bit keys",
+    "histogram pyramid",
+];
+
 /// `lookback` sets the scan's and the compaction's look-back (how long a tile waits for a
 /// predecessor before reducing its input itself); `only` keeps the rows whose operation
 /// contains it (`histogram pyramid` names the pyramid table).
@@ -184,6 +201,15 @@ pub fn primitives(
     only: Option<&str>,
 ) -> Res<Vec<Table>> {
     let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
+    // Refuse an unknown --only before allocating the inputs.
+    if !ROWS.iter().any(|r| wanted(r)) {
+        return Err(format!(
+            "no primitives row matches --only {:?}; the rows: {}",
+            only.unwrap_or_default(),
+            ROWS.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>().join("; ")
+        ));
+    }
+    let any = |group: &str| ROWS.iter().any(|r| r.starts_with(group) && wanted(r));
     let mut t = Table::new(
         "Primitives: GPU time vs the copy kernel moving the same bytes, and the CPU path",
         &[
@@ -207,7 +233,7 @@ pub fn primitives(
     let bar = progress(12, "primitives");
 
     // Scans of u32 and f32 (4 bytes read, 4 written per element).
-    let input = random_u32(scan_n, 1);
+    let input = if any("scan") || any("compact") || any("histogram") { random_u32(scan_n, 1) } else { Vec::new() };
     fn scan<T>(kind: ScanKind, method: ScanMethod, lookback: Lookback) -> Scan<T> {
         let mut scan = Scan::with_method(kind, method);
         scan.lookback = lookback;
@@ -302,6 +328,7 @@ pub fn primitives(
     }
 
     // Radix sorts (copy column: the bytes of one read and one write of the keys).
+    let sort_n = if any("sort") { sort_n } else { 0 };
     let keys = random_u32(sort_n, 7);
     let keys64: Vec<u64> =
         random_u32(2 * sort_n, 9).chunks_exact(2).map(|c| (c[0] as u64) << 32 | c[1] as u64).collect();
@@ -385,10 +412,10 @@ pub fn primitives(
     }
 
     // Morton encoding: 12 B read, 4 (or 8) B written per point.
-    let points = random_points(morton_n);
+    let points = random_points(if any("Morton") { morton_n } else { 0 });
     for bits in [10u32, 21] {
         let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).map_err(err)?, clamp: false };
-        let name = format!("Morton encode, {} -bit keys", if bits > 10 { 63 } else { 30 }).replace(" -", " ");
+        let name = format!("Morton encode, {} bit keys", if bits > 10 { 63 } else { 30 });
         bar.inc(1);
         if !wanted(&name) {
             continue;
@@ -438,9 +465,6 @@ pub fn primitives(
     }
     bar.finish_and_clear();
     let pyramid = wanted("histogram pyramid");
-    if t.rows.is_empty() && !pyramid {
-        return Err(format!("no primitives row matches --only {:?}", only.unwrap_or_default()));
-    }
     let who = gpu.map_or("no GPU".to_string(), |g| g.adapter_name().to_string());
     t.note(format!(
         "adapter: {who}; GPU times from {}; median of {} runs after {} warm-up (CPU: median of up to 5); CPU: {} rayon threads",

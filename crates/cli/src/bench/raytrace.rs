@@ -123,7 +123,7 @@ pub fn raytrace(
                             rays += report.get("rays").unwrap_or(0.0);
                         }
                         let mean = time / frames.max(1);
-                        (ms(mean), format!("{:.3}", rays / time.as_secs_f64() / 1e9))
+                        (ms(mean), crate::table::sig(rays / time.as_secs_f64() / 1e9))
                     }
                     _ => ("-".into(), "-".into()),
                 };
@@ -138,7 +138,7 @@ pub fn raytrace(
                         rays += report.get("rays").unwrap_or(0.0);
                     }
                     let el = start.elapsed();
-                    (ms(el / cpu_frames), format!("{:.2}", rays / el.as_secs_f64() / 1e6))
+                    (ms(el / cpu_frames), crate::table::sig(rays / el.as_secs_f64() / 1e6))
                 } else {
                     ("-".into(), "-".into())
                 };

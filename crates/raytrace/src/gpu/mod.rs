@@ -7,9 +7,11 @@ use lumbre_kdtree::GpuKdTree;
 use crate::{Image, Light, Prepared, diff_stats};
 
 mod emitters;
+mod path;
 mod whitted;
 
 pub use emitters::{GpuEmitter, GpuEmitters};
+pub use path::{GpuPathImage, GpuPathScene, SAMPLES_PER_DISPATCH};
 pub use whitted::{GpuImage, WhittedRender};
 
 #[repr(C)]

@@ -1,75 +1,15 @@
-//! `lumbre demo`: runs every capability on the bundled data, writes outputs and a report.
+//! The gallery: the bundled scenes through the Whitted ray tracer and the phantom through
+//! the volume engine, on both paths.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use lumbre_gpu::{Gpu, GpuOptions};
+use lumbre_gpu::Gpu;
 
-use crate::bench::Effort;
-use crate::bench::roofline::roofline;
-use crate::info::{adapter_table, chosen_table};
 use crate::table::Table;
 
-pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
-    let start = Instant::now();
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut report = String::from("# Lumbre demo report\n\n");
-    let mut tables: Vec<Table> = vec![adapter_table()];
-
-    let gpu = if use_gpu {
-        match Gpu::with_options(opts) {
-            Ok(gpu) => {
-                tables.push(chosen_table(&gpu));
-                Some(gpu)
-            }
-            Err(e) => {
-                let _ = writeln!(report, "**No GPU: running the CPU paths only.** ({e})\n");
-                eprintln!("no GPU ({e}); running the CPU paths only");
-                None
-            }
-        }
-    } else {
-        let _ = writeln!(report, "GPU paths skipped (`--backend cpu`).\n");
-        None
-    };
-    match &gpu {
-        Some(g) => {
-            let _ = writeln!(report, "GPU paths ran on **{}** ({:?}).\n", g.adapter_name(), g.adapter().backend);
-        }
-        None => {
-            let _ = writeln!(report, "GPU paths did not run.\n");
-        }
-    }
-
-    // Small sizes: the demo shows the shape of the curve, `lumbre bench` measures properly.
-    let effort = Effort { warmup: 1, repeats: 3 };
-    eprintln!("roofline ...");
-    tables.push(roofline(gpu.as_ref(), 16, 24, effort)?);
-    eprintln!("primitives ...");
-    tables.extend(crate::bench::primitives::primitives(gpu.as_ref(), 20, effort, Default::default(), None)?);
-
-    eprintln!("renders ...");
-    tables.push(renders(gpu.as_ref(), out)?);
-    eprintln!("volumes ...");
-    tables.extend(volumes(gpu.as_ref(), out)?);
-
-    for t in &tables {
-        report += &t.markdown();
-        report.push('\n');
-    }
-    let _ = writeln!(report, "Total demo time: {:.2} s", start.elapsed().as_secs_f64());
-    let path = out.join("report.md");
-    std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
-    for t in &tables {
-        println!("{}", t.text());
-    }
-    println!("report written to {}", path.display());
-    Ok(())
-}
-
 /// The bundled scenes through the Whitted ray tracer, CPU and GPU, written as PNGs.
-fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
+pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
     use lumbre_gpu::Compute;
     use lumbre_raytrace::{Camera, Prepared, RenderOptions, WhittedRender, add_default_light, diff_stats};
     let mut t = Table::new(
@@ -105,7 +45,7 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
             prepared.tris.len().to_string(),
             format!("{:.1}", build.as_secs_f64() * 1e3),
             format!("{:.1}", cpu_t.as_secs_f64() * 1e3),
-            format!("{:.2}", cpu_report.get("rays").unwrap_or(0.0) / cpu_t.as_secs_f64() / 1e6),
+            crate::table::sig(cpu_report.get("rays").unwrap_or(0.0) / cpu_t.as_secs_f64() / 1e6),
         ];
         match gpu {
             Some(g) => {
@@ -116,7 +56,7 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
                 img.save_png(&out.join(format!("{name}-gpu.png"))).map_err(|e| e.to_string())?;
                 let rmse = diff_stats(&cpu_img, &img).map_err(|e| e.to_string())?.rmse;
                 row.push(format!("{:.2}", time.as_secs_f64() * 1e3));
-                row.push(format!("{:.2}", report.get("rays").unwrap_or(0.0) / time.as_secs_f64() / 1e6));
+                row.push(crate::table::sig(report.get("rays").unwrap_or(0.0) / time.as_secs_f64() / 1e6));
                 row.push(format!("{rmse:.5}"));
                 row.push(format!("{name}-cpu.png, {name}-gpu.png"));
             }
@@ -130,7 +70,7 @@ fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
 }
 
 /// The phantom as voxels in the three modes, an orbit strip, and in-place update timings.
-fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
+pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
     use glam::Vec3;
     use lumbre_gpu::Compute;
     use lumbre_octree::{GpuBuild, Octree, Points, Root};

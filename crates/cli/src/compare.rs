@@ -1,0 +1,97 @@
+//! `lumbre compare`: a rendering against a reference through `lumbre_raytrace::metrics`.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use lumbre_raytrace::Image;
+use lumbre_raytrace::metrics::{CompareError, DiffMap, Region, compare, false_colour};
+
+/// What `lumbre compare` was asked for.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The image to judge (.exr or .png).
+    pub test: PathBuf,
+    /// The reference image (.exr or .png), e.g. the path tracer's render.
+    pub reference: PathBuf,
+    /// Regions whose mean relative error to report: `cornell` (the Cornell box's walls,
+    /// ceiling, floor and boxes seen from the reference camera `0,1,3.9, 0,1,0, 0,1,0, 40`)
+    /// or `name=x,y,width,height;...` in pixels.
+    #[arg(long)]
+    pub regions: Option<String>,
+    /// Write a false-colour image of the per-pixel error here (.png or .exr).
+    #[arg(long)]
+    pub diff: Option<PathBuf>,
+    /// What the false-colour image shows: relative error (0 to 100%) or CIE94 ΔE (0 to 20).
+    #[arg(long, value_enum, default_value_t = DiffChoice::Relative)]
+    pub diff_of: DiffChoice,
+}
+
+/// `--diff-of`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DiffChoice {
+    /// Relative error on luminance, 0 to 100%.
+    Relative,
+    /// CIE94 ΔE, 0 to 20.
+    DeltaE94,
+}
+
+/// The extension of `path` in lower case, if it is one of ours.
+fn image_kind(path: &Path) -> Result<&'static str, String> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("png") => Ok("png"),
+        Some("exr") => Ok("exr"),
+        _ => Err(format!("{}: unknown image format: the file name must end in .png or .exr", path.display())),
+    }
+}
+
+/// Loads a PNG (as sRGB) or an EXR (linear) by its extension.
+fn load(path: &Path) -> Result<Image, String> {
+    let image = match image_kind(path)? {
+        "png" => Image::load_png(path),
+        _ => Image::load_exr(path),
+    };
+    image.map_err(|e| e.to_string())
+}
+
+/// The regions `--regions` names for a `width` x `height` image.
+fn regions(spec: Option<&str>, width: u32, height: u32) -> Result<Vec<Region>, String> {
+    match spec.map(str::trim) {
+        None => Ok(Vec::new()),
+        Some("cornell") => Ok(Region::cornell(width, height)),
+        Some(text) => Region::parse_list(text).map_err(|e| format!("--regions: {e}")),
+    }
+}
+
+pub fn run(args: &CompareArgs) -> Result<(), String> {
+    if let Some(diff) = &args.diff {
+        image_kind(diff).map_err(|e| format!("--diff {e}"))?;
+    }
+    let test = load(&args.test)?;
+    let reference = load(&args.reference)?;
+    let regions = regions(args.regions.as_deref(), reference.width, reference.height)?;
+    let metrics = compare(&test, &reference, &regions).map_err(|e| match &e {
+        CompareError::Size(s) => format!(
+            "{} is {}x{} but the reference {} is {}x{}",
+            args.test.display(),
+            s.a.0,
+            s.a.1,
+            args.reference.display(),
+            s.b.0,
+            s.b.1
+        ),
+        CompareError::RegionOutside { .. } | CompareError::EmptyRegion(_) => format!("--regions: {e}"),
+        other => other.to_string(),
+    })?;
+    println!("{} against the reference {}", args.test.display(), args.reference.display());
+    println!("{metrics}");
+    if let Some(path) = &args.diff {
+        let map = match args.diff_of {
+            DiffChoice::Relative => DiffMap::Relative,
+            DiffChoice::DeltaE94 => DiffMap::DeltaE94,
+        };
+        let image = false_colour(&test, &reference, map).map_err(|e| e.to_string())?;
+        image.save(path).map_err(|e| e.to_string())?;
+        println!("{}: {}", path.display(), map.legend());
+    }
+    Ok(())
+}

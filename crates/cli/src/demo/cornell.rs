@@ -1,0 +1,153 @@
+//! The side-by-side page: the diffuse Cornell box by every rendering method, each beside the
+//! reference path tracer with its time and its error, in one table and one contact sheet.
+
+use std::path::Path;
+use std::time::Instant;
+
+use glam::Vec3;
+use lumbre_gpu::{Backend, Compute, Report};
+use lumbre_raytrace::metrics::{DiffMap, Metrics, Region, compare, false_colour};
+use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, WhittedRender};
+
+use crate::table::{Table, sig};
+
+/// The page's scene, camera and size: radiance in the units of the file's `Ke`.
+pub const SCENE: &str = "CornellBox-Diffuse";
+/// `eye, target, up, fov_y` of the reference view.
+pub const CAMERA: &str = "0,1,3.9,0,1,0,0,1,0,40";
+/// Width and height of every image of the page.
+pub const SIZE: u32 = 256;
+
+/// What every method renders: the scene with its kd-tree, the camera, the size.
+pub struct Setup {
+    pub prepared: Prepared,
+    pub camera: Camera,
+    pub size: u32,
+    /// Samples per pixel for the methods that take samples.
+    pub spp: u32,
+}
+
+/// One rendering: the image, the run's report, and a line on how it was made.
+pub struct Rendered {
+    pub image: Image,
+    pub report: Report,
+    pub note: String,
+}
+
+/// A method of the page: its name and how it renders the setup on a backend.
+pub struct Method {
+    pub name: &'static str,
+    pub render: fn(&Setup, &Backend) -> Result<Rendered, String>,
+}
+
+/// Every method on the page, in its order.
+pub fn methods() -> Vec<Method> {
+    vec![Method { name: "Whitted (direct light)", render: whitted }, Method { name: "path tracer", render: path }]
+}
+
+fn err(e: lumbre_gpu::Error) -> String {
+    e.to_string()
+}
+
+/// Whitted with no ambient term and a black background: direct light only, the same
+/// radiance as the path tracer's first bounce.
+fn whitted(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let options = RenderOptions {
+        width: setup.size,
+        height: setup.size,
+        spp: setup.spp,
+        max_depth: 1,
+        ambient: 0.0,
+        background: Vec3::ZERO,
+        ..Default::default()
+    };
+    let render = WhittedRender { camera: setup.camera, options };
+    let placed = backend.place(&render, &setup.prepared).map_err(err)?;
+    let (image, report) = render.run_placed(&placed, &()).map_err(err)?;
+    Ok(Rendered { image, report, note: format!("{} spp, one bounce of shadow rays", setup.spp) })
+}
+
+/// The path tracer at the page's samples per pixel.
+fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let options = PathOptions { width: setup.size, height: setup.size, spp: setup.spp, ..Default::default() };
+    let render = PathRender { camera: setup.camera, options };
+    let placed = backend.place(&render, &setup.prepared).map_err(err)?;
+    let (image, report) = render.run_placed(&placed, &()).map_err(err)?;
+    Ok(Rendered { image, report, note: format!("{} spp, next-event estimation and MIS", setup.spp) })
+}
+
+/// The page: every method on every backend against the reference, written to `out` as
+/// `cornell-<method>-<backend>.png`, false-colour error maps, and `cornell-sheet.png`
+/// (top row: the reference, then each method's image; bottom row: their error maps).
+pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path) -> Result<Table, String> {
+    let regions = Region::cornell(setup.size, setup.size);
+    let mut t = Table::new(
+        format!("{SCENE} ({}x{}, camera {CAMERA}) by every method, against the reference", setup.size, setup.size),
+        &["method", "backend", "ms", "mean rel. error", "p90 rel. error", "mean ΔE94", "worst region", "image", "how"],
+    );
+    let mut sheet: Vec<(Image, Image)> = vec![(reference.clone(), Image::new(setup.size, setup.size))];
+    for m in methods() {
+        for backend in backends {
+            eprintln!("  {} on {} ...", m.name, backend.name());
+            let start = Instant::now();
+            let r = (m.render)(setup, backend)?;
+            let time = r.report.gpu.unwrap_or_else(|| start.elapsed());
+            let metrics = compare(&r.image, reference, &regions).map_err(|e| e.to_string())?;
+            let file = format!("cornell-{}-{}.png", slug(m.name), backend.name());
+            r.image.save(&out.join(&file)).map_err(|e| e.to_string())?;
+            let diff = false_colour(&r.image, reference, DiffMap::Relative).map_err(|e| e.to_string())?;
+            diff.save(&out.join(format!("cornell-{}-{}-error.png", slug(m.name), backend.name())))
+                .map_err(|e| e.to_string())?;
+            t.row(vec![
+                m.name.to_string(),
+                backend.describe(),
+                sig(time.as_secs_f64() * 1e3),
+                percent(metrics.rel_mean),
+                percent(metrics.rel_p90),
+                sig(metrics.de94_mean),
+                worst_region(&metrics),
+                file,
+                r.note,
+            ]);
+            sheet.push((r.image, diff));
+        }
+    }
+    contact_sheet(&sheet, setup.size)?.save(&out.join("cornell-sheet.png")).map_err(|e| e.to_string())?;
+    t.note(
+        "relative error per pixel on luminance, |test - reference| / (reference + 0.01); ΔE94: CIE94 on CIELAB (D65)",
+    );
+    t.note("cornell-sheet.png: top row the reference then each row of this table in order; bottom row their relative error (black 0%, red 100%)");
+    Ok(t)
+}
+
+fn percent(x: f64) -> String {
+    format!("{}%", sig(100.0 * x))
+}
+
+fn slug(name: &str) -> String {
+    let s: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
+    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+}
+
+fn worst_region(m: &Metrics) -> String {
+    m.regions
+        .iter()
+        .filter_map(|r| r.mean.map(|e| (e, r.region.name.as_str())))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or("-".into(), |(e, name)| format!("{name} {}", percent(e)))
+}
+
+/// Images side by side over their error maps.
+fn contact_sheet(pairs: &[(Image, Image)], size: u32) -> Result<Image, String> {
+    let mut sheet = Image::new(size * pairs.len() as u32, 2 * size);
+    for (i, (image, diff)) in pairs.iter().enumerate() {
+        for y in 0..size {
+            for x in 0..size {
+                sheet.set(i as u32 * size + x, y, image.get(x, y));
+                sheet.set(i as u32 * size + x, size + y, diff.get(x, y));
+            }
+        }
+    }
+    Ok(sheet)
+}

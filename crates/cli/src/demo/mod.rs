@@ -1,0 +1,92 @@
+//! `lumbre demo`: runs every capability on the bundled data, writes outputs and a report:
+//! the Cornell box by every global-illumination method beside the reference
+//! ([`cornell`]), then the primitives, the ray tracer and the volume engine ([`gallery`]).
+
+mod cornell;
+mod gallery;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use lumbre_gpu::{Backend, Gpu, GpuOptions};
+
+use crate::bench::Effort;
+use crate::bench::roofline::roofline;
+use crate::info::{adapter_table, chosen_table};
+use crate::table::Table;
+
+pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
+    let start = Instant::now();
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut report = String::from("# Lumbre demo report\n\n");
+    let mut tables: Vec<Table> = vec![adapter_table()];
+
+    let gpu = if use_gpu {
+        match Gpu::with_options(opts) {
+            Ok(gpu) => {
+                tables.push(chosen_table(&gpu));
+                Some(gpu)
+            }
+            Err(e) => {
+                let _ = writeln!(report, "**No GPU: running the CPU paths only.** ({e})\n");
+                eprintln!("no GPU ({e}); running the CPU paths only");
+                None
+            }
+        }
+    } else {
+        let _ = writeln!(report, "GPU paths skipped (`--backend cpu`).\n");
+        None
+    };
+    match &gpu {
+        Some(g) => {
+            let _ = writeln!(report, "GPU paths ran on **{}** ({:?}).\n", g.adapter_name(), g.adapter().backend);
+        }
+        None => {
+            let _ = writeln!(report, "GPU paths did not run.\n");
+        }
+    }
+
+    eprintln!("the Cornell box by every method ...");
+    tables.push(cornell_page(gpu.as_ref(), out)?);
+
+    // Small sizes: the demo shows the shape of the curve, `lumbre bench` measures properly.
+    let effort = Effort { warmup: 1, repeats: 3 };
+    eprintln!("roofline ...");
+    tables.push(roofline(gpu.as_ref(), 16, 24, effort)?);
+    eprintln!("primitives ...");
+    tables.extend(crate::bench::primitives::primitives(gpu.as_ref(), 20, effort, Default::default(), None)?);
+
+    eprintln!("renders ...");
+    tables.push(gallery::renders(gpu.as_ref(), out)?);
+    eprintln!("volumes ...");
+    tables.extend(gallery::volumes(gpu.as_ref(), out)?);
+
+    for t in &tables {
+        report += &t.markdown();
+        report.push('\n');
+    }
+    let _ = writeln!(report, "Total demo time: {:.2} s", start.elapsed().as_secs_f64());
+    let path = out.join("report.md");
+    std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
+    for t in &tables {
+        println!("{}", t.text());
+    }
+    println!("report written to {}", path.display());
+    Ok(())
+}
+
+/// The side-by-side page on the CPU and, when there is one, the GPU, against the bundled
+/// reference image.
+fn cornell_page(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
+    let scene = crate::data::scene(cornell::SCENE, None)?;
+    let camera = lumbre_raytrace::Camera::parse(cornell::CAMERA)?;
+    let prepared = lumbre_raytrace::Prepared::new(scene, &Default::default());
+    let setup = cornell::Setup { prepared, camera, size: cornell::SIZE, spp: 64 };
+    let reference = crate::data::cornell_reference()?;
+    let cpu = Backend::Cpu;
+    let on_gpu = gpu.map(|g| Backend::Gpu(g.clone()));
+    let backends: Vec<&Backend> = std::iter::once(&cpu).chain(on_gpu.as_ref()).collect();
+    reference.save(&out.join("cornell-reference.png")).map_err(|e| e.to_string())?;
+    cornell::page(&setup, &backends, &reference, out)
+}

@@ -1,0 +1,113 @@
+//! The GPU build stage by stage: with any stage of `octree/build.wgsl` or `octree/gather.wgsl`
+//! run as its CPU twin it builds what the GPU build builds, and with every stage (sort and
+//! compactions included) on the CPU what the CPU build builds, bit for bit.
+
+use lumbre_compact::stages::StageRunner;
+use lumbre_gpu::Compute;
+use lumbre_gpu::testing::test_gpu;
+use lumbre_octree::stages::run_build;
+use lumbre_octree::{Attrs, GpuBuild, Points};
+use proptest::prelude::*;
+
+fn cloud(n: usize, seed: u32, spread: f32) -> Points {
+    let mut s = seed.wrapping_mul(2654435761) | 1;
+    let mut r = move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        (s >> 8) as f32 / (1 << 24) as f32
+    };
+    let positions: Vec<[f32; 3]> = (0..n).map(|_| [r() * spread, r(), r() * r() * spread]).collect();
+    let attrs = (0..n)
+        .map(|i| Attrs {
+            rgb: [(i * 31) as u8, (i * 7) as u8, 200],
+            reflection: (i % 5) as u8 * 50,
+            refraction: (i % 2) as u8,
+        })
+        .collect();
+    Points { positions, attrs }
+}
+
+/// Every entry point of the build's own shaders.
+const STAGES: [(&str, &str); 9] = [
+    ("octree/build", "leaf_flags"),
+    ("octree/build", "leaf_nodes"),
+    ("octree/build", "parent_flags"),
+    ("octree/build", "parent_nodes"),
+    ("octree/gather", "owner_flags"),
+    ("octree/gather", "level_offsets"),
+    ("octree/gather", "payload_index"),
+    ("octree/gather", "gather_nodes"),
+    ("octree/gather", "gather_payloads"),
+];
+
+fn is(stage: (&str, &str), shader: &str, entry: &str) -> bool {
+    shader.split(':').next() == Some(stage.0) && entry == stage.1
+}
+
+#[test]
+fn any_stage_on_the_cpu_builds_what_the_gpu_builds() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    // Depth 11 takes two-word keys (the BUILD_KEY64 variant).
+    for (n, depth) in [(3000, 6), (2000, 11)] {
+        let c = cloud(n, n as u32, 2.0);
+        let want = GpuBuild::new(depth).gpu(&gpu, &c).unwrap();
+        for stage in std::iter::once(("", "")).chain(STAGES) {
+            let mut r = StageRunner::gpu(&gpu, move |s, e| is(stage, s.name, e));
+            let got = run_build(&mut r, &GpuBuild::new(depth), &c).unwrap();
+            assert_eq!(got, want, "n={n} depth={depth}: {stage:?} on the CPU");
+            let on_cpu: Vec<_> = r.history().iter().filter(|s| s.on_cpu).collect();
+            assert!(on_cpu.iter().all(|s| is(stage, s.shader, s.entry)), "{on_cpu:?}");
+            assert_eq!(on_cpu.is_empty(), stage.0.is_empty(), "n={n} depth={depth}: {stage:?} did not run");
+        }
+    }
+}
+
+#[test]
+fn every_stage_on_the_cpu_builds_what_the_cpu_builds() {
+    let mut dense = cloud(3000, 3, 1.0);
+    for i in 0..1000 {
+        dense.positions[i] = [0.25, 0.5, 0.125]; // many points in one leaf
+    }
+    dense.positions[1500] = [f32::NAN, 0.0, 0.0];
+    let clouds = [(1, 0), (1, 1), (2, 10), (100, 3), (5000, 6), (3000, 11), (2000, 21)]
+        .map(|(n, depth)| (cloud(n, n as u32, 2.0), depth))
+        .into_iter()
+        .chain([5, 11].map(|depth| (dense.clone(), depth)));
+    for (c, depth) in clouds {
+        let want = GpuBuild::new(depth).cpu(&c).unwrap();
+        let mut r = StageRunner::cpu();
+        assert_eq!(run_build(&mut r, &GpuBuild::new(depth), &c).unwrap(), want, "depth {depth}");
+        assert!(r.history().iter().all(|s| s.on_cpu));
+    }
+    // Pieces as on a device with 64 KiB bindings: the sort and the compactions run piece by piece.
+    let c = cloud(40_000, 7, 3.0);
+    let mut r = StageRunner::cpu_with_binding_limit(64 << 10);
+    assert_eq!(run_build(&mut r, &GpuBuild::new(9), &c).unwrap(), GpuBuild::new(9).cpu(&c).unwrap());
+}
+
+#[test]
+fn bad_clouds_are_the_same_errors() {
+    let c = cloud(10, 1, 1.0);
+    let mut r = StageRunner::cpu();
+    assert!(run_build(&mut r, &GpuBuild::new(22), &c).is_err());
+    let empty = Points { positions: vec![[f32::NAN; 3]], attrs: vec![Attrs::default()] };
+    assert!(run_build(&mut r, &GpuBuild::new(4), &empty).is_err());
+    let short = Points { positions: c.positions.clone(), attrs: vec![Attrs::default()] };
+    assert!(run_build(&mut r, &GpuBuild::new(4), &short).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    #[test]
+    fn generated_clouds_through_the_twins_build_identically(
+        n in 1usize..3000,
+        seed in any::<u32>(),
+        depth in 0u32..=21,
+        flat in any::<bool>(),
+    ) {
+        let c = cloud(n, seed, if flat { 0.0 } else { 3.0 });
+        let got = run_build(&mut StageRunner::cpu(), &GpuBuild::new(depth), &c).unwrap();
+        prop_assert_eq!(got, GpuBuild::new(depth).cpu(&c).unwrap());
+    }
+}

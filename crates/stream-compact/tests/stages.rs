@@ -1,0 +1,325 @@
+//! CPU twins of the GPU stages: each pipeline, run with one stage at a time as its twin,
+//! gives what the GPU pipeline gives; run with every stage as its twin, what the CPU path
+//! gives. Exact throughout (the f32 inputs are small integers, whose sums are exact).
+
+mod common;
+
+use common::{describe, gpus};
+use lumbre_compact::stages::{Buf, StageRunner, run_compact, run_histo_pyramid, run_scan, run_sort};
+use lumbre_compact::{
+    COMPACT_TILE, Compact, Emit, HistoPyramid, Lookback, Predicate, RadixSort, RadixSortPairs, SORT_TILE, Scan,
+    ScanKind, ScanMethod, Select, Stream,
+};
+use lumbre_gpu::{Compute, Gpu, Result};
+use proptest::prelude::*;
+
+/// A stage: its shader (without the variant) and entry point.
+type Stage = (&'static str, &'static str);
+
+const SCAN: Stage = ("compact/scan_u32", "scan");
+const COMPACT: Stage = ("compact/compact", "compact");
+const COUNT: Stage = ("compact/compact", "count");
+const COMPACT_FROM_PREFIXES: Stage = ("compact/compact", "compact_from_prefixes");
+const HIST: Stage = ("compact/radix_hist", "hist_tiles");
+const CHUNK_SUMS: Stage = ("compact/radix_offsets", "chunk_sums");
+const CHUNK_OFFSETS: Stage = ("compact/radix_offsets", "chunk_offsets");
+const SCATTER: Stage = ("compact/radix_scatter", "scatter");
+const HP_BASE: Stage = ("compact/hpyramid", "base");
+const HP_REDUCE: Stage = ("compact/hpyramid", "reduce");
+const HP_TRAVERSE: Stage = ("compact/hpyramid", "traverse");
+
+fn is(stage: Stage, shader: &str, entry: &str) -> bool {
+    shader.split(':').next() == Some(stage.0) && entry == stage.1
+}
+
+/// Runs `pipeline` on `gpu` once with every stage on the GPU and once with each of `stages`
+/// that it runs on the CPU instead, checking that every run returns `want` and that the
+/// stage ran on the CPU (and no other). Returns the stages it replaced.
+fn each_stage_on_the_cpu<T: PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    stages: &[Stage],
+    what: &str,
+    want: &T,
+    pipeline: impl Fn(&mut StageRunner) -> Result<T>,
+) -> Vec<Stage> {
+    let run = |stage: Stage| {
+        let mut r = StageRunner::gpu(gpu, move |s, e| is(stage, s.name, e));
+        let got = pipeline(&mut r).unwrap_or_else(|e| panic!("{} {what} {stage:?}: {e}", describe(gpu)));
+        assert_eq!(&got, want, "{} {what}, {stage:?} on the CPU", describe(gpu));
+        r
+    };
+    let on_gpu = run(("", ""));
+    assert!(on_gpu.history().iter().all(|s| !s.on_cpu));
+    // Short inputs skip some stages (a pyramid of one level has no reduction).
+    let present: Vec<Stage> =
+        stages.iter().copied().filter(|&st| on_gpu.history().iter().any(|s| is(st, s.shader, s.entry))).collect();
+    for &stage in &present {
+        let r = run(stage);
+        let on_cpu: Vec<_> = r.history().iter().filter(|s| s.on_cpu).collect();
+        assert!(!on_cpu.is_empty() && on_cpu.iter().all(|s| is(stage, s.shader, s.entry)), "{what}: {on_cpu:?}");
+    }
+    present
+}
+
+/// Asserts that every stage of `all` was replaced in some run.
+fn all_replaced(all: &[Stage], replaced: &[Stage]) {
+    for stage in all {
+        assert!(replaced.contains(stage), "{stage:?} never ran on the CPU");
+    }
+}
+
+fn scan_staged(r: &mut StageRunner, input: &[u32], kind: ScanKind, method: ScanMethod) -> Result<Vec<u32>> {
+    let (src, dst) = (r.upload(input), r.zeroed(input.len()));
+    run_scan::<u32>(r, src, dst, input.len(), kind, method, Lookback::default())?;
+    r.read(dst)
+}
+
+fn scan_f32_staged(r: &mut StageRunner, input: &[f32], method: ScanMethod) -> Result<Vec<f32>> {
+    let (src, dst) = (r.upload(input), r.zeroed(input.len()));
+    run_scan::<f32>(r, src, dst, input.len(), ScanKind::Inclusive, method, Lookback::default())?;
+    r.read_as(dst)
+}
+
+/// The stream's buffers as `Compact::upload` makes them: an empty array is one zero.
+fn stream_bufs(r: &mut StageRunner, s: &Stream) -> (Buf, Buf) {
+    let buf = |r: &mut StageRunner, v: &[u32]| if v.is_empty() { r.zeroed(1) } else { r.upload(v) };
+    (buf(r, &s.values), buf(r, &s.flags))
+}
+
+fn compact_staged(r: &mut StageRunner, c: &Compact, s: &Stream) -> Result<Vec<u32>> {
+    let (values, flags) = stream_bufs(r, s);
+    let (out, count) = run_compact(r, c, values, flags, s.len())?;
+    let count = r.read(count)?[0] as usize;
+    Ok(r.read(out)?[..count].to_vec())
+}
+
+fn histo_pyramid_staged(r: &mut StageRunner, hp: &HistoPyramid, s: &Stream) -> Result<Vec<u32>> {
+    let (values, flags) = stream_bufs(r, s);
+    let (out, count) = run_histo_pyramid(r, hp, values, flags, s.len())?;
+    let count = r.read(count)?[0] as usize;
+    Ok(r.read(out)?[..count].to_vec())
+}
+
+fn sort_pairs_staged(r: &mut StageRunner, keys: &[u32], vals: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let (k, v) = (r.upload(keys), r.upload(vals));
+    run_sort(r, k, Some(v), keys.len(), 1, 32)?;
+    Ok((r.read(k)?, r.read(v)?))
+}
+
+fn sort_u64_staged(r: &mut StageRunner, keys: &[u64]) -> Result<Vec<u64>> {
+    let k = r.upload(keys);
+    run_sort(r, k, None, keys.len(), 2, 64)?;
+    r.read_as(k)
+}
+
+fn words(n: usize, seed: u32) -> Vec<u32> {
+    (0..n as u32).map(|i| (i ^ seed).wrapping_mul(0x9e37_79b9).rotate_left(7)).collect()
+}
+
+fn stream(n: usize) -> Stream {
+    let values = words(n, 1);
+    Stream { flags: values.iter().map(|v| (v >> 9) % 3).collect(), values }
+}
+
+/// Compactions of every kind: by flag to values, by predicate to indices and to values.
+fn compactions(method: ScanMethod) -> [Compact; 3] {
+    let c = |select, emit| Compact { select, emit, method, ..Default::default() };
+    [
+        c(Select::Flags, Emit::Values),
+        c(Select::Where(Predicate::Lt(1 << 30)), Emit::Indices),
+        c(Select::Where(Predicate::AnyBits(0x10)), Emit::Values),
+    ]
+}
+
+const METHODS: [ScanMethod; 2] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan];
+
+/// The stages of a scan by `shader` (`compact/scan_u32` or `compact/scan_f32`).
+fn scan_stages(shader: &'static str, method: ScanMethod) -> Vec<Stage> {
+    match method {
+        ScanMethod::ReduceThenScan => vec![(shader, "reduce"), (shader, "scan"), (shader, "scan_from_prefixes")],
+        _ => vec![(shader, "scan")],
+    }
+}
+
+fn compact_stages(method: ScanMethod) -> &'static [Stage] {
+    match method {
+        ScanMethod::ReduceThenScan => &[COUNT, SCAN, COMPACT_FROM_PREFIXES],
+        _ => &[COMPACT],
+    }
+}
+
+#[test]
+fn scans_with_any_stage_on_the_cpu_equal_the_gpu_scan() {
+    // On the 64 KiB context, 40 000 elements are three pieces (carries between them).
+    let mut replaced = Vec::new();
+    for gpu in gpus() {
+        for n in [0, 1, 3 * 4096 + 17, 40_000] {
+            let input = words(n, 3);
+            for (kind, method) in
+                [ScanKind::Exclusive, ScanKind::Inclusive].into_iter().flat_map(|k| METHODS.map(|m| (k, m)))
+            {
+                let want = Scan::<u32>::with_method(kind, method).gpu(&gpu, &input).unwrap();
+                let what = format!("scan n={n} {kind:?} {method:?}");
+                replaced.extend(each_stage_on_the_cpu(&gpu, &scan_stages(SCAN.0, method), &what, &want, |r| {
+                    scan_staged(r, &input, kind, method)
+                }));
+            }
+            let small: Vec<f32> = input.iter().map(|&x| (x % 16) as f32).collect();
+            for method in METHODS {
+                let want = Scan::<f32>::with_method(ScanKind::Inclusive, method).gpu(&gpu, &small).unwrap();
+                let stages = scan_stages("compact/scan_f32", method);
+                replaced.extend(each_stage_on_the_cpu(
+                    &gpu,
+                    &stages,
+                    &format!("f32 scan n={n} {method:?}"),
+                    &want,
+                    |r| scan_f32_staged(r, &small, method),
+                ));
+            }
+        }
+    }
+    for shader in ["compact/scan_u32", "compact/scan_f32"] {
+        all_replaced(&scan_stages(shader, ScanMethod::ReduceThenScan), &replaced);
+    }
+}
+
+#[test]
+fn compactions_with_any_stage_on_the_cpu_equal_the_gpu_compaction() {
+    // On the 64 KiB context, 40 000 elements are three pieces, each placed by the count so far.
+    let mut replaced = Vec::new();
+    for gpu in gpus() {
+        for n in [0, 1, COMPACT_TILE + 5, 40_000] {
+            let s = stream(n);
+            for method in METHODS {
+                for c in compactions(method) {
+                    let want = c.gpu(&gpu, &s).unwrap();
+                    let what = format!("compaction n={n} {:?} {:?} {method:?}", c.select, c.emit);
+                    replaced.extend(each_stage_on_the_cpu(&gpu, compact_stages(method), &what, &want, |r| {
+                        compact_staged(r, &c, &s)
+                    }));
+                }
+            }
+        }
+    }
+    all_replaced(&[METHODS[0], METHODS[1]].map(compact_stages).concat(), &replaced);
+}
+
+#[test]
+fn sorts_with_any_stage_on_the_cpu_equal_the_gpu_sort() {
+    let stages = [HIST, CHUNK_SUMS, SCAN, CHUNK_OFFSETS, SCATTER];
+    let mut replaced = Vec::new();
+    for gpu in gpus() {
+        // 33 tiles make two chunks of tiles; on the 64 KiB context, 40 000 keys are three pieces
+        // (and 40 000 u64 keys five), each scattered once per output window.
+        for n in [2, 33 * SORT_TILE, 40_000] {
+            let keys = words(n, 5);
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let want = RadixSortPairs::<u32>::new().gpu(&gpu, &(keys.clone(), vals.clone())).unwrap();
+            replaced.extend(each_stage_on_the_cpu(&gpu, &stages, &format!("u32 pairs n={n}"), &want, |r| {
+                sort_pairs_staged(r, &keys, &vals)
+            }));
+            if n != 33 * SORT_TILE {
+                let wide: Vec<u64> = keys.iter().zip(words(n, 9)).map(|(&a, b)| (a as u64) << 32 | b as u64).collect();
+                let want = RadixSort::<u64>::new().gpu(&gpu, &wide).unwrap();
+                replaced.extend(each_stage_on_the_cpu(&gpu, &stages, &format!("u64 n={n}"), &want, |r| {
+                    sort_u64_staged(r, &wide)
+                }));
+            }
+        }
+    }
+    all_replaced(&stages, &replaced);
+}
+
+#[test]
+fn histogram_pyramids_with_any_stage_on_the_cpu_equal_the_gpu_pyramid() {
+    let Some(gpu) = gpus().into_iter().next() else { return };
+    let stages = [HP_BASE, HP_REDUCE, HP_TRAVERSE];
+    let mut replaced = Vec::new();
+    for n in [1, 1000, 70_000] {
+        let s = stream(n);
+        for (select, emit) in [(Select::Flags, Emit::Values), (Select::Where(Predicate::NonZero), Emit::Indices)] {
+            let hp = HistoPyramid { select, emit, index_base: 3 };
+            let want = hp.gpu(&gpu, &s).unwrap();
+            let what = format!("pyramid n={n} {select:?} {emit:?}");
+            replaced.extend(each_stage_on_the_cpu(&gpu, &stages, &what, &want, |r| histo_pyramid_staged(r, &hp, &s)));
+        }
+    }
+    all_replaced(&stages, &replaced);
+}
+
+/// CPU runners: one piece, and pieces as on a device with 64 KiB bindings.
+fn cpu_runners() -> [StageRunner; 2] {
+    [StageRunner::cpu(), StageRunner::cpu_with_binding_limit(64 << 10)]
+}
+
+#[test]
+fn every_stage_on_the_cpu_equals_the_cpu_path() {
+    for n in [0, 1, 4097, 40_000] {
+        let input = words(n, 11);
+        let s = stream(n);
+        let small: Vec<f32> = input.iter().map(|&x| (x % 16) as f32).collect();
+        for mut r in cpu_runners() {
+            for method in METHODS {
+                for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
+                    let want = Scan::<u32>::new(kind).cpu(&input).unwrap();
+                    assert_eq!(scan_staged(&mut r, &input, kind, method).unwrap(), want, "n={n} {kind:?} {method:?}");
+                }
+                let want = Scan::<f32>::new(ScanKind::Inclusive).cpu(&small).unwrap();
+                assert_eq!(scan_f32_staged(&mut r, &small, method).unwrap(), want, "f32 n={n} {method:?}");
+                for c in compactions(method) {
+                    assert_eq!(compact_staged(&mut r, &c, &s).unwrap(), c.cpu(&s).unwrap(), "n={n} {c:?}");
+                }
+            }
+            // The pyramid takes inputs of one binding (longer ones are cut up on the host).
+            let hp = HistoPyramid { select: Select::Flags, emit: Emit::Indices, index_base: 0 };
+            if 4 * n as u64 <= r.max_binding() {
+                assert_eq!(histo_pyramid_staged(&mut r, &hp, &s).unwrap(), hp.cpu(&s).unwrap(), "n={n}");
+            }
+            let vals: Vec<u32> = (0..n as u32).rev().collect();
+            let want = RadixSortPairs::<u32>::new().cpu(&(input.clone(), vals.clone())).unwrap();
+            assert_eq!(sort_pairs_staged(&mut r, &input, &vals).unwrap(), want, "n={n}");
+            let wide: Vec<u64> = input.iter().map(|&k| (k as u64) << 29 ^ k as u64).collect();
+            assert_eq!(sort_u64_staged(&mut r, &wide).unwrap(), RadixSort::<u64>::new().cpu(&wide).unwrap());
+            assert!(r.history().iter().all(|s| s.on_cpu));
+        }
+    }
+}
+
+#[test]
+fn a_stage_bound_to_the_wrong_buffers_is_an_error() {
+    let mut r = StageRunner::cpu();
+    let keys = r.upload(&[1u32, 2]);
+    let shader = lumbre_shaders::compact::RADIX_HIST;
+    let err = r.stage(&shader, "hist_tiles", &[0u32; 9], &[keys.all()], 1, |_, _| {}).unwrap_err();
+    assert!(err.to_string().contains("hist_tiles"), "{err}");
+    let err = r.stage(&shader, "no_such_entry", &[0u32; 9], &[], 1, |_, _| {}).unwrap_err();
+    assert!(err.to_string().contains("no_such_entry"), "{err}");
+    // A twin that grows a binding is refused rather than silently truncated.
+    let hist = r.zeroed(256);
+    let err = r.stage(&shader, "hist_tiles", &[0u32; 9], &[keys.all(), hist.all()], 1, |_, b| b[1].push(0));
+    assert!(err.is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// Generated inputs through the chain of twins, against the CPU paths.
+    #[test]
+    fn generated_inputs_through_the_twins_equal_the_cpu_paths(
+        keys in prop_oneof![
+            proptest::collection::vec(any::<u32>(), 0..12_000),
+            proptest::collection::vec(0u32..4, 0..12_000),
+        ],
+        method in prop_oneof![Just(ScanMethod::SinglePass), Just(ScanMethod::ReduceThenScan)],
+    ) {
+        let mut r = StageRunner::cpu_with_binding_limit(64 << 10);
+        let vals: Vec<u32> = (0..keys.len() as u32).collect();
+        let want = RadixSortPairs::<u32>::new().cpu(&(keys.clone(), vals.clone())).unwrap();
+        prop_assert_eq!(sort_pairs_staged(&mut r, &keys, &vals).unwrap(), want);
+        let s = Stream { flags: keys.iter().map(|k| k & 1).collect(), values: keys.clone() };
+        for c in compactions(method) {
+            prop_assert_eq!(compact_staged(&mut r, &c, &s).unwrap(), c.cpu(&s).unwrap());
+        }
+        let want = Scan::<u32>::new(ScanKind::Exclusive).cpu(&keys).unwrap();
+        prop_assert_eq!(scan_staged(&mut r, &keys, ScanKind::Exclusive, method).unwrap(), want);
+    }
+}
