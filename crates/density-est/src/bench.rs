@@ -24,6 +24,10 @@ pub struct Workload {
 }
 
 /// The paper's Table 1 (disks x segments), then 1e6 x 1e7.
+///
+/// ```
+/// assert_eq!(lumbre_density::TABLE1.len(), 5);
+/// ```
 pub const TABLE1: [Workload; 5] = [
     Workload { disks: 10_000, segments: 10_000 },
     Workload { disks: 100_000, segments: 100_000 },
@@ -33,6 +37,10 @@ pub const TABLE1: [Workload; 5] = [
 ];
 
 /// The disks' radius in Table 1.
+///
+/// ```
+/// assert_eq!(lumbre_density::TABLE1_RADIUS, 0.01);
+/// ```
 pub const TABLE1_RADIUS: f32 = 0.01;
 
 /// Number `k` of the stream of uniform numbers of `item` (of `stream`, under `seed`).
@@ -74,13 +82,14 @@ pub fn uniform_workload(w: Workload, radius: f32, seed: u32) -> Problem {
     Problem { segments, disks }
 }
 
-/// One measured row: a workload, a method on a backend.
+/// One measured row: a workload, a method on a backend (printed by its `Display`, see
+/// [`table1`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// The workload.
     pub workload: Workload,
-    /// The method.
-    pub method: Method,
+    /// The method, with its options.
+    pub density: Density,
     /// `"cpu"` or `"gpu"`.
     pub backend: &'static str,
     /// Crossings found.
@@ -99,6 +108,11 @@ pub struct Row {
 }
 
 /// What [`table1`] runs.
+///
+/// ```
+/// let o = lumbre_density::BenchOptions::default();
+/// assert!(o.cpu && o.gpu.is_none() && o.methods.len() == 3);
+/// ```
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
     /// The methods (with their options) to time.
@@ -186,7 +200,7 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
             let (build, gather) = split(&report);
             rows.push(Row {
                 workload: w,
-                method: alg.method,
+                density: *alg,
                 backend: "cpu",
                 pairs: est.pairs(),
                 flips: 0,
@@ -222,7 +236,7 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
             let total = median(runs.iter().map(|r| r.0 + r.1).collect());
             rows.push(Row {
                 workload: w,
-                method: alg.method,
+                density: *alg,
                 backend: "gpu",
                 pairs: est.pairs(),
                 flips,
@@ -239,7 +253,11 @@ pub fn table1(workloads: &[Workload], opts: &BenchOptions, progress: &dyn Progre
 
 /// The share of crossings a GPU result may decide differently from the CPU's (a test
 /// within a few ulps of its threshold, on a GPU that fuses multiply-adds): 1e-4, at least
-/// one. The H200 flipped 2 of 517932 at 1e5 x 1e5.
+/// one.
+///
+/// ```
+/// assert_eq!(lumbre_density::MAX_FLIP_RATE, 1e-4);
+/// ```
 pub const MAX_FLIP_RATE: f64 = 1e-4;
 
 /// Keeps the first result as the reference; later ones must agree with it (CPU results
@@ -271,7 +289,10 @@ impl fmt::Display for Row {
             "{:>8} x {:<9} {:<11} {:<4} pairs {:>11} flipped {:>3} tested {:>14.0} build {:>10.2} ms gather {:>10.2} ms total {:>10.2} ms",
             self.workload.disks,
             self.workload.segments,
-            format!("{:?}", self.method),
+            match (self.density.method, self.density.octree.filter) {
+                (Method::Octree, crate::Filter::HistoPyramid) => "Octree-HP".to_string(),
+                (m, _) => format!("{m:?}"),
+            },
             self.backend,
             self.pairs,
             self.flips,

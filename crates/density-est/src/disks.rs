@@ -10,6 +10,10 @@ use rayon::prelude::*;
 use crate::{Disk, Segment};
 
 /// `pixel_disk` entry of a pixel whose ray leaves the scene.
+///
+/// ```
+/// assert_eq!(lumbre_density::NO_DISK, u32::MAX);
+/// ```
 pub const NO_DISK: u32 = u32::MAX;
 
 /// The disks at a camera's first hits and the pixel each belongs to.

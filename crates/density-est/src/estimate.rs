@@ -94,6 +94,10 @@ impl Estimate {
     }
 
     /// All crossings found (the sum of the counts).
+    ///
+    /// ```
+    /// assert_eq!(lumbre_density::Estimate { count: vec![3, 1], ..Default::default() }.pairs(), 4);
+    /// ```
     pub fn pairs(&self) -> u64 {
         self.count.iter().map(|&c| c as u64).sum()
     }

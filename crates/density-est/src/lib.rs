@@ -59,7 +59,7 @@ pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
 pub use gpu::{GpuEstimate, GpuProblem};
 pub use octree::{Filter, MAX_LEVEL_ENTRIES, MAX_OCTREE_DEPTH, OctreeOptions};
 pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, Photons, photon_random};
-pub use problem::{Aabb, Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
+pub use problem::{Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
 
 use lumbre_gpu::{Compute, Gpu, Progress, Recorder, Report, Result};
 
@@ -99,6 +99,10 @@ pub struct Density {
 
 impl Density {
     /// Every method, for tests and benchmarks that run them all.
+    ///
+    /// ```
+    /// assert!(lumbre_density::Density::METHODS.contains(&lumbre_density::Method::Bvh));
+    /// ```
     pub const METHODS: [Method; 3] = [Method::BruteForce, Method::Octree, Method::Bvh];
 }
 

@@ -32,6 +32,11 @@ pub enum Bounces {
 
 impl Bounces {
     /// Whether a flight after `bounce` bounces is kept.
+    ///
+    /// ```
+    /// use lumbre_density::Bounces;
+    /// assert!(Bounces::IndirectOnly.keeps(2) && !Bounces::IndirectOnly.keeps(0));
+    /// ```
     pub fn keeps(self, bounce: u32) -> bool {
         match self {
             Bounces::All => true,
@@ -244,10 +249,14 @@ pub struct Photons {
 /// The share of photons whose paths the CPU and GPU tracings may trace differently (a
 /// float comparison decided differently by a few ulps: a hit on an edge, a Russian
 /// roulette number next to the albedo), for [`Agree`] on [`Photons`]: 1 in 200.
+///
+/// ```
+/// assert!(lumbre_density::PATH_MISMATCH_RATE < 0.01);
+/// ```
 pub const PATH_MISMATCH_RATE: f64 = 0.005;
 
 impl Photons {
-    /// Number of distinct photons with at least one flight.
+    /// Number of distinct photons with at least one flight (see the type's example).
     pub fn photons(&self) -> usize {
         let mut n = 0;
         for (k, &p) in self.photon.iter().enumerate() {

@@ -31,7 +31,7 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// `end - start`.
+    /// `end - start` (see the type's example).
     pub fn direction(&self) -> Vec3 {
         self.end - self.start
     }
@@ -57,7 +57,7 @@ pub struct Disk {
 }
 
 impl Disk {
-    /// `pi r^2`.
+    /// `pi r^2` (see the type's example).
     pub fn area(&self) -> f32 {
         std::f32::consts::PI * self.radius * self.radius
     }
@@ -108,7 +108,11 @@ pub(crate) const BOX_PAD: f32 = 1.0 / 1_048_576.0;
 const MIN_PAD: f32 = 7.888_609e-31;
 
 /// A disk as both paths read it (and as the GPU stores it: two vec4s): centre and radius,
-/// unit normal and plane tolerance.
+/// unit normal and plane tolerance. Made by [`disk_data`].
+///
+/// ```
+/// assert_eq!(std::mem::size_of::<lumbre_density::DiskData>(), 32);
+/// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct DiskData {
@@ -124,7 +128,7 @@ pub struct DiskData {
 
 /// An axis-aligned box.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Aabb {
+pub(crate) struct Aabb {
     /// Minimum corner.
     pub lo: Vec3,
     /// Maximum corner.

@@ -42,7 +42,11 @@ pub struct Method {
 
 /// Every method on the page, in its order.
 pub fn methods() -> Vec<Method> {
-    vec![Method { name: "Whitted (direct light)", render: whitted }, Method { name: "path tracer", render: path }]
+    vec![
+        Method { name: "Whitted (direct light)", render: whitted },
+        Method { name: "path tracer", render: path },
+        Method { name: "density estimation", render: density },
+    ]
 }
 
 fn err(e: lumbre_gpu::Error) -> String {
@@ -74,6 +78,28 @@ fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     let placed = backend.place(&render, &setup.prepared).map_err(err)?;
     let (image, report) = render.run_placed(&placed, &()).map_err(err)?;
     Ok(Rendered { image, report, note: format!("{} spp, next-event estimation and MIS", setup.spp) })
+}
+
+/// Ray-based density estimation: indirect light from the flights of 500K photons crossing a
+/// disk of radius 0.04 at each pixel's first hit, direct light by the path tracer's
+/// next-event estimation at the page's samples per pixel.
+fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let o = crate::density::DensityOptions {
+        photons: 500_000,
+        radius: 0.04,
+        k: None,
+        irradiance: false,
+        indirect_only: false,
+        spp: setup.spp,
+        seed: 0,
+    };
+    let est = crate::density::estimate(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
+    let pairs = est.report.get("pairs found").unwrap_or(0.0);
+    let note = format!(
+        "500K photons' indirect flights, disks r = 0.04, BVH ({pairs:.0} crossings); direct light {} spp NEE",
+        setup.spp
+    );
+    Ok(Rendered { image: est.image, report: est.report, note })
 }
 
 /// The page: every method on every backend against the reference, written to `out` as

@@ -19,7 +19,8 @@ use crate::{Density, Estimate, Method};
 pub(crate) const ACC_WORDS: usize = 8;
 
 /// A [`Problem`] on the GPU: segments (geometry and power), disks (with their boxes), and
-/// what the host derived from them.
+/// what the host derived from them. Made by [`Compute::upload`](lumbre_gpu::Compute::upload)
+/// of [`Density`](crate::Density); see [`GpuProblem::segments`].
 #[derive(Clone, Debug)]
 pub struct GpuProblem {
     /// Two vec4s per segment: start (w unused), end (w unused).
@@ -56,6 +57,19 @@ impl GpuProblem {
 
 /// The per-disk results on the GPU, with what the run learnt on the host (its statistics,
 /// and the times of the submissions it made while recording).
+///
+/// ```no_run
+/// use lumbre_density::{Density, Problem};
+/// use lumbre_gpu::{Compute, Gpu};
+/// let gpu = Gpu::new()?;
+/// let alg = Density::default();
+/// let input = alg.upload(&gpu, &Problem::default())?;
+/// let mut rec = gpu.recorder();
+/// let on_gpu = alg.record(&mut rec, &input)?; // a GpuEstimate
+/// rec.submit()?;
+/// assert!(alg.download(&gpu, &on_gpu)?.count.is_empty());
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct GpuEstimate {
     /// [`ACC_WORDS`] words per disk.

@@ -35,6 +35,16 @@ const WG: u64 = 64;
 
 /// A scene on the GPU for photon tracing: its kd-tree, per-triangle normals and materials,
 /// and its emitters.
+///
+/// ```no_run
+/// use lumbre_density::PhotonTracer;
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
+/// let on_gpu = PhotonTracer::default().upload(&Gpu::new()?, &Prepared::new(scene, &Default::default()))?;
+/// # let _ = on_gpu;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct GpuPhotonScene {
     pub(crate) tree: GpuKdTree,
@@ -55,7 +65,8 @@ pub(crate) struct Part {
     pub first: u32,
 }
 
-/// Traced flights on the GPU, one part per batch of photons.
+/// Traced flights on the GPU, one part per batch of photons; read them back with
+/// [`Compute::download`](lumbre_gpu::Compute::download) (see [`GpuPhotonScene`]).
 #[derive(Clone, Debug)]
 pub struct GpuPhotons {
     pub(crate) parts: Vec<Part>,
