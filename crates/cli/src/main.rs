@@ -4,6 +4,7 @@ mod bench;
 mod compare;
 mod data;
 mod demo;
+mod density;
 mod info;
 mod progress;
 mod radiosity;
@@ -115,6 +116,36 @@ enum Command {
         /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
         #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
         leaf_size: u32,
+    },
+    /// Render an OBJ scene by ray-based density estimation: photon flights crossing a disk at
+    /// each pixel's first hit give its irradiance; the image is direct light (the path
+    /// tracer's next-event estimation) plus Kd / pi times the estimated indirect irradiance.
+    Density {
+        /// The OBJ file (MTL next to it); the scene needs an emitter (Ke > 0).
+        scene: PathBuf,
+        #[command(flatten)]
+        view: View,
+        /// Photons leaving the emitters.
+        #[arg(long, default_value_t = 1_000_000)]
+        photons: u32,
+        /// Disk radius (scene units); with --k, the largest radius.
+        #[arg(long, default_value_t = 0.05)]
+        radius: f32,
+        /// Radius from the k-th nearest photon hit, clamped to [radius / 16, radius].
+        #[arg(long)]
+        k: Option<usize>,
+        /// Write the estimated irradiance instead of radiance.
+        #[arg(long)]
+        irradiance: bool,
+        /// Leave direct light out: indirect light only.
+        #[arg(long)]
+        indirect_only: bool,
+        /// Samples per pixel of the direct light.
+        #[arg(long, default_value_t = 16)]
+        spp: u32,
+        /// Seed of the photons' random numbers.
+        #[arg(long, default_value_t = 0)]
+        seed: u32,
     },
     /// Render a point cloud as voxels through the sparse octree.
     Volume {
@@ -307,6 +338,26 @@ enum BenchCommand {
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
         backend: BackendChoice,
     },
+    /// Density estimation: the paper's Table 1 workloads by every method, CPU and GPU.
+    Density {
+        /// How many of Table 1's rows (1e4x1e4, 1e5x1e5, 1e5x5e5, 1e5x1e6, 1e6x1e7).
+        #[arg(long, default_value_t = 4)]
+        rows: usize,
+        /// Comma-separated: brute, octree, octree-hp, bvh.
+        #[arg(long, default_value = "brute,octree,octree-hp,bvh")]
+        methods: String,
+        /// Skip the CPU rows (the GPU results are still checked against the CPU's BVH).
+        #[arg(long)]
+        no_cpu: bool,
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
     Roofline {
         /// Smallest size, as log2 of bytes.
@@ -458,6 +509,18 @@ fn main() -> ExitCode {
             };
             radiosity::run(&args, &backend_for(view.backend, &opts)?)
         })(),
+        Command::Density { scene, view, photons, radius, k, irradiance, indirect_only, spp, seed } => (|| {
+            view.check()?;
+            let args = density::DensityArgs {
+                scene,
+                out: view.out_or("density.exr")?,
+                camera: view.camera.clone(),
+                width: view.width,
+                height: view.height,
+                options: density::DensityOptions { photons, radius, k, irradiance, indirect_only, spp, seed },
+            };
+            density::run(&args, &backend_for(view.backend, &opts)?)
+        })(),
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
@@ -526,6 +589,15 @@ fn main() -> ExitCode {
                 print_tables(&tables, json);
                 Ok(())
             }),
+            BenchCommand::Density { rows, methods, no_cpu, warmup, repeats, json, backend } => {
+                backend_for(backend, &opts).and_then(|backend| {
+                    let methods = bench::density::parse_methods(&methods)?;
+                    let effort = bench::Effort { warmup, repeats };
+                    let tables = bench::density::density(backend.gpu(), rows, methods, !no_cpu, effort)?;
+                    print_tables(&tables, json);
+                    Ok(())
+                })
+            }
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => {
                 backend_for(backend, &opts).and_then(|backend| {
                     let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());

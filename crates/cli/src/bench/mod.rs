@@ -1,5 +1,6 @@
 //! `lumbre bench`: the standard measurements, one table each; one file per benchmark.
 
+pub mod density;
 pub mod octree;
 pub mod primitives;
 pub mod radiosity;

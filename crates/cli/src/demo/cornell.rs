@@ -46,6 +46,7 @@ pub fn methods() -> Vec<Method> {
         Method { name: "Whitted (direct light)", render: whitted },
         Method { name: "path tracer", render: path },
         Method { name: "low-rank radiosity", render: radiosity },
+        Method { name: "density estimation", render: density },
     ]
 }
 
@@ -112,6 +113,28 @@ fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         mesh.k()
     );
     Ok(Rendered { image, report, note })
+}
+
+/// Ray-based density estimation: indirect light from the flights of 500K photons crossing a
+/// disk of radius 0.04 at each pixel's first hit, direct light by the path tracer's
+/// next-event estimation at the page's samples per pixel.
+fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let o = crate::density::DensityOptions {
+        photons: 500_000,
+        radius: 0.04,
+        k: None,
+        irradiance: false,
+        indirect_only: false,
+        spp: setup.spp,
+        seed: 0,
+    };
+    let est = crate::density::estimate(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
+    let pairs = est.report.get("pairs found").unwrap_or(0.0);
+    let note = format!(
+        "500K photons' indirect flights, disks r = 0.04, BVH ({pairs:.0} crossings); direct light {} spp NEE",
+        setup.spp
+    );
+    Ok(Rendered { image: est.image, report: est.report, note })
 }
 
 /// The page: every method on every backend against the reference, written to `out` as
