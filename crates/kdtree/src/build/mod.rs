@@ -24,6 +24,7 @@ mod clip;
 mod events;
 mod scratch;
 mod split;
+mod stats;
 mod sweep;
 
 use glam::Vec3;
@@ -35,6 +36,8 @@ use crate::triangle::is_valid_triangle;
 use events::{END, Event, ev_kind, ev_tri, root_input};
 use scratch::Large;
 use split::split_node;
+pub use stats::BuildStats;
+use stats::Counters;
 use sweep::find_split;
 
 /// How [`KdTree::build`] builds: the costs of the surface area heuristic (SAH) and when to
@@ -163,9 +166,32 @@ impl NodeInput {
         &self.events[from..to]
     }
 
+    /// Events in the node's three lists.
+    fn event_count(&self) -> usize {
+        self.lists.iter().map(|(from, to)| to - from).sum()
+    }
+
     /// The node's triangles (each has exactly one START or PLANAR event per axis).
     fn triangles(&self) -> impl Iterator<Item = u32> + '_ {
         self.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e))
+    }
+}
+
+impl Child {
+    /// The child's triangles.
+    fn count(&self) -> usize {
+        match self {
+            Child::Node(input) => input.count,
+            Child::Leaf(tris) => tris.len(),
+        }
+    }
+
+    /// Events in the child's lists (a leaf has none).
+    fn event_count(&self) -> usize {
+        match self {
+            Child::Node(input) => input.event_count(),
+            Child::Leaf(_) => 0,
+        }
     }
 }
 
@@ -182,6 +208,8 @@ struct Ctx<'a> {
     parallel: bool,
     /// Event buffers too large for a thread's spares, for reuse within this build.
     large: Large,
+    /// What [`KdTree::build_with_stats`] reports.
+    counters: Counters,
 }
 
 impl Ctx<'_> {
@@ -347,6 +375,21 @@ impl KdTree {
     /// assert_eq!(tree.skipped(), 0);
     /// ```
     pub fn build(triangles: &[[Vec3; 3]], opts: &BuildOptions) -> KdTree {
+        Self::build_with_stats(triangles, opts).0
+    }
+
+    /// [`KdTree::build`], also returning figures about the build's work and memory
+    /// ([`BuildStats`]).
+    ///
+    /// ```
+    /// use lumbre_kdtree::{scenes::generated_scene, BuildOptions, KdTree};
+    ///
+    /// let (tree, stats) = KdTree::build_with_stats(&generated_scene(1000), &BuildOptions::default());
+    /// assert!(stats.swept >= tree.nodes.len() / 2, "every interior node was swept");
+    /// // Every reference beyond one per triangle comes from a clip into both children.
+    /// assert_eq!(1000 + stats.clipped as usize, tree.prim_indices.len());
+    /// ```
+    pub fn build_with_stats(triangles: &[[Vec3; 3]], opts: &BuildOptions) -> (KdTree, BuildStats) {
         assert!(triangles.len() <= MAX_FIELD as usize, "a kd-tree holds at most 2^30 - 1 triangles");
         let valid: Vec<u32> = if opts.parallel {
             (0..triangles.len() as u32).into_par_iter().filter(|&i| is_valid_triangle(&triangles[i as usize])).collect()
@@ -363,7 +406,7 @@ impl KdTree {
             intersection_cost: opts.intersection_cost,
         };
         if valid.is_empty() {
-            return empty;
+            return (empty, BuildStats::default());
         }
 
         let input = root_input(triangles, &valid, opts.parallel);
@@ -378,11 +421,12 @@ impl KdTree {
             margin: margin(&bounds),
             parallel: opts.parallel,
             large: Large::default(),
+            counters: Counters::default(),
         };
         let mut out = Out::default();
-        build_node(&ctx, input, 0, &mut out);
+        build_node(&ctx, input, 0, 0, &mut out);
         let (nodes, prim_indices) = out.join();
-        KdTree { nodes, prim_indices, bounds, ..empty }
+        (KdTree { nodes, prim_indices, bounds, ..empty }, ctx.counters.get())
     }
 }
 
@@ -395,42 +439,55 @@ fn margin(bounds: &Aabb) -> f64 {
     (extent * MARGIN as f64).max(largest * 4.0 * f32::EPSILON as f64)
 }
 
-/// Builds the subtree of one node into `out`, depth first.
-fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, out: &mut Out) {
+/// Builds the subtree of one node into `out`, depth first. `pending` counts the events of
+/// the above children waiting on the path from the root (for [`BuildStats::peak_events`]).
+fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, pending: usize, out: &mut Out) {
     let n = input.count;
     if ctx.is_leaf(n, depth) {
+        if n > ctx.max_leaf_size {
+            ctx.counters.depth_capped();
+        }
         out.push_leaf(input.triangles());
         return;
     }
+    let events = input.event_count();
     let split = match find_split(ctx, &input) {
         Some(s) if s.cost < ctx.intersection_cost * n as f64 => s,
         _ => {
+            ctx.counters.swept(events, pending + events);
             out.push_leaf(input.triangles());
             return;
         }
     };
     let (left, right) = split_node(ctx, input, &split, depth + 1);
+    let (left_events, right_events) = (left.event_count(), right.event_count());
+    ctx.counters.swept(events, pending + events + left_events + right_events);
+    ctx.counters.clipped(left.count() + right.count() - n);
 
     let index = out.len();
     out.nodes.push(KdNode::leaf(0, 0)); // set below, once the above child's index is known
+    let pending_left = pending + right_events;
     if ctx.parallel && n >= PARALLEL_MIN {
         let mut right_out = Out::default();
-        rayon::join(|| build_child(ctx, left, depth + 1, out), || build_child(ctx, right, depth + 1, &mut right_out));
+        rayon::join(
+            || build_child(ctx, left, depth + 1, pending_left, out),
+            || build_child(ctx, right, depth + 1, pending, &mut right_out),
+        );
         let above = out.len() as u32;
         out.append(right_out);
         out.set(index, KdNode::interior(split.axis as u32, split.pos, above));
     } else {
-        build_child(ctx, left, depth + 1, out);
+        build_child(ctx, left, depth + 1, pending_left, out);
         let above = out.len() as u32;
         assert!(above <= MAX_FIELD, "kd-tree has more nodes than fit in 30 bits");
-        build_child(ctx, right, depth + 1, out);
+        build_child(ctx, right, depth + 1, pending, out);
         out.set(index, KdNode::interior(split.axis as u32, split.pos, above));
     }
 }
 
-fn build_child(ctx: &Ctx<'_>, child: Child, depth: u32, out: &mut Out) {
+fn build_child(ctx: &Ctx<'_>, child: Child, depth: u32, pending: usize, out: &mut Out) {
     match child {
-        Child::Node(input) => build_node(ctx, input, depth, out),
+        Child::Node(input) => build_node(ctx, input, depth, pending, out),
         Child::Leaf(tris) => out.push_leaf(tris),
     }
 }

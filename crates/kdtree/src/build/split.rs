@@ -276,6 +276,7 @@ mod tests {
             margin: m as f64,
             parallel: false,
             large: Large::default(),
+            counters: Default::default(),
         };
         let node = |c: Child| match c {
             Child::Node(n) => n,
