@@ -19,6 +19,11 @@
 //! cleanly on one side, and the empty space next to an object is still cut off cleanly. A
 //! triangle lying in an axis plane has the planes `2m` on either side of it as candidates:
 //! it goes to the side where the split is cheaper, as with the paper's planar events.
+//!
+//! A second departure, to bound the build on input where most splits clip most triangles
+//! into both children: a reference budget ([`BuildOptions::reference_budget`]), shared from
+//! the root down in proportion to the children's triangles, that the sweep's candidate
+//! splits must stay within.
 
 mod clip;
 mod events;
@@ -49,12 +54,20 @@ use sweep::find_split;
 /// otherwise. The node becomes a leaf, costing `intersection_cost * N`, when no split costs
 /// less. Only the ratio of the two costs matters for the shape of the tree.
 ///
+/// Three rules bound the build: a node of at most [`max_leaf_size`](BuildOptions::max_leaf_size)
+/// triangles is a leaf, no leaf lies deeper than the depth cap
+/// ([`max_depth`](BuildOptions::max_depth), `8 + 1.3 log2(N)` by default), and no split may
+/// take the tree past its [`reference_budget`](BuildOptions::reference_budget) (128
+/// references per triangle by default), which bounds its memory and the build's work even
+/// where every split clips most triangles into both children. All three decide from a
+/// node's own figures, so the tree is the same on any number of threads.
+///
 /// ```
 /// use lumbre_kdtree::BuildOptions;
 ///
 /// let o = BuildOptions::default();
 /// assert_eq!((o.traversal_cost, o.intersection_cost, o.empty_bonus), (1.0, 1.5, 0.8));
-/// assert_eq!((o.max_depth, o.max_leaf_size), (None, 10));
+/// assert_eq!((o.max_depth, o.max_leaf_size, o.reference_budget), (None, 10, 128.0));
 /// assert_eq!(o.effective_max_depth(1 << 20), 34); // 8 + 1.3 * 20, rounded
 /// let shallow = BuildOptions { max_depth: Some(10), parallel: false, ..o };
 /// assert_eq!(shallow.effective_max_depth(1 << 20), 10);
@@ -83,6 +96,29 @@ pub struct BuildOptions {
     /// fewer leaves for [`Traversal::Restart`](crate::Traversal::Restart) to restart from)
     /// but more triangle tests per leaf visited.
     pub max_leaf_size: u32,
+    /// The reference budget `R`: the tree holds at most `R` triangle references per valid
+    /// triangle (`R * N` in all), and so does every subtree: the root may hold `R * N`
+    /// references, and each split shares its node's budget between its children in
+    /// proportion to their triangle counts. The sweep skips the split planes whose children
+    /// would hold more triangles together than the node's budget (a triangle clipped into
+    /// both counts twice) and takes the cheapest of the others; the node becomes a leaf if
+    /// none is cheaper than intersecting its triangles. Put another way: along every path
+    /// from the root, the factors `(N_L + N_R) / N` by which the splits multiply the
+    /// references come to at most `R`.
+    ///
+    /// On input where splits clip most triangles into both children (long thin triangles
+    /// meeting at a point or crossing each other, as in [`scenes::fan`](crate::scenes::fan)
+    /// and [`scenes::star_polygon`](crate::scenes::star_polygon)) the SAH would otherwise
+    /// keep splitting down to the depth cap, multiplying the references at every level. With
+    /// the budget the nodes of one level hold at most `R * N` triangles together, so a build
+    /// sweeps at most `6 R N` events per level of the depth cap: `O(R N log N)` work.
+    ///
+    /// Default 128: the trees of ordinary meshes with the default options never reach it
+    /// (they hold 3 to 4 references per triangle, and no path multiplies them by 128), so
+    /// the budget only changes trees that would multiply their references without end.
+    /// Values below 1 (and NaN) act as 1: no split may clip a triangle into both children.
+    /// `f32::INFINITY` turns the budget off.
+    pub reference_budget: f32,
     /// Build subtrees in parallel with rayon (and make and sort the root's events, and sweep
     /// and merge the lists of large nodes, in parallel). The tree is the same either way.
     /// Default `true`.
@@ -97,6 +133,7 @@ impl Default for BuildOptions {
             empty_bonus: 0.8,
             max_depth: None,
             max_leaf_size: 10,
+            reference_budget: 128.0,
             parallel: true,
         }
     }
@@ -149,6 +186,9 @@ struct NodeInput {
     events: Vec<Event>,
     /// Where the lists of axes 0, 1 and 2 lie in `events`: start and end.
     lists: [(usize, usize); 3],
+    /// The most triangle references the node's subtree may hold (see
+    /// [`BuildOptions::reference_budget`]); at least `count`.
+    budget: f64,
 }
 
 /// A child of a split: a node to split further, or a leaf, for which only its triangles
@@ -409,7 +449,8 @@ impl KdTree {
             return (empty, BuildStats::default());
         }
 
-        let input = root_input(triangles, &valid, opts.parallel);
+        let mut input = root_input(triangles, &valid, opts.parallel);
+        input.budget = opts.reference_budget.max(1.0) as f64 * valid.len() as f64;
         let bounds = input.bounds;
         let ctx = Ctx {
             tris: triangles,
@@ -451,8 +492,13 @@ fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, pending: usize, out: 
         return;
     }
     let events = input.event_count();
-    let split = match find_split(ctx, &input) {
-        Some(s) if s.cost < ctx.intersection_cost * n as f64 => s,
+    let found = find_split(ctx, &input);
+    let leaf_cost = ctx.intersection_cost * n as f64;
+    if found.over_budget < found.best.map_or(leaf_cost, |s| s.cost.min(leaf_cost)) {
+        ctx.counters.budget_limited();
+    }
+    let split = match found.best {
+        Some(s) if s.cost < leaf_cost => s,
         _ => {
             ctx.counters.swept(events, pending + events);
             out.push_leaf(input.triangles());
@@ -461,6 +507,7 @@ fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, pending: usize, out: 
     };
     let (left, right) = split_node(ctx, input, &split, depth + 1);
     let (left_events, right_events) = (left.event_count(), right.event_count());
+    debug_assert_eq!([left.count(), right.count()], split.counts, "the sweep counted the children right");
     ctx.counters.swept(events, pending + events + left_events + right_events);
     ctx.counters.clipped(left.count() + right.count() - n);
 

@@ -35,6 +35,10 @@ pub struct BuildStats {
     /// Nodes that became leaves at the depth cap with more than
     /// [`max_leaf_size`](crate::BuildOptions::max_leaf_size) triangles.
     pub depth_capped: usize,
+    /// Nodes whose cheapest split the reference budget ruled out (see
+    /// [`reference_budget`](crate::BuildOptions::reference_budget)): they split where the
+    /// budget allows, or became leaves.
+    pub budget_limited: usize,
 }
 
 /// The counters behind [`BuildStats`], shared by the threads of one build.
@@ -45,6 +49,7 @@ pub(super) struct Counters {
     peak_events: AtomicUsize,
     clipped: AtomicU64,
     depth_capped: AtomicUsize,
+    budget_limited: AtomicUsize,
 }
 
 impl Counters {
@@ -66,6 +71,11 @@ impl Counters {
         self.depth_capped.fetch_add(1, Relaxed);
     }
 
+    /// A node whose cheapest split the reference budget ruled out.
+    pub(super) fn budget_limited(&self) {
+        self.budget_limited.fetch_add(1, Relaxed);
+    }
+
     pub(super) fn get(&self) -> BuildStats {
         BuildStats {
             swept: self.swept.load(Relaxed),
@@ -73,6 +83,7 @@ impl Counters {
             peak_events: self.peak_events.load(Relaxed),
             clipped: self.clipped.load(Relaxed),
             depth_capped: self.depth_capped.load(Relaxed),
+            budget_limited: self.budget_limited.load(Relaxed),
         }
     }
 }
