@@ -3,6 +3,7 @@
 //! import kdtree/traverse
 //! import shared/sampling
 //! import shared/emitters
+//! import shared/material
 // Photon tracing, twin of lumbre_density's photons.rs: one thread per photon, emitted by
 // power, bounced diffusely with Russian roulette. Runs twice with the same numbers: `count`
 // stores each photon's number of flights, and after a scan of those, `trace` writes the
@@ -27,18 +28,6 @@ struct Params {
     _pad: u32,
 }
 
-struct Material {
-    kd: vec3<f32>,
-    kind: u32,
-    ks: vec3<f32>,
-    ns: f32,
-    ke: vec3<f32>,
-    ni: f32,
-    opacity: f32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;

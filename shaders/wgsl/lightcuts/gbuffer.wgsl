@@ -3,6 +3,7 @@
 //! import kdtree/traverse
 //! import shared/camera
 //! import lightcuts/light
+//! import shared/material
 // The G-buffer, one thread per pixel in 8x8 tiles: the primary ray through the pixel's
 // centre and what it hits (lumbre_lightcuts::gbuffer's `primary`, step by step).
 
@@ -22,18 +23,6 @@ struct Params {
     far: f32,
 }
 
-struct Material {
-    kd: vec3<f32>,
-    kind: u32,
-    ks: vec3<f32>,
-    ns: f32,
-    ke: vec3<f32>,
-    ni: f32,
-    opacity: f32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
 
 // lumbre_lightcuts::GPixel
 struct GPixel {

@@ -3,6 +3,7 @@
 //! import kdtree/traverse
 //! import shared/emitters
 //! import lightcuts/light
+//! import shared/material
 // Virtual point lights (lumbre_lightcuts::vpls, step by step), one thread per direct VPL
 // and per light path: each fills its slots (direct VPL k: slot k; bounce b of path k:
 // slot direct + k * bounces + b) and flags the filled ones; `gather` then packs the
@@ -27,18 +28,6 @@ struct Params {
     _pad: u32,
 }
 
-struct Material {
-    kd: vec3<f32>,
-    kind: u32,
-    ks: vec3<f32>,
-    ns: f32,
-    ke: vec3<f32>,
-    ni: f32,
-    opacity: f32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
