@@ -8,9 +8,11 @@ mod bench;
 mod compare;
 mod data;
 mod demo;
+mod density;
 mod info;
 mod limits;
 mod progress;
+mod radiosity;
 mod render;
 mod table;
 mod volume;
@@ -81,6 +83,21 @@ impl View {
     pub fn check(&self, backend: &Backend) -> Result<(), String> {
         limits::check_image(self.width, self.height, backend, limits::available_memory())
     }
+
+    /// Every check of the shared flags, before any work: the output path (`default` without
+    /// `-o`), the camera's form, the backend (an error if `gpu` finds no adapter) and the
+    /// image size on it. Returns the output path and the backend.
+    pub fn resolve(&self, default: &str, opts: &GpuOptions) -> Result<(PathBuf, Backend), String> {
+        let out = self.out_or(default)?;
+        if let Some(c) = &self.camera {
+            lumbre_raytrace::Camera::parse(c).map_err(|e| format!("--camera {c}: {e}"))?;
+        }
+        // The size against memory first, so that a refusal needs no GPU.
+        self.check(&Backend::Cpu)?;
+        let backend = backend_for(self.backend, opts)?;
+        self.check(&backend)?;
+        Ok((out, backend))
+    }
 }
 
 #[derive(Subcommand)]
@@ -125,6 +142,36 @@ enum Command {
         #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
         leaf_size: u32,
     },
+    /// Render an OBJ scene by ray-based density estimation: photon flights crossing a disk at
+    /// each pixel's first hit give its irradiance; the image is direct light (the path
+    /// tracer's next-event estimation) plus Kd / pi times the estimated indirect irradiance.
+    Density {
+        /// The OBJ file (MTL next to it); the scene needs an emitter (Ke > 0).
+        scene: PathBuf,
+        #[command(flatten)]
+        view: View,
+        /// Photons leaving the emitters.
+        #[arg(long, default_value_t = 1_000_000)]
+        photons: u32,
+        /// Disk radius (scene units); with --k, the largest radius.
+        #[arg(long, default_value_t = 0.05)]
+        radius: f32,
+        /// Radius from the k-th nearest photon hit, clamped to [radius / 16, radius].
+        #[arg(long)]
+        k: Option<usize>,
+        /// Write the estimated irradiance instead of radiance.
+        #[arg(long)]
+        irradiance: bool,
+        /// Leave direct light out: indirect light only.
+        #[arg(long)]
+        indirect_only: bool,
+        /// Samples per pixel of the direct light, 1..=16777216.
+        #[arg(long, default_value_t = 16)]
+        spp: u32,
+        /// Seed of the photons' random numbers.
+        #[arg(long, default_value_t = 0)]
+        seed: u32,
+    },
     /// Render a point cloud as voxels through the sparse octree.
     Volume {
         /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
@@ -156,6 +203,53 @@ enum Command {
         /// Slice stacks: pixels at or below this luminance, in [0, 1), are dropped.
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         background: f32,
+    },
+    /// Low-rank radiosity of an OBJ scene: two meshes (2MF or 2MCE), form factors with
+    /// visibility, the precompute (or a factor file), then the solve for one lighting or an
+    /// animation of the emitters' intensity; the picture shows each element's radiance.
+    Radiosity {
+        /// The OBJ file (MTL next to it).
+        scene: PathBuf,
+        #[command(flatten)]
+        view: View,
+        /// Fine elements, about (n; 2MF makes every patch r x r elements).
+        #[arg(long, default_value_t = 4000)]
+        elements: usize,
+        /// Coarse patches, about (k).
+        #[arg(long, default_value_t = 250)]
+        patches: usize,
+        /// 2mf (regular patches) or 2mce (patches split where the view changes).
+        #[arg(long, value_enum, default_value_t = radiosity::MeshMethod::Fixed)]
+        method: radiosity::MeshMethod,
+        /// Form factor samples per element-patch pair (each with a shadow ray).
+        #[arg(long, default_value_t = 16)]
+        samples: u32,
+        /// Store Y as its factors F and W (a third of the bytes per solve, no n k^2 product).
+        #[arg(long)]
+        factored: bool,
+        /// Store Y (or F) in f16 on the GPU.
+        #[arg(long)]
+        f16: bool,
+        /// Write the factorisation to this file (.lrr).
+        #[arg(long, conflicts_with = "load")]
+        save: Option<PathBuf>,
+        /// Read the factorisation from this file instead of computing it (made for this
+        /// scene and these meshes, else an error).
+        #[arg(long)]
+        load: Option<PathBuf>,
+        /// Multiply the emitters' radiance by this.
+        #[arg(long, default_value_t = 1.0)]
+        light_scale: f32,
+        /// Animate the emitters' intensity over this many frames (`out_000.png`, ...), 0..=3600,
+        /// and print solves per second.
+        #[arg(long, default_value_t = 0)]
+        relight: u32,
+        /// Interpolate the radiosity from the elements' corners instead of flat elements.
+        #[arg(long)]
+        smooth: bool,
+        /// Primary rays per pixel (stratified), 1..=16777216.
+        #[arg(long, default_value_t = 4)]
+        spp: u32,
     },
     /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
     /// and CIE94 ΔE, with an optional false-colour difference image.
@@ -231,6 +325,58 @@ enum BenchCommand {
         max_points: usize,
         #[arg(long, default_value_t = 10)]
         depth: u32,
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
+    /// Low-rank radiosity on the generated box at the paper's sizes (n = 3456 .. 221184,
+    /// k = 216 .. 3456): solves per second (Y and its factors, f32 and f16) against the copy
+    /// kernel and the CPU, precompute times, and the low-rank error against the full solve.
+    Radiosity {
+        /// `s:t` pairs (s x s elements and t x t patches per wall); default: the paper's 12.
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<String>,
+        /// Form factor samples per element-patch pair.
+        #[arg(long, default_value_t = 16)]
+        samples: u32,
+        /// Time solves on synthetic factorisations (no form factors or precompute).
+        #[arg(long)]
+        synthetic: bool,
+        /// Largest n k whose precompute runs on the CPU when there is no GPU (larger sizes are
+        /// timed on synthetic factorisations).
+        #[arg(long, default_value_t = 4_000_000)]
+        cpu_pairs: usize,
+        /// Skip the CPU solve column.
+        #[arg(long)]
+        no_cpu: bool,
+        /// Elements per wall side of the error table (n = 6 s^2; 0 skips it).
+        #[arg(long, default_value_t = 48)]
+        error_side: u32,
+        #[arg(long, default_value_t = 2)]
+        warmup: usize,
+        #[arg(long, default_value_t = 5)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
+    /// Density estimation: the paper's Table 1 workloads by every method, CPU and GPU.
+    Density {
+        /// How many of Table 1's rows (1e4x1e4, 1e5x1e5, 1e5x5e5, 1e5x1e6, 1e6x1e7).
+        #[arg(long, default_value_t = 4)]
+        rows: usize,
+        /// Comma-separated: brute, octree, octree-hp, bvh.
+        #[arg(long, default_value = "brute,octree,octree-hp,bvh")]
+        methods: String,
+        /// Skip the CPU rows (the GPU results are still checked against the CPU's BVH).
+        #[arg(long)]
+        no_cpu: bool,
         #[arg(long, default_value_t = 1)]
         warmup: usize,
         #[arg(long, default_value_t = 5)]
@@ -325,9 +471,7 @@ fn main() -> ExitCode {
             if !(0.0..1.0).contains(&background) {
                 return Err(format!("--background {background}: must be in [0, 1)"));
             }
-            let out = view.out_or("volume.png")?;
-            let backend = backend_for(view.backend, &opts)?;
-            view.check(&backend)?;
+            let (out, backend) = view.resolve("volume.png", &opts)?;
             let options = lumbre_raytrace::VolumeOptions {
                 width: view.width,
                 height: view.height,
@@ -362,9 +506,7 @@ fn main() -> ExitCode {
                 if leaf_size == 0 {
                     return Err("--leaf-size 0: must be at least 1".into());
                 }
-                let out = view.out_or("render.png")?;
-                let backend = backend_for(view.backend, &opts)?;
-                view.check(&backend)?;
+                let (out, backend) = view.resolve("render.png", &opts)?;
                 let options = lumbre_raytrace::RenderOptions {
                     width: view.width,
                     height: view.height,
@@ -386,6 +528,59 @@ fn main() -> ExitCode {
                 render::run(&args, &backend)
             })()
         }
+        Command::Radiosity {
+            scene,
+            view,
+            elements,
+            patches,
+            method,
+            samples,
+            factored,
+            f16,
+            save,
+            load,
+            light_scale,
+            relight,
+            smooth,
+            spp,
+        } => (|| {
+            limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
+            limits::in_range("--relight", relight, 0, limits::MAX_FRAMES)?;
+            let (out, backend) = view.resolve("radiosity.png", &opts)?;
+            let args = radiosity::RadiosityArgs {
+                scene,
+                elements,
+                patches,
+                method,
+                samples,
+                factored,
+                f16,
+                save,
+                load,
+                light_scale,
+                relight,
+                smooth,
+                spp,
+                width: view.width,
+                height: view.height,
+                camera: view.camera.clone(),
+                out,
+            };
+            radiosity::run(&args, &backend)
+        })(),
+        Command::Density { scene, view, photons, radius, k, irradiance, indirect_only, spp, seed } => (|| {
+            limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
+            let (out, backend) = view.resolve("density.exr", &opts)?;
+            let args = density::DensityArgs {
+                scene,
+                out,
+                camera: view.camera.clone(),
+                width: view.width,
+                height: view.height,
+                options: density::DensityOptions { photons, radius, k, irradiance, indirect_only, spp, seed },
+            };
+            density::run(&args, &backend)
+        })(),
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
@@ -444,6 +639,35 @@ fn main() -> ExitCode {
                 Ok(())
             })(
             ),
+            BenchCommand::Radiosity {
+                sizes,
+                samples,
+                synthetic,
+                cpu_pairs,
+                no_cpu,
+                error_side,
+                warmup,
+                repeats,
+                json,
+                backend,
+            } => (|| {
+                let sizes = bench::radiosity::parse_sizes(&sizes)?;
+                let effort = check_effort(warmup, repeats)?;
+                let backend = backend_for(backend, &opts)?;
+                let options =
+                    bench::radiosity::Options { samples, synthetic, cpu_pairs, cpu: !no_cpu, error_side, effort };
+                let tables = bench::radiosity::radiosity(backend.gpu(), &sizes, &options)?;
+                print_tables(&tables, json);
+                Ok(())
+            })(),
+            BenchCommand::Density { rows, methods, no_cpu, warmup, repeats, json, backend } => (|| {
+                let methods = bench::density::parse_methods(&methods)?;
+                let effort = check_effort(warmup, repeats)?;
+                let backend = backend_for(backend, &opts)?;
+                let tables = bench::density::density(backend.gpu(), rows, methods, !no_cpu, effort)?;
+                print_tables(&tables, json);
+                Ok(())
+            })(),
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => (|| {
                 let effort = check_effort(warmup, repeats)?;
                 let backend = backend_for(backend, &opts)?;

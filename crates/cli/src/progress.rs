@@ -13,3 +13,11 @@ pub fn progress(len: u64, what: &str) -> ProgressBar {
     bar.set_message(what.to_string());
     bar
 }
+
+/// A progress callback for the algorithms that moves `bar` (any stage: one bar per run).
+pub fn bar_progress(bar: &ProgressBar) -> impl Fn(&str, u64, u64) + Sync + '_ {
+    move |_stage: &str, done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    }
+}

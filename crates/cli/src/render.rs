@@ -42,9 +42,14 @@ pub struct RenderArgs {
 }
 
 /// Loads an OBJ scene, reporting dropped input on stderr; the camera is `spec` or one
-/// framing the scene, and scenes without lights get the default light. Returns the load
-/// report's summary for the command's own summary line.
-pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String), String> {
+/// framing the scene, and scenes without lights get the default light.
+pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera), String> {
+    load_scene_counted(path, spec, aspect).map(|(scene, camera, _)| (scene, camera))
+}
+
+/// [`load_scene`], also returning the load report's summary (triangles kept and dropped) for
+/// the command's own summary line.
+pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String), String> {
     let (mut scene, report) = Scene::load_obj(path).map_err(|e| e.to_string())?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
         eprintln!("warning: {}: {report}", path.display());
@@ -61,7 +66,8 @@ pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene
 pub fn run(args: &RenderArgs, backend: &Backend) -> Result<(), String> {
     let o = &args.options;
     let t0 = Instant::now();
-    let (scene, camera, loaded) = load_scene(&args.scene, args.camera.as_deref(), o.width as f32 / o.height as f32)?;
+    let (scene, camera, loaded) =
+        load_scene_counted(&args.scene, args.camera.as_deref(), o.width as f32 / o.height as f32)?;
     let load = t0.elapsed();
     let t1 = Instant::now();
     let prepared = Prepared::new(scene, &args.build);

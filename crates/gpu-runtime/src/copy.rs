@@ -102,8 +102,7 @@ pub fn copy_time(gpu: &Gpu, bytes: u64, warmup: usize, repeats: usize) -> Result
 
 /// Median GPU time of the copy kernel moving the first bytes of `src` into `dst` (as many
 /// whole vec4s as both hold): the roofline of a kernel measured on these very buffers, so
-/// that a comparison cannot hinge on which buffers were used. (On the H200, once clocks were
-/// held up by [`KeepBusy`], this matched [`copy_time`] of the same bytes.)
+/// that a comparison cannot hinge on which buffers were used.
 ///
 /// ```no_run
 /// let gpu = lumbre_gpu::Gpu::new()?;

@@ -1,5 +1,6 @@
-//! Kd-tree benchmarks: SAH build time for the test meshes and a generated 1M-triangle scene,
-//! and CPU ray casting throughput (primary rays on the Stanford bunny) for both traversals
+//! Kd-tree benchmarks: SAH build time for the test meshes, a generated 1M-triangle scene and
+//! two inputs of long thin overlapping triangles (a 20k fan, a 5k-vertex star polygon), and
+//! CPU ray casting throughput (primary rays on the Stanford bunny) for both traversals
 //! and both triangle tests.
 //!
 //! `cargo bench -p lumbre-kdtree --bench kdtree`. Meshes are looked up in `$LUMBRE_SCENES`,
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_main};
 use glam::Vec3;
-use lumbre_kdtree::scenes::{camera_rays, generated_scene};
+use lumbre_kdtree::scenes::{camera_rays, fan, generated_scene, star_polygon};
 use lumbre_kdtree::{BuildOptions, KdTree, QueryOptions, Traversal, TriangleTest};
 
 #[path = "../tests/common/obj.rs"]
@@ -48,6 +49,10 @@ fn build(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new(name.trim_end_matches(".obj"), tris.len()), |b| {
             b.iter(|| KdTree::build(&tris, &opts))
         });
+    }
+    for (name, tris) in [("fan", fan(20_000)), ("star polygon", star_polygon(5000))] {
+        group.throughput(Throughput::Elements(tris.len() as u64));
+        group.bench_function(BenchmarkId::new(name, tris.len()), |b| b.iter(|| KdTree::build(&tris, &opts)));
     }
     let tris = generated_scene(1_000_000);
     group.throughput(Throughput::Elements(tris.len() as u64));

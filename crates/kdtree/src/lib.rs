@@ -68,7 +68,7 @@ mod traverse;
 mod triangle;
 
 pub use aabb::Aabb;
-pub use build::BuildOptions;
+pub use build::{BuildOptions, BuildStats};
 pub use gpu::{GpuKdTree, GpuQueryBatch, Hits, QueryBatch, RayQuery};
 pub use node::{KdNode, KdStats, KdTree, MAX_DEPTH};
 pub use points::PointKdTree;

@@ -45,6 +45,72 @@ pub fn generated_scene(n: usize) -> Vec<[Vec3; 3]> {
     tris
 }
 
+/// A deterministic fan of `n` long thin triangles: a disc of radius 1 around the origin in
+/// the plane `y = 0`, triangulated from its centre (every triangle shares the centre and
+/// spans the radius, its rim vertices `n`-th turns apart), facing `+y` (counter-clockwise
+/// seen from above). Every split of a cell that holds the centre cuts most of the
+/// triangles in it. For `n >= 3` every triangle is valid. (`sin` and `cos` come from the
+/// platform's math library, as in [`generated_scene`].)
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_kdtree::{is_valid_triangle, scenes::fan};
+///
+/// let tris = fan(500);
+/// assert_eq!(tris.len(), 500);
+/// assert!(tris.iter().all(is_valid_triangle));
+/// assert!(tris.iter().all(|t| t[0] == Vec3::ZERO), "every triangle has the centre");
+/// assert!(tris.iter().flatten().all(|v| v.y == 0.0 && v.length() < 1.0 + 1e-6));
+/// let [a, b, c] = tris[7];
+/// assert!((b - a).cross(c - a).y > 0.0, "facing up");
+/// ```
+pub fn fan(n: usize) -> Vec<[Vec3; 3]> {
+    let rim = |i: usize| disc_point(i % n.max(1), n);
+    (0..n).map(|i| [Vec3::ZERO, rim(i), rim(i + 1)]).collect()
+}
+
+/// A deterministic self-overlapping star polygon of `n` vertices, triangulated as a fan
+/// from its first vertex: `n - 2` long thin triangles (none for `n < 3`). The vertices lie
+/// on the rim of the disc of [`fan`], each `k` `n`-th turns after the one before, with `k`
+/// the first number from `n / 256` (rounded, at least 1) on that has no common divisor with
+/// `n` (the star polygon {n/k}): one closed line winding `k` times round the centre, so
+/// every triangle reaches from the first vertex nearly across the disc and crosses many of
+/// the others, and every point of the disc lies in up to `k` of them. Every triangle is
+/// valid.
+///
+/// ```
+/// use lumbre_kdtree::{is_valid_triangle, scenes::star_polygon};
+///
+/// let tris = star_polygon(5000); // winds 21 times round the centre
+/// assert_eq!(tris.len(), 4998);
+/// assert!(tris.iter().all(is_valid_triangle));
+/// assert_eq!(tris, star_polygon(5000));
+/// assert!(tris.iter().all(|t| t[0] == tris[0][0]), "a fan from the first vertex");
+/// assert!(star_polygon(2).is_empty());
+/// ```
+pub fn star_polygon(n: usize) -> Vec<[Vec3; 3]> {
+    if n < 3 {
+        return Vec::new();
+    }
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let k = ((n as f64 / 256.0).round() as usize).max(1);
+    let k = (k..).find(|&k| gcd(n, k) == 1).unwrap_or(1);
+    let vertex = |i: usize| disc_point(i * k % n, n);
+    (1..n - 1).map(|i| [vertex(0), vertex(i), vertex(i + 1)]).collect()
+}
+
+/// Rim point `i` of `n` on the disc of [`fan`] and [`star_polygon`]: `i / n` turns round the
+/// unit circle in the plane `y = 0`, counter-clockwise seen from above.
+fn disc_point(i: usize, n: usize) -> Vec3 {
+    let (s, c) = (std::f64::consts::TAU * i as f64 / n as f64).sin_cos();
+    Vec3::new(c as f32, 0.0, -s as f32)
+}
+
 /// A small integer hash (lowbias32 of a combined key).
 fn hash(a: u32, b: u32) -> u32 {
     let mut x = a.wrapping_mul(0x9e37_79b9) ^ b.wrapping_add(0x7f4a_7c15);

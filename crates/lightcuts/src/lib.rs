@@ -1,17 +1,80 @@
 //! Lightcuts with imperfect shadow maps: virtual point lights (VPLs) from the scene's
 //! emitters, light trees, per-pixel lightcuts and instant radiosity, with visibility by
-//! exact shadow rays or by imperfect shadow maps, on the CPU and the GPU.
+//! exact shadow rays or by imperfect shadow maps, on the CPU and the GPU (the source work:
+//! Arbesser and Mühlbacher, "Lightcuts in CUDA mit Imperfect Shadow Maps", after Walter et
+//! al. 2005).
+//!
+//! The stages, each a [`Compute`](lumbre_gpu::Compute) with a CPU twin that the GPU path
+//! matches operation for operation:
+//!
+//! 1. [`VplPass`]: VPLs on the emitters (direct light) and at the diffuse bounces of light
+//!    paths leaving them ([`VplOptions`]).
+//! 2. Light trees ([`LightTree`]): the paper's greedy agglomerative build ([`GreedyTree`],
+//!    CPU, with Walter's or the paper's [`ClusterMetric`]), or the GPU's build by Morton
+//!    order and Karras's radix tree ([`MortonTree`]).
+//! 3. [`GBufferPass`]: what each pixel's primary ray hits.
+//! 4. Shading: [`Lightcuts`] (a cut per pixel, refined by Walter's error bounds until each
+//!    cluster's bound is under a fraction of the estimate) or [`InstantRadiosity`] (every
+//!    VPL for every pixel), with [`Visibility`] by shadow rays or imperfect shadow maps
+//!    ([`ism`]).
+//!
+//! [`Render`] runs them all; [`bench`](mod@bench) times them.
 //!
 //! ```
-//! use glam::Vec3;
-//! use lumbre_lightcuts::Vpl;
-//! let vpl = Vpl { position: Vec3::ZERO, normal: Vec3::Y, intensity: Vec3::ONE };
-//! // A VPL emits `intensity * cos` around its normal, nothing behind it.
-//! assert_eq!(vpl.intensity_towards(Vec3::Y), Vec3::ONE);
-//! assert_eq!(vpl.intensity_towards(-Vec3::Y), Vec3::ZERO);
+//! use lumbre_gpu::Compute;
+//! use lumbre_lightcuts::{Render, View, VplOptions};
+//! use lumbre_raytrace::{Prepared, Scene};
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+//! let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
+//! let prepared = Prepared::new(scene, &Default::default());
+//! let render = Render { view: View::cornell(16, 16), vpls: VplOptions::total(200), ..Default::default() };
+//! let (out, report) = render.cpu_reported(&prepared, &())?;
+//! assert!(out.vpls > 100 && out.image.pixels.iter().any(|p| p.x > 0.0));
+//! assert!(report.get("average cut").unwrap() <= out.vpls as f64);
+//! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
+//!
+//! # CPU and GPU
+//!
+//! The kernels repeat their CPU twins' f32 operations in order, in forms that Mesa's
+//! optimiser leaves alone, so on lavapipe (where the tests run) every stage agrees bit for
+//! bit: VPLs, trees, G-buffers, cuts and images. A driver that fuses multiply-adds (NVIDIA)
+//! changes the last bits, and a cut can then differ where a bound ties with the threshold.
+//! Lavapipe ends a loop nest after 65535 iterations per invocation: instant radiosity runs
+//! its VPLs in dispatches of 128, and a pixel's cut loop must stay under that there (cuts of
+//! a few hundred clusters).
 
+pub mod bench;
+mod bounds;
+mod cut;
+mod gbuffer;
+mod gpu;
+mod greedy;
+mod instant;
 pub mod ism;
+mod metric;
+mod morton_tree;
+mod render;
+mod shading;
+mod tree;
 mod vpl;
+mod vpls;
 
-pub use vpl::Vpl;
+pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
+pub use cut::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
+pub use gbuffer::{GBuffer, GPixel, SHADED, View, gbuffer_cpu};
+pub use gpu::{
+    GBufferPass, GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuVplList, GpuVplScene,
+    HEAP_SIZES, VplPass,
+};
+pub use greedy::GreedyTree;
+pub use instant::InstantRadiosity;
+pub use metric::{ClusterMetric, chromaticity, color_difference, max_color_difference};
+pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
+pub use render::{GpuRenderScene, GpuRendering, Method, Render, Rendering, TreeBuilder, cut_heatmap};
+pub use shading::{
+    DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, ShadingRef, Visibility, geometry, min_distance2,
+};
+pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
+pub use vpl::{Vpl, validate_vpls};
+pub use vpls::{VplOptions, vpl_uniform, vpls_cpu};

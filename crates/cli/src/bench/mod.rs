@@ -1,7 +1,9 @@
 //! `lumbre bench`: the standard measurements, one table each; one file per benchmark.
 
+pub mod density;
 pub mod octree;
 pub mod primitives;
+pub mod radiosity;
 pub mod raytrace;
 pub mod roofline;
 

@@ -1,5 +1,6 @@
-//! `lumbre bench raytrace`: the kd-tree ray tracing thesis's table. Per scene: load and SAH
-//! build time, then the mean frame time over 20 camera positions around the model with one
+//! `lumbre bench raytrace`: the kd-tree ray tracing thesis's table. Per scene (the models and
+//! generated inputs, among them two of long thin overlapping triangles that test the SAH
+//! build's reference budget): load and SAH build time, then the mean frame time over 20 camera positions around the model with one
 //! primary and one shadow ray per pixel, at 800x600 and 1920x1080, on the GPU with both
 //! traversals, and the CPU's Mrays/s for comparison.
 
@@ -15,37 +16,54 @@ use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedR
 use crate::progress::progress;
 use crate::table::Table;
 
-/// One benchmark scene: a model (bundled, or from a folder), or the generated
-/// ~1M-triangle sphere.
+/// One benchmark scene: a model (bundled, or from a folder), or generated triangles.
 pub enum BenchScene {
     Model { name: &'static str, dir: Option<PathBuf> },
-    Generated(usize),
+    Generated(Generated),
+}
+
+/// The generated inputs of `lumbre_kdtree::scenes`, with their size.
+pub enum Generated {
+    /// `generated_scene(n)`: a bumpy sphere of `n` triangles.
+    Sphere(usize),
+    /// `fan(n)`: a disc of `n` long thin triangles meeting at its centre.
+    Fan(usize),
+    /// `star_polygon(n)`: a star polygon of `n` vertices, its `n - 2` triangles crossing.
+    StarPolygon(usize),
 }
 
 impl BenchScene {
     fn name(&self) -> String {
         match self {
             BenchScene::Model { name, .. } => name.to_string(),
-            BenchScene::Generated(n) => format!("generated {n}"),
+            BenchScene::Generated(Generated::Sphere(n)) => format!("generated {n}"),
+            BenchScene::Generated(Generated::Fan(n)) => format!("fan {n}"),
+            BenchScene::Generated(Generated::StarPolygon(n)) => format!("star polygon {n}"),
         }
     }
 
     fn load(&self) -> Result<Scene, String> {
-        match self {
-            BenchScene::Model { name, dir } => crate::data::scene(name, dir.as_deref()),
-            BenchScene::Generated(n) => Ok(Scene::from_triangles(&scenes::generated_scene(*n))),
-        }
+        let tris = match self {
+            BenchScene::Model { name, dir } => return crate::data::scene(name, dir.as_deref()),
+            BenchScene::Generated(Generated::Sphere(n)) => scenes::generated_scene(*n),
+            BenchScene::Generated(Generated::Fan(n)) => scenes::fan(*n),
+            BenchScene::Generated(Generated::StarPolygon(n)) => scenes::star_polygon(*n),
+        };
+        Ok(Scene::from_triangles(&tris))
     }
 }
 
 /// The standard scenes: suzanne, teapot and the bunny (from `dir`, else the bundled copies),
-/// and 1M generated triangles.
+/// 1M generated triangles, and two inputs of long thin overlapping triangles on which the
+/// SAH build once blew up (a 20k-triangle fan and a 5k-vertex star polygon).
 pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
     let mut v: Vec<BenchScene> = ["suzanne", "teapot", "stanford-bunny"]
         .into_iter()
         .map(|name| BenchScene::Model { name, dir: dir.map(Path::to_path_buf) })
         .collect();
-    v.push(BenchScene::Generated(1_000_000));
+    v.push(BenchScene::Generated(Generated::Sphere(1_000_000)));
+    v.push(BenchScene::Generated(Generated::Fan(20_000)));
+    v.push(BenchScene::Generated(Generated::StarPolygon(5000)));
     v
 }
 

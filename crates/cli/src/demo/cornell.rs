@@ -42,7 +42,12 @@ pub struct Method {
 
 /// Every method on the page, in its order.
 pub fn methods() -> Vec<Method> {
-    vec![Method { name: "Whitted (direct light)", render: whitted }, Method { name: "path tracer", render: path }]
+    vec![
+        Method { name: "Whitted (direct light)", render: whitted },
+        Method { name: "path tracer", render: path },
+        Method { name: "low-rank radiosity", render: radiosity },
+        Method { name: "density estimation", render: density },
+    ]
 }
 
 fn err(e: lumbre_gpu::Error) -> String {
@@ -74,6 +79,62 @@ fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     let placed = backend.place(&render, &setup.prepared).map_err(err)?;
     let (image, report) = render.run_placed(&placed, &()).map_err(err)?;
     Ok(Rendered { image, report, note: format!("{} spp, next-event estimation and MIS", setup.spp) })
+}
+
+/// Elements and patches of the radiosity row: enough for smooth walls, few enough for a
+/// demo on two CPU cores.
+const RADIOSITY_MESH: (usize, usize) = (6000, 400);
+
+/// Low-rank radiosity (2MF, Y stored as its factors): form factors, precompute and solve on
+/// the backend, then primary rays to the elements on the CPU, radiance interpolated from
+/// their corners.
+fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    use lumbre_radiosity::{FormFactors, LowRank, Precompute, Shading, Solve, Surfaces, TwoMesh, render_radiosity};
+    let surfaces = Surfaces::from_scene(setup.prepared.scene.clone()).map_err(err)?;
+    let mesh = TwoMesh::fixed(surfaces, RADIOSITY_MESH.0, RADIOSITY_MESH.1).map_err(err)?;
+    let ff = FormFactors { samples: 4, ..FormFactors::default() };
+    let placed = backend.place(&ff, &mesh).map_err(err)?;
+    let (f, mut report) = ff.run_placed(&placed, &()).map_err(err)?;
+    let pc = Precompute { factored: true, ..Precompute::default() };
+    let lr = LowRank::of_mesh(&mesh, f).map_err(err)?;
+    let placed = backend.place(&pc, &lr).map_err(err)?;
+    let (p, r) = pc.run_placed(&placed, &()).map_err(err)?;
+    report.merge(r);
+    let solve = Solve::new(vec![mesh.emission.clone()]);
+    let placed = backend.place(&solve, &p.factor).map_err(err)?;
+    let (b, r) = solve.run_placed(&placed, &()).map_err(err)?;
+    report.merge(r);
+    let b = b.0.into_iter().next().unwrap_or_default();
+    let image =
+        render_radiosity(&mesh, &b, &setup.camera, setup.size, setup.size, setup.spp.clamp(1, 16), Shading::Smooth);
+    let note = format!(
+        "n = {}, k = {}, 4 samples per pair, smooth; time: form factors, precompute and one solve",
+        mesh.n(),
+        mesh.k()
+    );
+    Ok(Rendered { image, report, note })
+}
+
+/// Ray-based density estimation: indirect light from the flights of 500K photons crossing a
+/// disk of radius 0.04 at each pixel's first hit, direct light by the path tracer's
+/// next-event estimation at the page's samples per pixel.
+fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let o = crate::density::DensityOptions {
+        photons: 500_000,
+        radius: 0.04,
+        k: None,
+        irradiance: false,
+        indirect_only: false,
+        spp: setup.spp,
+        seed: 0,
+    };
+    let est = crate::density::estimate(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
+    let pairs = est.report.get("pairs found").unwrap_or(0.0);
+    let note = format!(
+        "500K photons' indirect flights, disks r = 0.04, BVH ({pairs:.0} crossings); direct light {} spp NEE",
+        setup.spp
+    );
+    Ok(Rendered { image: est.image, report: est.report, note })
 }
 
 /// The page: every method on every backend against the reference, written to `out` as

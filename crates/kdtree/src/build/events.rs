@@ -118,7 +118,7 @@ pub(super) fn root_input(triangles: &[[Vec3; 3]], valid: &[u32], parallel: bool)
         events.chunks_mut(2 * n).enumerate().map(axis_list).collect()
     };
     let lists = [0, 1, 2].map(|axis| (axis * 2 * n, (axis + 1) * 2 * n - holes[axis]));
-    NodeInput { bounds, count: n, events, lists }
+    NodeInput { bounds, count: n, events, lists, budget: f64::INFINITY }
 }
 
 #[cfg(test)]

@@ -19,11 +19,17 @@
 //! cleanly on one side, and the empty space next to an object is still cut off cleanly. A
 //! triangle lying in an axis plane has the planes `2m` on either side of it as candidates:
 //! it goes to the side where the split is cheaper, as with the paper's planar events.
+//!
+//! A second departure, to bound the build on input where most splits clip most triangles
+//! into both children: a reference budget ([`BuildOptions::reference_budget`]), shared from
+//! the root down in proportion to the children's triangles, that the sweep's candidate
+//! splits must stay within.
 
 mod clip;
 mod events;
 mod scratch;
 mod split;
+mod stats;
 mod sweep;
 
 use glam::Vec3;
@@ -35,6 +41,8 @@ use crate::triangle::is_valid_triangle;
 use events::{END, Event, ev_kind, ev_tri, root_input};
 use scratch::Large;
 use split::split_node;
+pub use stats::BuildStats;
+use stats::Counters;
 use sweep::find_split;
 
 /// How [`KdTree::build`] builds: the costs of the surface area heuristic (SAH) and when to
@@ -46,12 +54,20 @@ use sweep::find_split;
 /// otherwise. The node becomes a leaf, costing `intersection_cost * N`, when no split costs
 /// less. Only the ratio of the two costs matters for the shape of the tree.
 ///
+/// Three rules bound the build: a node of at most [`max_leaf_size`](BuildOptions::max_leaf_size)
+/// triangles is a leaf, no leaf lies deeper than the depth cap
+/// ([`max_depth`](BuildOptions::max_depth), `8 + 1.3 log2(N)` by default), and no split may
+/// take the tree past its [`reference_budget`](BuildOptions::reference_budget) (128
+/// references per triangle by default), which bounds its memory and the build's work even
+/// where every split clips most triangles into both children. All three decide from a
+/// node's own figures, so the tree is the same on any number of threads.
+///
 /// ```
 /// use lumbre_kdtree::BuildOptions;
 ///
 /// let o = BuildOptions::default();
 /// assert_eq!((o.traversal_cost, o.intersection_cost, o.empty_bonus), (1.0, 1.5, 0.8));
-/// assert_eq!((o.max_depth, o.max_leaf_size), (None, 10));
+/// assert_eq!((o.max_depth, o.max_leaf_size, o.reference_budget), (None, 10, 128.0));
 /// assert_eq!(o.effective_max_depth(1 << 20), 34); // 8 + 1.3 * 20, rounded
 /// let shallow = BuildOptions { max_depth: Some(10), parallel: false, ..o };
 /// assert_eq!(shallow.effective_max_depth(1 << 20), 10);
@@ -80,6 +96,29 @@ pub struct BuildOptions {
     /// fewer leaves for [`Traversal::Restart`](crate::Traversal::Restart) to restart from)
     /// but more triangle tests per leaf visited.
     pub max_leaf_size: u32,
+    /// The reference budget `R`: the tree holds at most `R` triangle references per valid
+    /// triangle (`R * N` in all), and so does every subtree: the root may hold `R * N`
+    /// references, and each split shares its node's budget between its children in
+    /// proportion to their triangle counts. The sweep skips the split planes whose children
+    /// would hold more triangles together than the node's budget (a triangle clipped into
+    /// both counts twice) and takes the cheapest of the others; the node becomes a leaf if
+    /// none is cheaper than intersecting its triangles. Put another way: along every path
+    /// from the root, the factors `(N_L + N_R) / N` by which the splits multiply the
+    /// references come to at most `R`.
+    ///
+    /// On input where splits clip most triangles into both children (long thin triangles
+    /// meeting at a point or crossing each other, as in [`scenes::fan`](crate::scenes::fan)
+    /// and [`scenes::star_polygon`](crate::scenes::star_polygon)) the SAH would otherwise
+    /// keep splitting down to the depth cap, multiplying the references at every level. With
+    /// the budget the nodes of one level hold at most `R * N` triangles together, so a build
+    /// sweeps at most `6 R N` events per level of the depth cap: `O(R N log N)` work.
+    ///
+    /// Default 128: the trees of ordinary meshes with the default options never reach it
+    /// (they hold 3 to 4 references per triangle, and no path multiplies them by 128), so
+    /// the budget only changes trees that would multiply their references without end.
+    /// Values below 1 (and NaN) act as 1: no split may clip a triangle into both children.
+    /// `f32::INFINITY` turns the budget off.
+    pub reference_budget: f32,
     /// Build subtrees in parallel with rayon (and make and sort the root's events, and sweep
     /// and merge the lists of large nodes, in parallel). The tree is the same either way.
     /// Default `true`.
@@ -94,6 +133,7 @@ impl Default for BuildOptions {
             empty_bonus: 0.8,
             max_depth: None,
             max_leaf_size: 10,
+            reference_budget: 128.0,
             parallel: true,
         }
     }
@@ -146,6 +186,9 @@ struct NodeInput {
     events: Vec<Event>,
     /// Where the lists of axes 0, 1 and 2 lie in `events`: start and end.
     lists: [(usize, usize); 3],
+    /// The most triangle references the node's subtree may hold (see
+    /// [`BuildOptions::reference_budget`]); at least `count`.
+    budget: f64,
 }
 
 /// A child of a split: a node to split further, or a leaf, for which only its triangles
@@ -163,9 +206,32 @@ impl NodeInput {
         &self.events[from..to]
     }
 
+    /// Events in the node's three lists.
+    fn event_count(&self) -> usize {
+        self.lists.iter().map(|(from, to)| to - from).sum()
+    }
+
     /// The node's triangles (each has exactly one START or PLANAR event per axis).
     fn triangles(&self) -> impl Iterator<Item = u32> + '_ {
         self.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e))
+    }
+}
+
+impl Child {
+    /// The child's triangles.
+    fn count(&self) -> usize {
+        match self {
+            Child::Node(input) => input.count,
+            Child::Leaf(tris) => tris.len(),
+        }
+    }
+
+    /// Events in the child's lists (a leaf has none).
+    fn event_count(&self) -> usize {
+        match self {
+            Child::Node(input) => input.event_count(),
+            Child::Leaf(_) => 0,
+        }
     }
 }
 
@@ -182,6 +248,8 @@ struct Ctx<'a> {
     parallel: bool,
     /// Event buffers too large for a thread's spares, for reuse within this build.
     large: Large,
+    /// What [`KdTree::build_with_stats`] reports.
+    counters: Counters,
 }
 
 impl Ctx<'_> {
@@ -347,6 +415,21 @@ impl KdTree {
     /// assert_eq!(tree.skipped(), 0);
     /// ```
     pub fn build(triangles: &[[Vec3; 3]], opts: &BuildOptions) -> KdTree {
+        Self::build_with_stats(triangles, opts).0
+    }
+
+    /// [`KdTree::build`], also returning figures about the build's work and memory
+    /// ([`BuildStats`]).
+    ///
+    /// ```
+    /// use lumbre_kdtree::{scenes::generated_scene, BuildOptions, KdTree};
+    ///
+    /// let (tree, stats) = KdTree::build_with_stats(&generated_scene(1000), &BuildOptions::default());
+    /// assert!(stats.swept >= tree.nodes.len() / 2, "every interior node was swept");
+    /// // Every reference beyond one per triangle comes from a clip into both children.
+    /// assert_eq!(1000 + stats.clipped as usize, tree.prim_indices.len());
+    /// ```
+    pub fn build_with_stats(triangles: &[[Vec3; 3]], opts: &BuildOptions) -> (KdTree, BuildStats) {
         assert!(triangles.len() <= MAX_FIELD as usize, "a kd-tree holds at most 2^30 - 1 triangles");
         let valid: Vec<u32> = if opts.parallel {
             (0..triangles.len() as u32).into_par_iter().filter(|&i| is_valid_triangle(&triangles[i as usize])).collect()
@@ -363,10 +446,11 @@ impl KdTree {
             intersection_cost: opts.intersection_cost,
         };
         if valid.is_empty() {
-            return empty;
+            return (empty, BuildStats::default());
         }
 
-        let input = root_input(triangles, &valid, opts.parallel);
+        let mut input = root_input(triangles, &valid, opts.parallel);
+        input.budget = opts.reference_budget.max(1.0) as f64 * valid.len() as f64;
         let bounds = input.bounds;
         let ctx = Ctx {
             tris: triangles,
@@ -378,11 +462,12 @@ impl KdTree {
             margin: margin(&bounds),
             parallel: opts.parallel,
             large: Large::default(),
+            counters: Counters::default(),
         };
         let mut out = Out::default();
-        build_node(&ctx, input, 0, &mut out);
+        build_node(&ctx, input, 0, 0, &mut out);
         let (nodes, prim_indices) = out.join();
-        KdTree { nodes, prim_indices, bounds, ..empty }
+        (KdTree { nodes, prim_indices, bounds, ..empty }, ctx.counters.get())
     }
 }
 
@@ -395,42 +480,61 @@ fn margin(bounds: &Aabb) -> f64 {
     (extent * MARGIN as f64).max(largest * 4.0 * f32::EPSILON as f64)
 }
 
-/// Builds the subtree of one node into `out`, depth first.
-fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, out: &mut Out) {
+/// Builds the subtree of one node into `out`, depth first. `pending` counts the events of
+/// the above children waiting on the path from the root (for [`BuildStats::peak_events`]).
+fn build_node(ctx: &Ctx<'_>, input: NodeInput, depth: u32, pending: usize, out: &mut Out) {
     let n = input.count;
     if ctx.is_leaf(n, depth) {
+        if n > ctx.max_leaf_size {
+            ctx.counters.depth_capped();
+        }
         out.push_leaf(input.triangles());
         return;
     }
-    let split = match find_split(ctx, &input) {
-        Some(s) if s.cost < ctx.intersection_cost * n as f64 => s,
+    let events = input.event_count();
+    let found = find_split(ctx, &input);
+    let leaf_cost = ctx.intersection_cost * n as f64;
+    if found.over_budget < found.best.map_or(leaf_cost, |s| s.cost.min(leaf_cost)) {
+        ctx.counters.budget_limited();
+    }
+    let split = match found.best {
+        Some(s) if s.cost < leaf_cost => s,
         _ => {
+            ctx.counters.swept(events, pending + events);
             out.push_leaf(input.triangles());
             return;
         }
     };
     let (left, right) = split_node(ctx, input, &split, depth + 1);
+    let (left_events, right_events) = (left.event_count(), right.event_count());
+    debug_assert_eq!([left.count(), right.count()], split.counts, "the sweep counted the children right");
+    ctx.counters.swept(events, pending + events + left_events + right_events);
+    ctx.counters.clipped(left.count() + right.count() - n);
 
     let index = out.len();
     out.nodes.push(KdNode::leaf(0, 0)); // set below, once the above child's index is known
+    let pending_left = pending + right_events;
     if ctx.parallel && n >= PARALLEL_MIN {
         let mut right_out = Out::default();
-        rayon::join(|| build_child(ctx, left, depth + 1, out), || build_child(ctx, right, depth + 1, &mut right_out));
+        rayon::join(
+            || build_child(ctx, left, depth + 1, pending_left, out),
+            || build_child(ctx, right, depth + 1, pending, &mut right_out),
+        );
         let above = out.len() as u32;
         out.append(right_out);
         out.set(index, KdNode::interior(split.axis as u32, split.pos, above));
     } else {
-        build_child(ctx, left, depth + 1, out);
+        build_child(ctx, left, depth + 1, pending_left, out);
         let above = out.len() as u32;
         assert!(above <= MAX_FIELD, "kd-tree has more nodes than fit in 30 bits");
-        build_child(ctx, right, depth + 1, out);
+        build_child(ctx, right, depth + 1, pending, out);
         out.set(index, KdNode::interior(split.axis as u32, split.pos, above));
     }
 }
 
-fn build_child(ctx: &Ctx<'_>, child: Child, depth: u32, out: &mut Out) {
+fn build_child(ctx: &Ctx<'_>, child: Child, depth: u32, pending: usize, out: &mut Out) {
     match child {
-        Child::Node(input) => build_node(ctx, input, depth, out),
+        Child::Node(input) => build_node(ctx, input, depth, pending, out),
         Child::Leaf(tris) => out.push_leaf(tris),
     }
 }

@@ -19,7 +19,8 @@ const BOTH: u8 = LEFT | RIGHT;
 /// than the margin before the plane, right if it starts more than the margin after it, both
 /// otherwise) and divides the events between the children in linear time; triangles on both
 /// sides are clipped to each child cell (grown by the margin) and their new events sorted
-/// and merged in. Children at `depth` that will be leaves get only their triangles.
+/// and merged in. Children at `depth` that will be leaves get only their triangles; the
+/// others get a share of the node's reference budget in proportion to their triangles.
 pub(super) fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: u32) -> (Child, Child) {
     let (axis, pos) = (split.axis, split.pos);
     let mut left_bounds = input.bounds;
@@ -161,13 +162,19 @@ pub(super) fn split_node(ctx: &Ctx<'_>, input: NodeInput, split: &Split, depth: 
                 lists[k][axis] = (axis * stretch[k], axis * stretch[k] + len);
             }
         }
+        // The node's reference budget, shared in proportion to the children's triangles.
+        // (An empty child is a leaf: its share, 0, keeps an infinite budget from making NaN.)
+        let budget =
+            counts.map(|n| if n == 0 { 0.0 } else { input.budget * n as f64 / (counts[0] + counts[1]) as f64 });
         let left = if split[0] {
-            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events: left, lists: lists[0] })
+            let events = left;
+            Child::Node(NodeInput { bounds: left_bounds, count: counts[0], events, lists: lists[0], budget: budget[0] })
         } else {
             leaf(0)
         };
         let right = if split[1] {
-            Child::Node(NodeInput { bounds: right_bounds, count: counts[1], events: right, lists: lists[1] })
+            let (bounds, events) = (right_bounds, right);
+            Child::Node(NodeInput { bounds, count: counts[1], events, lists: lists[1], budget: budget[1] })
         } else {
             leaf(1)
         };
@@ -276,12 +283,13 @@ mod tests {
             margin: m as f64,
             parallel: false,
             large: Large::default(),
+            counters: Default::default(),
         };
         let node = |c: Child| match c {
             Child::Node(n) => n,
             Child::Leaf(_) => panic!("max_leaf_size 0 splits any node with triangles"),
         };
-        let (left, right) = split_node(&ctx, input, &Split { axis: 0, pos: 0.0, cost: 0.0 }, 1);
+        let (left, right) = split_node(&ctx, input, &Split { axis: 0, pos: 0.0, cost: 0.0, counts: [4, 4] }, 1);
         let (left, right) = (node(left), node(right));
         let ids = |n: &NodeInput| {
             let mut ids: Vec<u32> = n.axis(0).iter().filter(|&&e| ev_kind(e) != END).map(|&e| ev_tri(e)).collect();

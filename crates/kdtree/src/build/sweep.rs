@@ -12,6 +12,29 @@ pub(super) struct Split {
     pub(super) axis: usize,
     pub(super) pos: f32,
     pub(super) cost: f64,
+    /// Triangles in the left and the right child.
+    pub(super) counts: [usize; 2],
+}
+
+/// What a sweep found: the cheapest split within the node's reference budget, and the cost
+/// of splits beyond it, such that the cheapest split regardless of the budget costs
+/// `min(best.cost, over_budget)` (only splits beyond the budget that beat the best so far
+/// when the sweep met them count: no other can be the cheapest).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Found {
+    pub(super) best: Option<Split>,
+    pub(super) over_budget: f64,
+}
+
+impl Found {
+    /// The cheaper of two sweeps' findings (on ties, `self`'s split).
+    fn or(self, other: Found) -> Found {
+        let best = match (self.best, other.best) {
+            (Some(a), Some(b)) => Some(if a.cost <= b.cost { a } else { b }),
+            (a, b) => a.or(b),
+        };
+        Found { best, over_budget: self.over_budget.min(other.over_budget) }
+    }
 }
 
 /// Which events a plane at `x` with margin `m` leaves on one side only, as key thresholds:
@@ -35,16 +58,17 @@ impl Window {
 const WINDOW_STEPS: usize = 32;
 
 /// Sweeps the sorted events of every axis and returns the cheapest split plane (on ties, the
-/// first found, axes in order). Candidates sit `2m` below each position where triangles
+/// first found, axes in order) whose children hold at most the node's budget of references
+/// together. Candidates sit `2m` below each position where triangles
 /// start or lie and `2m` above each position where they end or lie, at least `m` inside the
 /// cell. A triangle counts on the left of a plane `x` if it starts at or before `x + m`, on
 /// the right if it ends at or after `x - m`. Large nodes sweep their axes in parallel (the
 /// nodes near the root are what keeps the other threads waiting).
-pub(super) fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
+pub(super) fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Found {
     let size = input.bounds.max.as_dvec3() - input.bounds.min.as_dvec3();
     let area = size.x * size.y + size.x * size.z + size.y * size.z; // half the surface area
     if area <= 0.0 {
-        return None;
+        return Found { best: None, over_budget: f64::INFINITY };
     }
     let sweep = |axis| sweep_axis(ctx, input, axis, area);
     let [x, y, z] = if ctx.parallel && input.count >= PARALLEL_SWEEP_MIN {
@@ -53,15 +77,12 @@ pub(super) fn find_split(ctx: &Ctx<'_>, input: &NodeInput) -> Option<Split> {
     } else {
         [0, 1, 2].map(sweep)
     };
-    [y, z].into_iter().flatten().fold(x, |best, s| match best {
-        Some(b) if b.cost <= s.cost => Some(b),
-        _ => Some(s),
-    })
+    x.or(y).or(z)
 }
 
 /// The cheapest split plane on one axis of a node whose cell has half surface area `area`
 /// (see [`find_split`]).
-fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Option<Split> {
+fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Found {
     let lo = input.bounds.min.as_dvec3();
     let hi = input.bounds.max.as_dvec3();
     let size = hi - lo;
@@ -70,6 +91,9 @@ fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Optio
     // Costs scaled by the intersection cost over the cell's area, to save work per candidate.
     let scale = ctx.intersection_cost / area;
     let mut best: Option<Split> = None;
+    let mut over_budget = f64::INFINITY;
+    // The most references the children may hold together (saturates for an infinite budget).
+    let budget = input.budget as usize;
     // A candidate beats the best so far when its weighted count is below these (with the
     // empty-space bonus or without).
     let thresholds =
@@ -77,7 +101,7 @@ fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Optio
     let (mut beat, mut beat_empty) = (f64::INFINITY, f64::INFINITY);
     let (lo_k, hi_k) = (lo[axis], hi[axis]);
     if lo_k >= hi_k {
-        return None;
+        return Found { best, over_budget };
     }
     // A child's area as a function of the plane: e * (a + b) + a * b, where `a` and `b`
     // are the other two extents.
@@ -94,8 +118,12 @@ fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Optio
         if weighted < if empty { beat_empty } else { beat } {
             let bonus = if empty { ctx.empty_bonus } else { 1.0 };
             let cost = bonus * (ctx.traversal_cost + scale * weighted);
-            best = Some(Split { axis, pos: x, cost });
-            (beat, beat_empty) = thresholds(cost);
+            if n_left + n_right > budget {
+                over_budget = over_budget.min(cost);
+            } else {
+                best = Some(Split { axis, pos: x, cost, counts: [n_left, n_right] });
+                (beat, beat_empty) = thresholds(cost);
+            }
         }
     };
     let events = input.axis(axis);
@@ -147,7 +175,7 @@ fn sweep_axis(ctx: &Ctx<'_>, input: &NodeInput, axis: usize, area: f64) -> Optio
         (prev, p) = (p, next);
         g = h;
     }
-    best
+    Found { best, over_budget }
 }
 
 /// For a plane above the events before index `from`: how many START/PLANAR events from

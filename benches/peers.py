@@ -1,0 +1,58 @@
+"""Peer baselines through PyTorch (CUB and cuBLAS) for the tables of `lumbre bench`.
+
+Run in the same call as the `lumbre bench` it is compared with: `python3 benches/peers.py`.
+Prints one table: the operation, its size, the median of 10 timed runs after 3 warm-ups
+(CUDA events), and GB/s counting bytes read plus bytes written.
+"""
+
+import torch
+
+
+def median_ms(fn, warmup=3, repeats=10):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def row(name, size, ms, moved):
+    print(f"| {name} | {size} | {ms:.4f} | {moved / ms / 1e6:.0f} |")
+
+
+def main():
+    dev = torch.device("cuda")
+    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+    print("| operation | size | median ms | GB/s |")
+    print("| --- | --- | --- | --- |")
+    n = 1 << 28
+    x = torch.randint(0, 1 << 30, (n,), dtype=torch.int32, device=dev)
+    row("copy (clone) u32", "2^28", median_ms(lambda: x.clone()), 8 * n)
+    row("inclusive scan (cumsum) u32", "2^28", median_ms(lambda: torch.cumsum(x, 0, dtype=torch.int32)), 8 * n)
+    keep = (x & 1).bool()
+    row("compaction by flag (masked_select), half kept", "2^28", median_ms(lambda: torch.masked_select(x, keep)), 4 * n + n + 2 * n)
+    del keep
+    k = 1 << 26
+    keys = x[:k].clone()
+    row("sort u32 keys (torch.sort)", "2^26", median_ms(lambda: torch.sort(keys)), 8 * k)
+    del x, keys
+    # The radiosity solve B = E - Y (V^T E) per channel: an n x k product (cuBLAS gemv/gemm).
+    for n_el, k_p in [(13824, 864), (55296, 3456), (221184, 864), (221184, 3456)]:
+        y = torch.rand((n_el, k_p), dtype=torch.float32, device=dev)
+        v = torch.rand((k_p,), dtype=torch.float32, device=dev)
+        row("mv f32 (torch.mv), one channel", f"{n_el}x{k_p}", median_ms(lambda: torch.mv(y, v)), 4 * n_el * k_p)
+        v3 = torch.rand((k_p, 3), dtype=torch.float32, device=dev)
+        row("mm f32 (torch.mm), 3 lightings", f"{n_el}x{k_p}x3", median_ms(lambda: torch.mm(y, v3)), 4 * n_el * k_p)
+        del y
+
+
+if __name__ == "__main__":
+    main()

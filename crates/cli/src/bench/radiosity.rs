@@ -1,0 +1,159 @@
+//! `lumbre bench radiosity`: the low-rank radiosity paper's Table 3 on the generated box
+//! (solves per second for Y and for its factors, in f32 and f16, against the copy kernel and
+//! the CPU, with the precompute's times), and the low-rank error against the full solve for
+//! 2MF and 2MCE at equal k.
+
+use std::time::Duration;
+
+use lumbre_gpu::Gpu;
+use lumbre_radiosity::bench::{
+    ELEMENT_SIDES, Effort, Factors, FormTimes, PATCH_SIDES, SolveRow, TableOptions, error_table, solve_table,
+};
+
+use crate::progress::{bar_progress, progress};
+use crate::table::{Table, sig};
+
+/// What the benchmark runs.
+pub struct Options {
+    pub samples: u32,
+    pub synthetic: bool,
+    pub cpu_pairs: usize,
+    pub cpu: bool,
+    /// Elements per wall side of the error table; 0 skips it.
+    pub error_side: u32,
+    pub effort: super::Effort,
+}
+
+/// `s:t` pairs; none means the paper's twelve.
+pub fn parse_sizes(list: &[String]) -> Result<Vec<(u32, u32)>, String> {
+    if list.is_empty() {
+        return Ok(ELEMENT_SIDES.iter().flat_map(|&s| PATCH_SIDES.iter().map(move |&t| (s, t))).collect());
+    }
+    list.iter()
+        .map(|p| {
+            let bad = || format!("--sizes {p}: expected s:t, elements and patches per wall side, t dividing s");
+            let (s, t) = p.split_once(':').ok_or_else(bad)?;
+            let (s, t): (u32, u32) = (s.trim().parse().map_err(|_| bad())?, t.trim().parse().map_err(|_| bad())?);
+            if s == 0 || t == 0 || s % t != 0 {
+                return Err(bad());
+            }
+            Ok((s, t))
+        })
+        .collect()
+}
+
+fn rate(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| sig(1.0 / d.as_secs_f64().max(1e-12)))
+}
+
+fn ms(d: Duration) -> String {
+    sig(d.as_secs_f64() * 1e3)
+}
+
+fn form_cells(t: &FormTimes) -> Vec<String> {
+    vec![
+        sig(t.bytes as f64 / 1e6),
+        rate(t.cpu),
+        rate(t.gpu),
+        t.copy_fraction().map_or("-".into(), |f| format!("{}%", sig(100.0 * f))),
+        rate(t.gpu_f16),
+        t.f16_error.map_or("-".into(), |e| format!("{e:.1e}")),
+    ]
+}
+
+fn solve_rows(t: &mut Table, r: &SolveRow) {
+    let pre = r.precompute.as_ref();
+    let cell = |f: &dyn Fn(&lumbre_radiosity::bench::PrecomputeTimes) -> Duration| pre.map_or("-".into(), |p| ms(f(p)));
+    for (form, times) in [("Y", &r.dense), ("F, W", &r.factored)] {
+        let mut row = vec![format!("{} x {}", r.n, r.k), form.to_string()];
+        row.extend(form_cells(times));
+        if form == "Y" {
+            row.push(pre.map_or("synthetic".into(), |p| p.on.to_string()));
+            row.push(cell(&|p| p.form_factors));
+            row.push(cell(&|p| p.u));
+            row.push(cell(&|p| p.inverse));
+            row.push(cell(&|p| p.y));
+        } else {
+            row.extend(["".to_string(), "".into(), "".into(), "".into(), "".into()]);
+        }
+        t.row(row);
+    }
+}
+
+/// The solve table and, unless `error_side` is 0, the error table.
+pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>, String> {
+    let opts = TableOptions {
+        samples: o.samples,
+        effort: Effort { warmup: o.effort.warmup, repeats: o.effort.repeats },
+        factors: if o.synthetic { Factors::Synthetic } else { Factors::Auto { cpu_pairs: o.cpu_pairs } },
+        cpu: o.cpu,
+        f16: true,
+    };
+    let mut t = Table::new(
+        "Low-rank radiosity on the closed box (paper's Table 3): RGB solves per second",
+        &[
+            "n x k",
+            "form",
+            "MB read",
+            "CPU solves/s",
+            "GPU solves/s",
+            "GPU / copy",
+            "GPU f16 solves/s",
+            "f16 error",
+            "precompute on",
+            "form factors ms",
+            "U, V^T U ms",
+            "inverse ms",
+            "Y ms",
+        ],
+    );
+    let bar = progress(sizes.len() as u64, "radiosity sizes");
+    let rows = solve_table(gpu, sizes, &opts, &bar_progress(&bar), &mut |_| {}).map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    for r in &rows {
+        solve_rows(&mut t, r);
+    }
+    t.note(
+        "Y: the paper's form, n x 3k; F, W: Y_ch = -diag(rho_ch) F W_ch, F n x k and W 3 x k x k (rows padded to 8)",
+    );
+    t.note("GPU / copy: the copy kernel's time moving the bytes read (half read, half written) over the solve's time");
+    t.note(
+        "f16 error: largest |B(f16) - B(f32)| over the largest |B|; every GPU solve is checked against the CPU's first",
+    );
+    t.note(format!(
+        "form factors: {} samples per element-patch pair; CPU: {} rayon threads",
+        o.samples,
+        rayon::current_num_threads()
+    ));
+    if let Some(g) = gpu {
+        t.note(format!(
+            "adapter: {}; median of {} runs after {} warm-up",
+            g.adapter_name(),
+            o.effort.repeats,
+            o.effort.warmup
+        ));
+    }
+    let mut tables = vec![t];
+    if o.error_side > 0 {
+        let bar = progress(0, "low-rank error");
+        let (n, rows) =
+            error_table(gpu, o.error_side, &PATCH_SIDES, o.samples, &bar_progress(&bar)).map_err(|e| e.to_string())?;
+        bar.finish_and_clear();
+        let mut e = Table::new(
+            format!("Low-rank error against the full solve (n = {n}, Jacobi to 1e-6)"),
+            &["method", "k", "mean rel. error", "max rel. error", "mean rel. error, F summed from the reference"],
+        );
+        for r in rows {
+            e.row(vec![
+                r.method.to_string(),
+                r.k.to_string(),
+                format!("{}%", sig(100.0 * r.mean_relative)),
+                format!("{}%", sig(100.0 * r.max_relative)),
+                format!("{}%", sig(100.0 * r.mean_relative_aggregated)),
+            ]);
+        }
+        e.note("relative error per element: |B - B_ref|_1 / |B_ref|_1 over RGB; 2MCE from 3 x 3 patches per wall to the nearest k");
+        tables.push(e);
+    }
+    Ok(tables)
+}

@@ -1,0 +1,196 @@
+//! `lumbre density`: an OBJ scene rendered by ray-based density estimation. Photons leave
+//! the emitters (their indirect flights, or all of them), one disk sits at each pixel's
+//! first hit, and the irradiance of every disk is estimated from the flights crossing it.
+//! The image is direct light by the path tracer's next-event estimation (one bounce) plus
+//! `Kd / pi` times the estimated indirect irradiance; or, with `--irradiance`, the
+//! irradiance itself.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use lumbre_density::{Bounces, Density, PhotonOptions, PhotonTracer, Problem, camera_disks, nearest_radii};
+use lumbre_gpu::{Backend, Compute, Progress, Report};
+use lumbre_kdtree::BuildOptions;
+use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
+
+use crate::progress::{bar_progress, progress};
+
+/// What `lumbre density` was asked for.
+pub struct DensityArgs {
+    pub scene: PathBuf,
+    pub out: PathBuf,
+    pub camera: Option<String>,
+    pub width: u32,
+    pub height: u32,
+    pub options: DensityOptions,
+}
+
+/// How the estimate is made.
+#[derive(Clone, Copy, Debug)]
+pub struct DensityOptions {
+    /// Photons leaving the emitters.
+    pub photons: u32,
+    /// Disk radius; with `k`, the largest radius.
+    pub radius: f32,
+    /// Radius from the k-th nearest photon hit, in `[radius / 16, radius]`.
+    pub k: Option<usize>,
+    /// Write the irradiance instead of radiance.
+    pub irradiance: bool,
+    /// Leave the direct light out (radiance: indirect light only; irradiance: of the
+    /// indirect flights only).
+    pub indirect_only: bool,
+    /// Samples per pixel of the direct light.
+    pub spp: u32,
+    /// Seed of the photons' random numbers.
+    pub seed: u32,
+}
+
+/// The image and what it took.
+pub struct Estimated {
+    pub image: Image,
+    /// Every stage's time and statistics: photons, segments, disks, pairs, index, gather.
+    pub report: Report,
+    /// One line: photons traced, segments, disks, pairs found, and the stage times.
+    pub summary: String,
+}
+
+fn err(e: lumbre_gpu::Error) -> String {
+    e.to_string()
+}
+
+/// The GPU time of a run where the backend reported one, else `wall`.
+fn time_of(report: &Report, wall: Duration) -> Duration {
+    report.gpu.unwrap_or(wall)
+}
+
+/// Renders `prepared` from `camera` at `width` x `height` by density estimation on
+/// `backend` (photons, density, direct light there; the disks at the camera's first hits
+/// on the CPU).
+pub fn estimate(
+    prepared: &Prepared,
+    camera: Camera,
+    width: u32,
+    height: u32,
+    o: &DensityOptions,
+    backend: &Backend,
+    progress: &dyn Progress,
+) -> Result<Estimated, String> {
+    if o.photons == 0 {
+        return Err("--photons must be at least 1".into());
+    }
+    if !(o.radius.is_finite() && o.radius > 0.0) {
+        return Err(format!("--radius must be positive, got {}", o.radius));
+    }
+    let mut report = Report::default();
+    // Photons: the indirect flights, unless the irradiance of all of them is wanted.
+    let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
+    let tracer =
+        PhotonTracer { options: PhotonOptions { photons: o.photons, seed: o.seed, bounces, ..Default::default() } };
+    let t = Instant::now();
+    let placed = backend.place(&tracer, prepared).map_err(err)?;
+    let (photons, r) = tracer.run_placed(&placed, progress).map_err(err)?;
+    let trace_time = time_of(&r, t.elapsed());
+    report.merge(r);
+    // Disks at the first hits.
+    let t = Instant::now();
+    let mut disks = camera_disks(prepared, &camera, width, height, o.radius).map_err(err)?;
+    if let Some(k) = o.k {
+        nearest_radii(&mut disks.disks, &photons.segments, k, o.radius / 16.0, o.radius).map_err(err)?;
+    }
+    let disk_time = t.elapsed();
+    // The estimate.
+    let problem = Problem { segments: photons.segments, disks: disks.disks.clone() };
+    let density = Density::default();
+    let t = Instant::now();
+    let placed = backend.place(&density, &problem).map_err(err)?;
+    let upload = t.elapsed();
+    let t = Instant::now();
+    let (est, r) = density.run_placed(&placed, progress).map_err(err)?;
+    let density_time = time_of(&r, t.elapsed());
+    let (build, gather) = split(&r);
+    report.merge(r);
+    // Direct light by the path tracer (one bounce: emission and next-event estimation).
+    let mut direct_time = Duration::ZERO;
+    let direct = if o.irradiance || o.indirect_only {
+        None
+    } else {
+        let options = PathOptions { width, height, spp: o.spp.max(1), max_bounces: 1, ..Default::default() };
+        let render = PathRender { camera, options };
+        let t = Instant::now();
+        let placed = backend.place(&render, prepared).map_err(err)?;
+        let (image, r) = render.run_placed(&placed, &()).map_err(err)?;
+        direct_time = time_of(&r, t.elapsed());
+        report.merge(r);
+        Some(image)
+    };
+    let mut image = Image::new(width, height);
+    for (pixel, &d) in disks.pixel_disk.iter().enumerate() {
+        let (x, y) = (pixel as u32 % width, pixel as u32 / width);
+        let mut value = direct.as_ref().map_or(Vec3::ZERO, |img| img.get(x, y));
+        if d != lumbre_density::NO_DISK {
+            let e = Vec3::from(est.irradiance[d as usize]);
+            value += if o.irradiance {
+                e
+            } else {
+                let kd = prepared.scene.materials[disks.material[d as usize] as usize].kd;
+                kd / std::f32::consts::PI * e
+            };
+        }
+        image.set(x, y, value);
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let summary = format!(
+        "{} photons traced ({:.1} ms), {} segments, {} disks ({:.1} ms), {} pairs found; index build {:.2} ms, \
+         gather {:.2} ms (density {:.2} ms, upload {:.1} ms){}",
+        o.photons,
+        ms(trace_time),
+        problem.segments.len(),
+        problem.disks.len(),
+        ms(disk_time),
+        est.pairs(),
+        ms(build),
+        ms(gather),
+        ms(density_time),
+        ms(upload),
+        if direct.is_some() { format!(", direct light {:.1} ms", ms(direct_time)) } else { String::new() },
+    );
+    Ok(Estimated { image, report, summary })
+}
+
+/// Index build and gather times of a density report: the stages named after the gather
+/// (`bvh traverse`, `octree leaves`, `brute force`), and the others but transfers.
+fn split(r: &Report) -> (Duration, Duration) {
+    let mut build = Duration::ZERO;
+    let mut gather = Duration::ZERO;
+    for (s, d) in &r.stages {
+        match s.as_str() {
+            "bvh traverse" | "octree leaves" | "brute force" => gather += *d,
+            "download" | "upload" | "prepare" => {}
+            _ => build += *d,
+        }
+    }
+    (build, gather)
+}
+
+pub fn run(args: &DensityArgs, backend: &Backend) -> Result<(), String> {
+    let t = Instant::now();
+    let aspect = args.width as f32 / args.height as f32;
+    let (scene, camera) = crate::render::load_scene(&args.scene, args.camera.as_deref(), aspect)?;
+    let prepared = Prepared::new(scene, &BuildOptions::default());
+    let load = t.elapsed();
+    let bar = progress(args.options.photons as u64, "density");
+    let est = estimate(&prepared, camera, args.width, args.height, &args.options, backend, &bar_progress(&bar))?;
+    bar.finish_and_clear();
+    est.image.save(&args.out).map_err(|e| e.to_string())?;
+    println!(
+        "{}: {} triangles on {}, load and kd-tree {:.1} ms; {} -> {}",
+        args.scene.display(),
+        prepared.tris.len(),
+        backend.describe(),
+        load.as_secs_f64() * 1e3,
+        est.summary,
+        args.out.display()
+    );
+    Ok(())
+}

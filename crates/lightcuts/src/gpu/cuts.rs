@@ -1,0 +1,221 @@
+//! Lightcuts on the GPU: `lightcuts/cuts.wgsl`, the twin of `cut.rs`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_raytrace::Image;
+use rayon::prelude::*;
+
+use crate::cut::{CutContext, cut_pixel};
+use crate::gpu::instant::GpuLit;
+use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
+use crate::ism::GpuIsmAtlas;
+use crate::shading::{GpuShading, ShadingRef, check_shading, ism_cpu, min_distance2, vis_for};
+use crate::{CUT_INEXACT, CUT_MAX_REACHED, CutPixel, Lightcuts, Lit, SHADOW_END, Shading, Visibility};
+
+/// The heap sizes the GPU kernel is compiled for (entries per pixel, 12 bytes each, in
+/// private memory).
+pub const HEAP_SIZES: [u32; 3] = [32, 64, 128];
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    bmin: [f32; 3],
+    width: u32,
+    bmax: [f32; 3],
+    height: u32,
+    min_d2: f32,
+    error: f32,
+    max_cut: u32,
+    flags: u32,
+    tile_base: u32,
+    shadow_end: f32,
+    _pad: [u32; 2],
+}
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS32_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS64_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS128_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS32_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS64_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS128_PARAMS_SIZE
+);
+
+/// Per-pixel cuts on the GPU (the `cuts` of a [`GpuLit`]).
+pub type GpuCuts = lumbre_gpu::Buffer<[u32; 4]>;
+
+/// Statistics of a set of cuts: average size over the lit pixels, pixels flagged.
+pub(crate) fn cut_stats(cuts: &[CutPixel], report: &mut Report) {
+    let lit: Vec<&CutPixel> = cuts.iter().filter(|c| c.size > 0).collect();
+    let sum: u64 = lit.iter().map(|c| c.size as u64).sum();
+    report.stat("average cut", if lit.is_empty() { 0.0 } else { sum as f64 / lit.len() as f64 });
+    report.stat("largest cut", lit.iter().map(|c| c.size).max().unwrap_or(0) as f64);
+    report.stat("visibility queries", cuts.iter().map(|c| c.queries as f64).sum());
+    report.stat("inexact pixels", cuts.iter().filter(|c| c.flags & CUT_INEXACT != 0).count() as f64);
+    report.stat("max-cut pixels", cuts.iter().filter(|c| c.flags & CUT_MAX_REACHED != 0).count() as f64);
+}
+
+impl Lightcuts {
+    /// The kernel variant for the heap size and visibility; an error for heap sizes it is
+    /// not compiled for.
+    fn shader(&self) -> Result<lumbre_shaders::Shader> {
+        use lumbre_shaders::lightcuts::*;
+        let ism = matches!(self.visibility, Visibility::Ism(_));
+        Ok(match (self.cut.heap, ism) {
+            (32, false) => CUTS_RAYS32,
+            (64, false) => CUTS_RAYS64,
+            (128, false) => CUTS_RAYS128,
+            (32, true) => CUTS_MAPS32,
+            (64, true) => CUTS_MAPS64,
+            (128, true) => CUTS_MAPS128,
+            (h, _) => {
+                return Err(Error::Input(format!(
+                    "lightcuts on the GPU: heap of {h} entries; the kernel has {HEAP_SIZES:?}"
+                )));
+            }
+        })
+    }
+
+    /// Records the cuts of an uploaded G-buffer over an uploaded tree, with the lights'
+    /// imperfect shadow maps when visibility is by ISM.
+    pub fn record_cuts(
+        &self,
+        rec: &mut Recorder,
+        scene: &GpuLightScene,
+        lights: &GpuLights,
+        gbuffer: &GpuGBuffer,
+        min_d2: f32,
+        ism: Option<&GpuIsmAtlas>,
+    ) -> Result<GpuLit> {
+        self.cut.validate()?;
+        let gpu = rec.gpu().clone();
+        let ism = match (&self.visibility, ism) {
+            (Visibility::Ism(_), Some(atlas)) => atlas.clone(),
+            (Visibility::Ism(_), None) => return Err(Error::Input("ISM visibility without an atlas".into())),
+            _ => no_ism(&gpu)?,
+        };
+        let [ism_params, ism_depth] = ism.lookup_bindings(&gpu)?;
+        let kernel = gpu.kernel(&self.shader()?, "main")?;
+        let (w, h) = (gbuffer.width, gbuffer.height);
+        let n = w as usize * h as usize;
+        let image = gpu.zeroed::<[f32; 4]>(n)?;
+        let cuts = gpu.zeroed::<[u32; 4]>(n)?;
+        let b = scene.tree.bounds;
+        for (tile_base, tiles) in tile_dispatches(w, h) {
+            let params = gpu.uniform(&Params {
+                bmin: b.min.to_array(),
+                width: w,
+                bmax: b.max.to_array(),
+                height: h,
+                min_d2,
+                error: self.cut.error,
+                max_cut: self.cut.max_cut,
+                flags: query_flags(&self.query) | self.visibility.ray_flag(),
+                tile_base,
+                shadow_end: SHADOW_END,
+                _pad: [0; 2],
+            })?;
+            let [k1, k2, k3] = scene.tree.bindings();
+            let res = [
+                params.as_entire_binding(),
+                k1,
+                k2,
+                k3,
+                gbuffer.pixels.binding(),
+                lights.nodes.binding(),
+                lights.vpls.binding(),
+                image.binding(),
+                cuts.binding(),
+                ism_params.clone(),
+                ism_depth.clone(),
+            ];
+            rec.dispatch("lightcuts", &kernel, &res, tiles as u64)?;
+        }
+        Ok(GpuLit { image, cuts: Some(cuts), tile_rays: None, width: w, height: h })
+    }
+}
+
+impl Lightcuts {
+    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`] runs).
+    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
+        self.cut.validate()?;
+        check_shading(input)?;
+        let min_d2 = min_distance2(input.prepared, self.clamp)?;
+        let mut report = Report::default();
+        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
+            report.merge(r);
+            atlas
+        });
+        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
+        let cx = CutContext { tree: input.tree, options: self.cut, min_d2, vis };
+        let g = input.gbuffer;
+        let total = g.pixels.len() as u64;
+        let done = AtomicU64::new(0);
+        let out: Vec<(glam::Vec3, CutPixel)> = report.time("lightcuts", || {
+            g.pixels
+                .par_chunks(256)
+                .flat_map_iter(|chunk| {
+                    let out: Vec<_> = chunk.iter().map(|px| cut_pixel(&cx, px)).collect();
+                    progress.update(
+                        "lightcuts",
+                        done.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64,
+                        total,
+                    );
+                    out
+                })
+                .collect()
+        });
+        let (pixels, cuts): (Vec<_>, Vec<_>) = out.into_iter().unzip();
+        cut_stats(&cuts, &mut report);
+        let queries = cuts.iter().map(|c| c.queries as u64).sum();
+        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
+        Ok((Lit { image, cuts, queries }, report))
+    }
+}
+
+impl Compute for Lightcuts {
+    type Input = Shading;
+    type Output = Lit;
+    type GpuInput = GpuShading;
+    type GpuOutput = GpuLit;
+
+    fn name(&self) -> &'static str {
+        "lightcuts"
+    }
+
+    fn cpu(&self, input: &Shading) -> Result<Lit> {
+        self.cpu_reported(input, &()).map(|(lit, _)| lit)
+    }
+
+    /// Progress in pixels; reports the average and largest cut, visibility queries and
+    /// flagged pixels (and the ISM build's stages).
+    fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
+        self.shade_cpu(input.by_ref(), progress)
+    }
+
+    fn upload(&self, gpu: &Gpu, input: &Shading) -> Result<GpuShading> {
+        GpuShading::upload(gpu, input, &self.visibility)
+    }
+
+    fn record(&self, rec: &mut Recorder, input: &GpuShading) -> Result<GpuLit> {
+        let ism = record_ism(rec, &self.visibility, input)?;
+        self.record_cuts(rec, &input.scene, &input.lights, &input.gbuffer, input.min_d2(self.clamp)?, ism.as_ref())
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuLit) -> Result<Lit> {
+        let cuts: Vec<CutPixel> = match &out.cuts {
+            Some(c) => bytemuck::cast_slice(&gpu.download(c)?).to_vec(),
+            None => Vec::new(),
+        };
+        let queries = cuts.iter().map(|c| c.queries as u64).sum();
+        Ok(Lit { image: out.download_image(gpu)?, cuts, queries })
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, out: &GpuLit) -> Result<Report> {
+        let mut report = Report::default();
+        if let Some(c) = &out.cuts {
+            cut_stats(bytemuck::cast_slice(&gpu.download(c)?), &mut report);
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,194 @@
+//! VPLs on the GPU: `lightcuts/vpls.wgsl` (slots, then a stable compaction of the filled
+//! ones and a gather), the twin of `vpls.rs`.
+
+use lumbre_compact::{Compact, Emit, GpuStream, Select};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_kdtree::QueryOptions;
+use lumbre_raytrace::{GpuEmitters, Prepared};
+
+use crate::gpu::{GpuLightScene, query_flags};
+use crate::ism::GpuVpl;
+use crate::vpls::{DIRECT_STREAM, emitters, vpls_cpu};
+use crate::{Vpl, VplOptions};
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    bmin: [f32; 3],
+    direct: u32,
+    bmax: [f32; 3],
+    paths: u32,
+    eps: f32,
+    seed: u32,
+    bounces: u32,
+    flags: u32,
+    far: f32,
+    emitters: u32,
+    direct_seed: u32,
+    _pad: u32,
+}
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::lightcuts::VPLS_PARAMS_SIZE);
+
+/// Threads per workgroup of `vpls.wgsl`.
+const WG: u64 = 256;
+
+/// A scene with its emitters on the GPU: what VPLs are made from.
+#[derive(Clone, Debug)]
+pub struct GpuVplScene {
+    /// The scene.
+    pub scene: GpuLightScene,
+    /// Its emitters.
+    pub emitters: GpuEmitters,
+}
+
+impl GpuVplScene {
+    /// Uploads a scene and its emitters (an error when it has none).
+    pub fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuVplScene> {
+        Ok(GpuVplScene { scene: GpuLightScene::upload(gpu, p)?, emitters: GpuEmitters::upload(gpu, &emitters(p)?)? })
+    }
+}
+
+/// VPLs on the GPU: the first `count` entries of `vpls` (`count` lives on the GPU).
+#[derive(Clone, Debug)]
+pub struct GpuVplList {
+    /// The VPLs, as long as the slots.
+    pub vpls: Buffer<GpuVpl>,
+    /// Their number (one word).
+    pub count: Buffer<u32>,
+}
+
+impl GpuVplList {
+    /// Reads the number of VPLs back (a wait for the GPU).
+    pub fn read_count(&self, gpu: &Gpu) -> Result<u32> {
+        Ok(gpu.download(&self.count)?[0])
+    }
+}
+
+/// Making the VPLs of a scene (see [`VplOptions`] and the module notes in `vpls.rs`).
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_lightcuts::{VplOptions, VplPass};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
+/// let prepared = Prepared::new(scene, &Default::default());
+/// let pass = VplPass { options: VplOptions::total(1000), query: Default::default() };
+/// let vpls = pass.gpu(&Gpu::new()?, &prepared)?;
+/// assert!(vpls.len() > 900);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VplPass {
+    /// How many and how.
+    pub options: VplOptions,
+    /// Traversal and triangle test of the light paths.
+    pub query: QueryOptions,
+}
+
+impl VplPass {
+    /// Records the VPLs of an uploaded scene.
+    pub fn record_vpls(&self, rec: &mut Recorder, s: &GpuVplScene) -> Result<GpuVplList> {
+        let o = &self.options;
+        o.validate()?;
+        if s.emitters.count == 0 {
+            return Err(Error::Input("the scene has no emitters: VPLs come from area lights".into()));
+        }
+        let gpu = rec.gpu().clone();
+        let slots = o.slots() as usize;
+        let slot_data = gpu.zeroed::<GpuVpl>(slots)?;
+        let filled = gpu.zeroed::<u32>(slots)?;
+        let vpls = gpu.zeroed::<GpuVpl>(slots)?;
+        let b = s.scene.tree.bounds;
+        let params = gpu.uniform(&Params {
+            bmin: b.min.to_array(),
+            direct: o.direct,
+            bmax: b.max.to_array(),
+            paths: o.paths,
+            eps: s.scene.eps,
+            seed: o.seed,
+            bounces: o.bounces,
+            flags: query_flags(&self.query),
+            far: f32::INFINITY,
+            emitters: s.emitters.count,
+            direct_seed: o.seed ^ DIRECT_STREAM,
+            _pad: 0,
+        })?;
+        let main = gpu.kernel(&lumbre_shaders::lightcuts::VPLS, "main")?;
+        let gather = gpu.kernel(&lumbre_shaders::lightcuts::VPLS, "gather")?;
+        let slot_words = slot_data.clone().cast::<[f32; 4]>()?;
+        let vpl_words = vpls.clone().cast::<[f32; 4]>()?;
+        let placeholder = gpu.zeroed::<u32>(1)?;
+        let threads = o.direct as u64 + o.paths as u64;
+        let stream = GpuStream { values: placeholder.clone(), flags: filled.clone(), len: slots };
+        let compact = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
+        // Both entry points take the whole list (in the shader's order); each binds what
+        // it uses.
+        let [k1, k2, k3] = s.scene.tree.bindings();
+        let [e1, e2, e3] = s.emitters.bindings();
+        let res = [
+            params.as_entire_binding(),
+            k1,
+            k2,
+            k3,
+            s.scene.tri_info.binding(),
+            s.scene.materials.binding(),
+            e1,
+            e2,
+            e3,
+            slot_words.binding(),
+            filled.binding(),
+        ];
+        let mut first = res.to_vec();
+        first.extend([placeholder.binding(), placeholder.binding(), vpl_words.binding()]);
+        rec.dispatch("vpls", &main, &first, threads.div_ceil(WG))?;
+        let picked = compact.record_compact(rec, &stream)?;
+        let mut second = res.to_vec();
+        second.extend([picked.out.binding(), picked.count.binding(), vpl_words.binding()]);
+        rec.dispatch("vpl gather", &gather, &second, (slots as u64).div_ceil(WG))?;
+        Ok(GpuVplList { vpls, count: picked.count })
+    }
+}
+
+impl Compute for VplPass {
+    type Input = Prepared;
+    type Output = Vec<Vpl>;
+    type GpuInput = GpuVplScene;
+    type GpuOutput = GpuVplList;
+
+    fn name(&self) -> &'static str {
+        "vpls"
+    }
+
+    fn cpu(&self, p: &Prepared) -> Result<Vec<Vpl>> {
+        self.cpu_reported(p, &()).map(|(v, _)| v)
+    }
+
+    fn cpu_reported(&self, p: &Prepared, _progress: &dyn Progress) -> Result<(Vec<Vpl>, Report)> {
+        let mut report = Report::default();
+        let vpls = report.time("vpls", || vpls_cpu(p, &self.options, &self.query))?;
+        report.stat("vpls", vpls.len() as f64);
+        Ok((vpls, report))
+    }
+
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuVplScene> {
+        GpuVplScene::upload(gpu, p)
+    }
+
+    fn record(&self, rec: &mut Recorder, s: &GpuVplScene) -> Result<GpuVplList> {
+        self.record_vpls(rec, s)
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuVplList) -> Result<Vec<Vpl>> {
+        let n = out.read_count(gpu)? as usize;
+        if n == 0 {
+            return Err(Error::Input("no VPL was made: every light path left the scene".into()));
+        }
+        Ok(gpu.download_range(&out.vpls, 0..n)?.iter().map(Vpl::from_gpu).collect())
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, out: &GpuVplList) -> Result<Report> {
+        let mut report = Report::default();
+        report.stat("vpls", out.read_count(gpu)? as f64);
+        Ok(report)
+    }
+}

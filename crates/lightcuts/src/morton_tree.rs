@@ -1,0 +1,261 @@
+//! The light tree by Morton order, as real-time lightcuts build it: the lights sorted by the
+//! Morton code of their position (optionally followed by bits of their normal's direction),
+//! Karras's radix tree (2012) over the sorted codes, and the clusters' bounds bottom-up.
+//! CPU here, stage by stage as on the GPU (`lightcuts/morton_keys.wgsl`,
+//! `lightcuts/radix_tree.wgsl`, `lightcuts/tree_bounds.wgsl`), with the same topology bit
+//! for bit.
+
+use glam::Vec3;
+use lumbre_compact::radix_sort_cpu;
+use lumbre_gpu::{Error, Result};
+use lumbre_morton::{Quantizer, encode_u32};
+use rayon::prelude::*;
+
+use crate::{LightNode, LightTree, Vpl, validate_vpls};
+
+/// Largest number of direction bits per octahedral coordinate.
+pub const MAX_DIRECTION_BITS: u32 = 5;
+
+/// The Morton-order builder.
+///
+/// The key of a light is the 30-bit-or-less code `position code << 2q | direction code`:
+/// `p` bits per axis of its position in the quantisation box (10 without direction bits),
+/// then `q` bits per coordinate of its normal's octahedral map interleaved (`q` =
+/// [`direction_bits`](MortonTree::direction_bits), `3p + 2q <= 30`). Equal keys are ordered
+/// by the lights' indices (a stable sort) and split by index bits in the radix tree, as
+/// Karras does.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_lightcuts::{MortonTree, Vpl};
+/// let vpls: Vec<Vpl> = (0..64)
+///     .map(|i| Vpl { position: Vec3::new((i % 8) as f32, (i / 8) as f32, 0.0), normal: Vec3::Z, intensity: Vec3::ONE })
+///     .collect();
+/// let tree = MortonTree::default().build(&vpls).unwrap();
+/// tree.validate().unwrap();
+/// assert_eq!(tree.depth(), 6); // a full grid gives a balanced tree
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MortonTree {
+    /// Direction bits per octahedral coordinate, 0 to [`MAX_DIRECTION_BITS`].
+    pub direction_bits: u32,
+    /// Seed of the representatives' draws.
+    pub seed: u32,
+    /// The quantisation box; `None`: the lights' box. Lights outside it are clamped in.
+    pub bounds: Option<(Vec3, Vec3)>,
+}
+
+/// The constants of the key computation (mirrored by the GPU's parameters).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeyParams {
+    pub quantizer: Quantizer,
+    pub direction_bits: u32,
+}
+
+/// Position bits per axis for `q` direction bits per coordinate.
+fn position_bits(q: u32) -> u32 {
+    (30 - 2 * q) / 3
+}
+
+/// The octahedral map of a unit vector to `[0, 1]^2`.
+pub(crate) fn octahedral(n: Vec3) -> (f32, f32) {
+    let l1 = n.x.abs() + n.y.abs() + n.z.abs();
+    let (mut u, mut v) = (n.x / l1, n.y / l1);
+    if n.z < 0.0 {
+        let (su, sv) = (if u >= 0.0 { 1.0 } else { -1.0 }, if v >= 0.0 { 1.0 } else { -1.0 });
+        (u, v) = ((1.0 - v.abs()) * su, (1.0 - u.abs()) * sv);
+    }
+    ((u + 1.0) * 0.5, (v + 1.0) * 0.5)
+}
+
+/// `floor(x * 2^bits)` clamped to `[0, 2^bits - 1]`.
+fn quantize_unit(x: f32, bits: u32) -> u32 {
+    let cells = (1u32 << bits) as f32;
+    (x * cells).floor().clamp(0.0, cells - 1.0) as u32
+}
+
+/// The key of one light (the CPU twin of `morton_keys.wgsl`'s `light_key`).
+pub(crate) fn light_key(p: &KeyParams, v: &Vpl) -> u32 {
+    let code = encode_u32(p.quantizer.cell_clamped(v.position.to_array()));
+    let q = p.direction_bits;
+    if q == 0 {
+        return code;
+    }
+    let (u, w) = octahedral(v.normal);
+    let (qu, qw) = (quantize_unit(u, q), quantize_unit(w, q));
+    // The two coordinates interleaved, u's bit above w's.
+    let dir = (0..q).fold(0, |acc, i| acc | ((qu >> i) & 1) << (2 * i + 1) | ((qw >> i) & 1) << (2 * i));
+    code << (2 * q) | dir
+}
+
+/// Stage 1: each light's key and index (the pairs the sort orders).
+pub(crate) fn morton_keys(p: &KeyParams, vpls: &[Vpl]) -> (Vec<u32>, Vec<u32>) {
+    let keys = vpls.par_iter().map(|v| light_key(p, v)).collect();
+    (keys, (0..vpls.len() as u32).collect())
+}
+
+/// Karras's common-prefix length of sorted keys `i` and `j`, with the indices' bits after
+/// the key's when keys are equal; -1 outside `0..n`.
+#[inline]
+fn delta(keys: &[u32], i: i64, j: i64) -> i32 {
+    if j < 0 || j >= keys.len() as i64 {
+        return -1;
+    }
+    let (a, b) = (keys[i as usize], keys[j as usize]);
+    if a != b { (a ^ b).leading_zeros() as i32 } else { 32 + ((i ^ j) as u32).leading_zeros() as i32 }
+}
+
+/// Stage 3: internal node `i` of Karras's radix tree over `n` sorted keys: its children (as
+/// node indices: internal `g` at `g`, leaf `k` at `n - 1 + k`), its common-prefix length
+/// and a 0 (`radix_tree.wgsl`'s `vec4`).
+pub(crate) fn radix_node(keys: &[u32], i: usize) -> [u32; 4] {
+    let n = keys.len() as i64;
+    let i = i as i64;
+    let d: i64 = if delta(keys, i, i + 1) > delta(keys, i, i - 1) { 1 } else { -1 };
+    let d_min = delta(keys, i, i - d);
+    let mut l_max: i64 = 2;
+    while delta(keys, i, i + l_max * d) > d_min {
+        l_max *= 2;
+    }
+    let mut l = 0;
+    let mut t = l_max / 2;
+    while t >= 1 {
+        if delta(keys, i, i + (l + t) * d) > d_min {
+            l += t;
+        }
+        t /= 2;
+    }
+    let j = i + l * d;
+    let d_node = delta(keys, i, j);
+    let mut s = 0;
+    let mut t = l;
+    loop {
+        t = (t + 1) / 2;
+        if delta(keys, i, i + (s + t) * d) > d_node {
+            s += t;
+        }
+        if t <= 1 {
+            break;
+        }
+    }
+    let gamma = i + s * d + d.min(0);
+    let leaf = |k: i64| (n - 1 + k) as u32;
+    let left = if i.min(j) == gamma { leaf(gamma) } else { gamma as u32 };
+    let right = if i.max(j) == gamma + 1 { leaf(gamma + 1) } else { (gamma + 1) as u32 };
+    [left, right, d_node as u32, 0]
+}
+
+/// Stage 3 over all internal nodes.
+pub(crate) fn radix_tree(keys: &[u32]) -> Vec<[u32; 4]> {
+    (0..keys.len().saturating_sub(1)).into_par_iter().map(|i| radix_node(keys, i)).collect()
+}
+
+/// Stage 4: the leaves from the sorted lights, then every cluster from its children,
+/// deepest common prefix first (a node's children have longer prefixes than it has).
+pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[[u32; 4]], seed: u32) -> Vec<LightNode> {
+    let n = vpls.len();
+    let mut nodes = vec![LightNode::default(); 2 * n - 1];
+    nodes[n - 1..]
+        .par_iter_mut()
+        .zip(order.par_iter())
+        .for_each(|(node, &k)| *node = LightNode::leaf(&vpls[k as usize], k));
+    let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); 65];
+    for (i, t) in topology.iter().enumerate() {
+        by_level[t[2] as usize].push(i as u32);
+    }
+    for level in by_level.iter().rev().filter(|l| !l.is_empty()) {
+        let done: Vec<LightNode> = level
+            .par_iter()
+            .map(|&i| {
+                let [a, b, _, _] = topology[i as usize];
+                LightNode::merge(&nodes[a as usize], a, &nodes[b as usize], b, i, seed)
+            })
+            .collect();
+        for (&i, node) in level.iter().zip(done) {
+            nodes[i as usize] = node;
+        }
+    }
+    nodes
+}
+
+impl MortonTree {
+    /// The key parameters for `vpls`, checked.
+    pub(crate) fn key_params(&self, vpls: &[Vpl]) -> Result<KeyParams> {
+        if self.direction_bits > MAX_DIRECTION_BITS {
+            return Err(Error::Input(format!(
+                "Morton light tree: {} direction bits, at most {MAX_DIRECTION_BITS}",
+                self.direction_bits
+            )));
+        }
+        let (lo, hi) = match self.bounds {
+            Some(b) => b,
+            None => vpls
+                .iter()
+                .fold((vpls[0].position, vpls[0].position), |(lo, hi), v| (lo.min(v.position), hi.max(v.position))),
+        };
+        let quantizer = Quantizer::new(lo.to_array(), hi.to_array(), position_bits(self.direction_bits))
+            .map_err(|e| Error::Input(format!("Morton light tree: bounds {lo}..{hi}: {e}")))?;
+        Ok(KeyParams { quantizer, direction_bits: self.direction_bits })
+    }
+
+    /// Builds the tree over `vpls` on the CPU (what [`Compute::cpu`](lumbre_gpu::Compute::cpu)
+    /// runs).
+    pub fn build(&self, vpls: &[Vpl]) -> Result<LightTree> {
+        validate_vpls(vpls)?;
+        if vpls.len() == 1 {
+            return LightTree::single(vpls.to_vec());
+        }
+        let params = self.key_params(vpls)?;
+        let (mut keys, mut order) = morton_keys(&params, vpls);
+        radix_sort_cpu(&mut keys, Some(&mut order));
+        let topology = radix_tree(&keys);
+        let nodes = tree_bounds(vpls, &order, &topology, self.seed);
+        Ok(LightTree { nodes, vpls: vpls.to_vec() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn octahedral_map_covers_the_square() {
+        let dirs = [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z, Vec3::new(1.0, -2.0, -3.0).normalize()];
+        for d in dirs {
+            let (u, v) = octahedral(d);
+            assert!((0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v), "{d}: {u} {v}");
+        }
+        assert_eq!(octahedral(Vec3::Z), (0.5, 0.5));
+        assert_ne!(octahedral(Vec3::Z), octahedral(-Vec3::Z));
+    }
+
+    #[test]
+    fn keys_put_position_above_direction() {
+        let q = Quantizer::new([0.0; 3], [1.0; 3], position_bits(3)).unwrap();
+        let p = KeyParams { quantizer: q, direction_bits: 3 };
+        let v = |x: f32, n: Vec3| Vpl { position: Vec3::new(x, 0.5, 0.5), normal: n, intensity: Vec3::ONE };
+        let (a, b) = (light_key(&p, &v(0.2, Vec3::Z)), light_key(&p, &v(0.2, -Vec3::Z)));
+        assert_eq!(a >> 6, b >> 6);
+        assert_ne!(a, b);
+        assert!(light_key(&p, &v(0.9, Vec3::Z)) >> 6 != a >> 6);
+        for q in 0..=MAX_DIRECTION_BITS {
+            assert!(3 * position_bits(q) + 2 * q <= 30);
+        }
+    }
+
+    #[test]
+    fn radix_tree_of_distinct_keys_is_karras_example() {
+        // Karras 2012, figure 3: eight keys 00001 00010 00100 00101 10011 11000 11001 11110.
+        let keys = [0b00001u32, 0b00010, 0b00100, 0b00101, 0b10011, 0b11000, 0b11001, 0b11110];
+        let children: Vec<[u32; 2]> = radix_tree(&keys).iter().map(|t| [t[0], t[1]]).collect();
+        let leaf = |k: u32| 7 + k;
+        assert_eq!(
+            children,
+            [[3, 4], [leaf(0), leaf(1)], [leaf(2), leaf(3)], [1, 2], [leaf(4), 5], [6, leaf(7)], [leaf(5), leaf(6)]]
+        );
+        // Equal keys are split by their indices' bits.
+        let same = radix_tree(&[5, 5, 5, 5]);
+        assert_eq!(same.iter().map(|t| [t[0], t[1]]).collect::<Vec<_>>(), [[1, 2], [3, 4], [5, 6]]);
+        assert_eq!(same[0][2], 32 + 30);
+    }
+}

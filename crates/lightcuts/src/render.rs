@@ -1,0 +1,362 @@
+//! The whole renderer: VPLs from the emitters, a light tree, the G-buffer, imperfect shadow
+//! maps when asked for, and every pixel shaded by lightcuts or by instant radiosity.
+
+use glam::Vec3;
+use lumbre_gpu::{Agree, Compute, Error, Gpu, Progress, Recorder, Report, Result, Tolerance};
+use lumbre_kdtree::QueryOptions;
+use lumbre_raytrace::{Image, Prepared};
+
+use crate::gpu::{GpuLit, GpuVplScene, record_ism};
+use crate::ism::{GpuPoolInput, GpuVpl};
+use crate::shading::ShadingRef;
+use crate::{
+    CutOptions, CutPixel, GBufferPass, GpuLights, GpuShading, GreedyTree, InstantRadiosity, LightNode, LightTree,
+    Lightcuts, MortonTree, View, Visibility, Vpl, VplOptions, VplPass, vpls_cpu,
+};
+
+/// How the light tree is built.
+///
+/// ```
+/// assert_eq!(lumbre_lightcuts::TreeBuilder::default().name(), "morton");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TreeBuilder {
+    /// The paper's greedy agglomerative build (CPU; on the GPU path the VPLs come back to
+    /// the host for it and the tree goes up again).
+    Greedy(GreedyTree),
+    /// By Morton order, on the GPU (or its CPU twin).
+    Morton(MortonTree),
+}
+
+impl Default for TreeBuilder {
+    fn default() -> Self {
+        TreeBuilder::Morton(MortonTree::default())
+    }
+}
+
+impl TreeBuilder {
+    /// `greedy` or `morton`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TreeBuilder::Greedy(_) => "greedy",
+            TreeBuilder::Morton(_) => "morton",
+        }
+    }
+
+    /// The tree over `vpls` in a scene whose box is `bounds` (the Morton quantisation box,
+    /// and the greedy metric's diagonal), on the CPU.
+    pub fn build(&self, vpls: &[Vpl], bounds: (Vec3, Vec3)) -> Result<LightTree> {
+        match self {
+            TreeBuilder::Greedy(g) => {
+                GreedyTree { diagonal: Some(g.diagonal.unwrap_or((bounds.1 - bounds.0).length())), ..*g }.build(vpls)
+            }
+            TreeBuilder::Morton(m) => MortonTree { bounds: Some(m.bounds.unwrap_or(bounds)), ..*m }.build(vpls),
+        }
+    }
+}
+
+/// How the pixels are shaded.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Method {
+    /// Lightcuts over the light tree.
+    Lightcuts(CutOptions),
+    /// Instant radiosity: every VPL for every pixel (no tree is built).
+    Instant,
+}
+
+impl Method {
+    /// `lightcuts` or `instant`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Lightcuts(_) => "lightcuts",
+            Method::Instant => "instant",
+        }
+    }
+}
+
+/// A rendered image with its cuts (lightcuts only) and counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendering {
+    /// Linear RGB radiance.
+    pub image: Image,
+    /// Per pixel, its cut (empty for instant radiosity).
+    pub cuts: Vec<CutPixel>,
+    /// Number of VPLs.
+    pub vpls: u32,
+    /// Visibility queries (shadow rays or ISM lookups).
+    pub queries: u64,
+}
+
+impl Agree for Rendering {
+    /// VPL counts, cuts and queries exactly; radiances within `tol`.
+    fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
+        if self.vpls != gpu.vpls {
+            return Some(format!("{} vs {} VPLs", self.vpls, gpu.vpls));
+        }
+        let lit = |r: &Rendering| crate::Lit { image: r.image.clone(), cuts: r.cuts.clone(), queries: r.queries };
+        lit(self).disagreement(&lit(gpu), tol)
+    }
+}
+
+/// The renderer (see the crate documentation).
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_lightcuts::{Render, View, VplOptions};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
+/// let prepared = Prepared::new(scene, &Default::default());
+/// let render = Render { view: View::cornell(128, 128), vpls: VplOptions::total(10_000), ..Default::default() };
+/// let (out, report) = render.run_reported(&lumbre_gpu::Backend::Gpu(Gpu::new()?), &prepared, &())?;
+/// println!("{} VPLs: {report}", out.vpls);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Render {
+    /// Camera and size.
+    pub view: View,
+    /// The VPLs.
+    pub vpls: VplOptions,
+    /// The light tree (lightcuts only).
+    pub tree: TreeBuilder,
+    /// Lightcuts or instant radiosity.
+    pub method: Method,
+    /// The `1 / d^2` clamp distance as a fraction of the scene's diagonal.
+    pub clamp: f32,
+    /// Shadow rays, imperfect shadow maps or none.
+    pub visibility: Visibility,
+    /// Traversal and triangle test of every ray.
+    pub query: QueryOptions,
+}
+
+impl Default for Render {
+    fn default() -> Self {
+        Render {
+            view: View::cornell(512, 512),
+            vpls: VplOptions::default(),
+            tree: TreeBuilder::default(),
+            method: Method::Lightcuts(CutOptions::default()),
+            clamp: crate::DEFAULT_CLAMP,
+            visibility: Visibility::Rays,
+            query: QueryOptions::default(),
+        }
+    }
+}
+
+/// A scene on the GPU ready to render.
+#[derive(Clone, Debug)]
+pub struct GpuRenderScene {
+    /// The scene and its emitters.
+    pub scene: GpuVplScene,
+    /// The scene's box.
+    pub bounds: (Vec3, Vec3),
+    /// The ISM's triangles, when visibility is by ISM.
+    pub ism_pool: Option<GpuPoolInput>,
+}
+
+/// A render on the GPU, and the report of what ran before its last submission (the VPLs,
+/// whose count the host reads to size the rest, and a greedy tree).
+#[derive(Clone, Debug)]
+pub struct GpuRendering {
+    /// The image and cuts.
+    pub lit: GpuLit,
+    /// Number of VPLs.
+    pub vpls: u32,
+    /// Stages run before the last submission.
+    pub before: Report,
+}
+
+impl Render {
+    fn shade(&self) -> ShadeWith {
+        match self.method {
+            Method::Lightcuts(cut) => {
+                ShadeWith::Cuts(Lightcuts { cut, clamp: self.clamp, visibility: self.visibility, query: self.query })
+            }
+            Method::Instant => ShadeWith::Instant(InstantRadiosity {
+                clamp: self.clamp,
+                visibility: self.visibility,
+                query: self.query,
+            }),
+        }
+    }
+}
+
+/// The shading pass a render runs.
+enum ShadeWith {
+    Cuts(Lightcuts),
+    Instant(InstantRadiosity),
+}
+
+impl Compute for Render {
+    type Input = Prepared;
+    type Output = Rendering;
+    type GpuInput = GpuRenderScene;
+    type GpuOutput = GpuRendering;
+
+    fn name(&self) -> &'static str {
+        "lightcuts render"
+    }
+
+    fn cpu(&self, p: &Prepared) -> Result<Rendering> {
+        self.cpu_reported(p, &()).map(|(r, _)| r)
+    }
+
+    /// Stages `vpls`, `tree`, `gbuffer`, the ISM's, then `lightcuts` or
+    /// `instant radiosity`, with their statistics.
+    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
+        let mut report = Report::default();
+        let vpls = report.time("vpls", || vpls_cpu(p, &self.vpls, &self.query))?;
+        report.stat("vpls", vpls.len() as f64);
+        let tree = match self.method {
+            Method::Lightcuts(_) => report.time("tree", || self.tree.build(&vpls, p.scene.bounds))?,
+            // Instant radiosity reads only the lights: a tree of one node stands for it.
+            Method::Instant => LightTree { nodes: instant_nodes(&vpls)?, vpls },
+        };
+        let gbuffer = GBufferPass { view: self.view, query: self.query }.cpu_reported(p, progress)?;
+        report.merge(gbuffer.1);
+        let input = ShadingRef { prepared: p, tree: &tree, gbuffer: &gbuffer.0 };
+        let (lit, r) = match self.shade() {
+            ShadeWith::Cuts(lc) => lc.shade_cpu(input, progress)?,
+            ShadeWith::Instant(ir) => ir.shade_cpu(input, progress)?,
+        };
+        report.merge(r);
+        let out = Rendering { image: lit.image, cuts: lit.cuts, vpls: tree.vpls.len() as u32, queries: lit.queries };
+        Ok((out, report))
+    }
+
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuRenderScene> {
+        let ism_pool = match &self.visibility {
+            Visibility::Ism(o) => {
+                o.validate()?;
+                Some(GpuPoolInput::new(gpu, &p.tris, o.points, o.seed)?)
+            }
+            _ => None,
+        };
+        Ok(GpuRenderScene { scene: GpuVplScene::upload(gpu, p)?, bounds: p.scene.bounds, ism_pool })
+    }
+
+    /// Makes the VPLs in a submission of its own (the host reads their count), then records
+    /// the tree, the G-buffer, the ISM and the shading on `rec`.
+    fn record(&self, rec: &mut Recorder, s: &GpuRenderScene) -> Result<GpuRendering> {
+        let gpu = rec.gpu().clone();
+        let mut before = Report::default();
+        let mut first = gpu.recorder();
+        let list = VplPass { options: self.vpls, query: self.query }.record_vpls(&mut first, &s.scene)?;
+        let timings = first.submit()?;
+        before.add_stage("vpls", timings.gpu());
+        let count = list.read_count(&gpu)?;
+        if count == 0 {
+            return Err(Error::Input("no VPL was made: every light path left the scene".into()));
+        }
+        before.stat("vpls", count as f64);
+        let vpls = gpu.zeroed::<GpuVpl>(count as usize)?;
+        rec.copy_range(&list.vpls, 0, &vpls, 0, count as usize)?;
+        let lights = match (self.method, self.tree) {
+            (Method::Instant, _) => GpuLights { nodes: gpu.zeroed::<LightNode>(1)?, vpls, count },
+            (Method::Lightcuts(_), TreeBuilder::Morton(m)) => {
+                m.record_build(rec, &vpls, count, m.bounds.unwrap_or(s.bounds))?
+            }
+            (Method::Lightcuts(_), builder @ TreeBuilder::Greedy(_)) => {
+                let host: Vec<Vpl> =
+                    gpu.download_range(&list.vpls, 0..count as usize)?.iter().map(Vpl::from_gpu).collect();
+                let tree = before.time("tree", || builder.build(&host, s.bounds))?;
+                GpuLights::upload(&gpu, &tree)?
+            }
+        };
+        let gbuffer = GBufferPass { view: self.view, query: self.query }.record_gbuffer(rec, &s.scene.scene)?;
+        let shading = GpuShading {
+            scene: s.scene.scene.clone(),
+            lights,
+            gbuffer,
+            diagonal: (s.bounds.1 - s.bounds.0).length(),
+            ism_pool: s.ism_pool.clone(),
+        };
+        let ism = record_ism(rec, &self.visibility, &shading)?;
+        let lit = match self.shade() {
+            ShadeWith::Cuts(lc) => lc.record_cuts(
+                rec,
+                &shading.scene,
+                &shading.lights,
+                &shading.gbuffer,
+                shading.min_d2(self.clamp)?,
+                ism.as_ref(),
+            )?,
+            ShadeWith::Instant(ir) => ir.record_shade(
+                rec,
+                &shading.scene,
+                &shading.lights,
+                &shading.gbuffer,
+                shading.min_d2(self.clamp)?,
+                ism.as_ref(),
+            )?,
+        };
+        Ok(GpuRendering { lit, vpls: count, before })
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuRendering) -> Result<Rendering> {
+        let lit = match self.shade() {
+            ShadeWith::Cuts(lc) => lc.download(gpu, &out.lit)?,
+            ShadeWith::Instant(ir) => ir.download(gpu, &out.lit)?,
+        };
+        Ok(Rendering { image: lit.image, cuts: lit.cuts, vpls: out.vpls, queries: lit.queries })
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, out: &GpuRendering) -> Result<Report> {
+        let mut report = out.before.clone();
+        report.merge(match self.shade() {
+            ShadeWith::Cuts(lc) => lc.gpu_stats(gpu, &out.lit)?,
+            ShadeWith::Instant(ir) => ir.gpu_stats(gpu, &out.lit)?,
+        });
+        Ok(report)
+    }
+}
+
+/// The stand-in tree of instant radiosity: one leaf per light, no clusters; only the
+/// lights are read.
+fn instant_nodes(vpls: &[Vpl]) -> Result<Vec<LightNode>> {
+    crate::validate_vpls(vpls)?;
+    let n = vpls.len();
+    let mut nodes = vec![LightNode::default(); 2 * n - 1];
+    for (k, v) in vpls.iter().enumerate() {
+        nodes[n - 1 + k] = LightNode::leaf(v, k as u32);
+    }
+    for i in (0..n - 1).rev() {
+        let (a, b) = (2 * i as u32 + 1, 2 * i as u32 + 2);
+        nodes[i] = LightNode::merge(&nodes[a as usize], a, &nodes[b as usize], b, i as u32, 0);
+    }
+    Ok(nodes)
+}
+
+/// The cut sizes as a false-colour image: black where the VPLs light nothing, then a ramp
+/// from dark blue (a cut of 1) through cyan, green and yellow to red (`scale` clusters or
+/// more).
+///
+/// ```
+/// use lumbre_lightcuts::{CutPixel, cut_heatmap};
+/// let cuts = [CutPixel::default(), CutPixel { size: 1, ..Default::default() }, CutPixel { size: 100, ..Default::default() }];
+/// let img = cut_heatmap(&cuts, 3, 1, 100).unwrap();
+/// assert_eq!(img.pixels[0], glam::Vec3::ZERO);
+/// assert_eq!(img.pixels[2], glam::Vec3::new(1.0, 0.0, 0.0));
+/// ```
+pub fn cut_heatmap(cuts: &[CutPixel], width: u32, height: u32, scale: u32) -> Result<Image> {
+    const RAMP: [Vec3; 5] = [
+        Vec3::new(0.0, 0.0, 0.5),
+        Vec3::new(0.0, 0.8, 1.0),
+        Vec3::new(0.0, 0.9, 0.0),
+        Vec3::new(1.0, 1.0, 0.0),
+        Vec3::new(1.0, 0.0, 0.0),
+    ];
+    let scale = scale.max(2) as f32;
+    let pixels = cuts
+        .iter()
+        .map(|c| {
+            if c.size == 0 {
+                return Vec3::ZERO;
+            }
+            let t = ((c.size - 1) as f32 / (scale - 1.0)).clamp(0.0, 1.0) * 4.0;
+            let k = (t as usize).min(3);
+            RAMP[k].lerp(RAMP[k + 1], t - k as f32)
+        })
+        .collect();
+    Image::from_pixels(width, height, pixels).map_err(Error::Input)
+}

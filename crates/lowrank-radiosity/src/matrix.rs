@@ -1,0 +1,124 @@
+//! Dense row-major matrices on the host, and their row blocks on the GPU.
+
+use lumbre_gpu::{Agree, Buffer, Error, Gpu, Result, Tolerance, compare_slices};
+
+/// A dense row-major `rows x cols` matrix of f32.
+///
+/// ```
+/// let m = lumbre_radiosity::Matrix::new(2, 3, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+/// assert_eq!(m.get(1, 2), 6.0);
+/// assert_eq!(m.row(0), &[1.0, 2.0, 3.0]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns.
+    pub cols: usize,
+    /// `rows * cols` values, row after row.
+    pub data: Vec<f32>,
+}
+
+impl Matrix {
+    /// A matrix of `data`, which must hold `rows * cols` values.
+    pub fn new(rows: usize, cols: usize, data: Vec<f32>) -> Result<Matrix> {
+        if rows.checked_mul(cols) != Some(data.len()) {
+            return Err(Error::Input(format!("{} values do not make a {rows} x {cols} matrix", data.len())));
+        }
+        Ok(Matrix { rows, cols, data })
+    }
+
+    /// A matrix of zeros.
+    pub fn zeros(rows: usize, cols: usize) -> Matrix {
+        Matrix { rows, cols, data: vec![0.0; rows * cols] }
+    }
+
+    /// The value at `(r, c)`.
+    pub fn get(&self, r: usize, c: usize) -> f32 {
+        self.data[r * self.cols + c]
+    }
+
+    /// Row `r`.
+    pub fn row(&self, r: usize) -> &[f32] {
+        &self.data[r * self.cols..(r + 1) * self.cols]
+    }
+
+    /// The sum of each row, in f64.
+    pub fn row_sums(&self) -> Vec<f64> {
+        (0..self.rows).map(|r| self.row(r).iter().map(|&v| v as f64).sum()).collect()
+    }
+}
+
+impl Agree for Matrix {
+    fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
+        if (self.rows, self.cols) != (gpu.rows, gpu.cols) {
+            return Some(format!("cpu {}x{} vs gpu {}x{}", self.rows, self.cols, gpu.rows, gpu.cols));
+        }
+        compare_slices(&self.data, &gpu.data, tol)
+    }
+}
+
+/// A matrix on the GPU in row blocks, each its own buffer that fits one storage binding
+/// (a matrix may be larger than a binding and than a buffer).
+#[derive(Clone, Debug)]
+pub struct BlockMatrix {
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns.
+    pub cols: usize,
+    /// Rows per block (the last block may have fewer).
+    pub block_rows: usize,
+    /// The blocks, each `block_rows * cols` values, row-major.
+    pub blocks: Vec<Buffer<f32>>,
+}
+
+/// Rows per block for rows of `row_bytes` bytes: as many as fit one binding, a multiple of
+/// `align` rows, capped by `cap` (tests lower it to reach several blocks).
+pub(crate) fn block_rows(gpu: &Gpu, row_bytes: u64, align: usize, cap: Option<usize>) -> Result<usize> {
+    let max = gpu.limits().max_storage_buffer_binding_size / row_bytes.max(1);
+    let rows = (max as usize / align) * align;
+    if rows == 0 {
+        return Err(Error::LimitExceeded {
+            what: format!("{align} rows of {row_bytes} bytes"),
+            limit: "max_storage_buffer_binding_size",
+            requested: row_bytes * align as u64,
+            max: gpu.limits().max_storage_buffer_binding_size,
+        });
+    }
+    Ok(match cap {
+        Some(c) => rows.min(c.max(align) / align * align),
+        None => rows,
+    })
+}
+
+impl BlockMatrix {
+    /// A zeroed `rows x cols` matrix in blocks of at most `block_rows` rows.
+    pub fn zeroed(gpu: &Gpu, rows: usize, cols: usize, block_rows: usize) -> Result<BlockMatrix> {
+        let blocks = (0..rows.div_ceil(block_rows.max(1)))
+            .map(|b| gpu.zeroed::<f32>(block_rows.min(rows - b * block_rows) * cols))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BlockMatrix { rows, cols, block_rows, blocks })
+    }
+
+    /// Uploads `m` in blocks of at most `block_rows` rows.
+    pub fn upload(gpu: &Gpu, m: &Matrix, block_rows: usize) -> Result<BlockMatrix> {
+        let blocks =
+            m.data.chunks(block_rows.max(1) * m.cols.max(1)).map(|c| gpu.upload(c)).collect::<Result<Vec<_>>>()?;
+        Ok(BlockMatrix { rows: m.rows, cols: m.cols, block_rows, blocks })
+    }
+
+    /// The first row and the row count of block `b`.
+    pub fn block_range(&self, b: usize) -> (usize, usize) {
+        let r0 = b * self.block_rows;
+        (r0, self.block_rows.min(self.rows - r0))
+    }
+
+    /// Reads the matrix back.
+    pub fn download(&self, gpu: &Gpu) -> Result<Matrix> {
+        let mut data = Vec::with_capacity(self.rows * self.cols);
+        for b in &self.blocks {
+            data.extend(gpu.download(b)?);
+        }
+        Matrix::new(self.rows, self.cols, data)
+    }
+}

@@ -1,0 +1,107 @@
+//! import shared/dispatch
+//! define const KD_SHORT_STACK: u32 = 16u;
+//! import kdtree/traverse
+//! import shared/camera
+//! import lightcuts/light
+//! import shared/material
+// The G-buffer, one thread per pixel in 8x8 tiles: the primary ray through the pixel's
+// centre and what it hits (lumbre_lightcuts::gbuffer's `primary`, step by step).
+
+struct Params {
+    cam: Camera,
+    bmin: vec3<f32>,
+    width: u32,
+    bmax: vec3<f32>,
+    height: u32,
+    eps: f32,
+    // bit 0: restart traversal; bit 1: watertight test
+    flags: u32,
+    // first tile of this dispatch
+    tile_base: u32,
+    // +infinity, passed at run time (a constant folded into the traversal may round
+    // differently from the CPU's)
+    far: f32,
+}
+
+
+// lumbre_lightcuts::GPixel
+struct GPixel {
+    position: vec3<f32>,
+    flags: u32,
+    normal: vec3<f32>,
+    _pad0: u32,
+    albedo: vec3<f32>,
+    _pad1: u32,
+    emission: vec3<f32>,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
+@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
+// per triangle: normal indices (0xffffffff: none) and material
+@group(0) @binding(4) var<storage, read> tri_info: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> normals: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> materials: array<Material>;
+@group(0) @binding(7) var<storage, read_write> gbuffer: array<GPixel>;
+
+const KIND_MIRROR: u32 = 2u;
+const KIND_GLASS: u32 = 3u;
+const KIND_EMITTER: u32 = 4u;
+const SHADED: u32 = 1u;
+
+fn primary(o: vec3<f32>, d: vec3<f32>) -> GPixel {
+    var px: GPixel;
+    let f = params.flags;
+    let hit = kd_query(ray_prep(o, d), (f & 1u) != 0u, (f & 2u) != 0u, false, params.bmin, params.bmax, 0.0, params.far);
+    if hit.tri == KD_NONE {
+        return px;
+    }
+    let a = kd_vertex(hit.tri, 0u);
+    let b = kd_vertex(hit.tri, 1u);
+    let c = kd_vertex(hit.tri, 2u);
+    let point = o + d * hit.t;
+    var ng = unit(cross(b - a, c - a));
+    let front = dot3(ng, d) < 0.0;
+    if !front {
+        ng = -ng;
+    }
+    var n = ng;
+    let info = tri_info[hit.tri];
+    if info.x != KD_NONE {
+        let s = unit(normals[info.x].xyz * (1.0 - hit.u - hit.v) + normals[info.y].xyz * hit.u + normals[info.z].xyz * hit.v);
+        if any(s != vec3<f32>(0.0)) {
+            n = select(s, -s, dot3(s, ng) < 0.0);
+        }
+    }
+    let m = materials[info.w];
+    var albedo = m.kd;
+    if m.kind == KIND_MIRROR || m.kind == KIND_GLASS {
+        albedo = vec3<f32>(0.0);
+    }
+    var emission = vec3<f32>(0.0);
+    if m.kind == KIND_EMITTER && front {
+        emission = m.ke;
+    }
+    px.position = point + ng * params.eps;
+    px.flags = select(0u, SHADED, any(albedo != vec3<f32>(0.0)));
+    px.normal = n;
+    px.albedo = albedo;
+    px.emission = emission;
+    return px;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let xy = tile_pixel(params.tile_base + flat_workgroup(wid, nwg), params.width, lid);
+    if xy.x >= params.width || xy.y >= params.height {
+        return;
+    }
+    // lumbre_raytrace::GpuCamera::ray, normalised as glam does (times the reciprocal length).
+    let cam = params.cam;
+    let s = (f32(xy.x) + 0.5) / cam.size.x;
+    let t = 1.0 - (f32(xy.y) + 0.5) / cam.size.y;
+    let dir = unit(cam.corner.xyz + cam.horizontal.xyz * s + cam.vertical.xyz * t);
+    gbuffer[xy.y * params.width + xy.x] = primary(cam.eye.xyz, dir);
+}

@@ -1,0 +1,91 @@
+//! import shared/dispatch
+// Stage 1 of the Morton light tree (lumbre_lightcuts::morton_tree's `morton_keys`): each
+// VPL's key, its quantised position's Morton code followed by `dir_bits` bits per
+// coordinate of its normal's octahedral map, and its index (the value the sort carries).
+
+struct Params {
+    min: vec3<f32>,
+    n: u32,
+    scale: vec3<f32>,
+    // bits per axis of the position
+    pos_bits: u32,
+    dir_bits: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+// three vec4 per VPL: position, normal, intensity
+@group(0) @binding(1) var<storage, read> vpls: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> keys: array<u32>;
+@group(0) @binding(3) var<storage, read_write> values: array<u32>;
+
+const WG: u32 = 256u;
+
+fn spread10(v: u32) -> u32 {
+    var x = v & 0x3ffu;
+    x = (x | (x << 16u)) & 0x030000ffu;
+    x = (x | (x << 8u)) & 0x0300f00fu;
+    x = (x | (x << 4u)) & 0x030c30c3u;
+    x = (x | (x << 2u)) & 0x09249249u;
+    return x;
+}
+
+// lumbre_morton::Quantizer::cell_clamped, one axis.
+fn cell(p: f32, lo: f32, scale: f32, last: f32) -> u32 {
+    return u32(floor(clamp((p - lo) * scale, 0.0, last)));
+}
+
+// floor(x * 2^bits) clamped to [0, 2^bits - 1].
+fn quantize_unit(x: f32, bits: u32) -> u32 {
+    let cells = f32(1u << bits);
+    return u32(clamp(floor(x * cells), 0.0, cells - 1.0));
+}
+
+fn octahedral(n: vec3<f32>) -> vec2<f32> {
+    let l1 = abs(n.x) + abs(n.y) + abs(n.z);
+    var u = n.x / l1;
+    var v = n.y / l1;
+    if n.z < 0.0 {
+        let su = select(-1.0, 1.0, u >= 0.0);
+        let sv = select(-1.0, 1.0, v >= 0.0);
+        let u2 = (1.0 - abs(v)) * su;
+        let v2 = (1.0 - abs(u)) * sv;
+        u = u2;
+        v = v2;
+    }
+    return vec2<f32>((u + 1.0) * 0.5, (v + 1.0) * 0.5);
+}
+
+fn light_key(p: vec3<f32>, n: vec3<f32>) -> u32 {
+    let last = f32((1u << params.pos_bits) - 1u);
+    let c = vec3<u32>(
+        cell(p.x, params.min.x, params.scale.x, last),
+        cell(p.y, params.min.y, params.scale.y, last),
+        cell(p.z, params.min.z, params.scale.z, last),
+    );
+    let code = spread10(c.x) | (spread10(c.y) << 1u) | (spread10(c.z) << 2u);
+    let q = params.dir_bits;
+    if q == 0u {
+        return code;
+    }
+    let o = octahedral(n);
+    let qu = quantize_unit(o.x, q);
+    let qv = quantize_unit(o.y, q);
+    var dir = 0u;
+    for (var i = 0u; i < q; i++) {
+        dir |= (((qu >> i) & 1u) << (2u * i + 1u)) | (((qv >> i) & 1u) << (2u * i));
+    }
+    return (code << (2u * q)) | dir;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let i = flat_index(wid, nwg, lid, WG);
+    if i >= params.n {
+        return;
+    }
+    keys[i] = light_key(vpls[3u * i].xyz, vpls[3u * i + 1u].xyz);
+    values[i] = i;
+}
