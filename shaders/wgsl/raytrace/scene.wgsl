@@ -1,4 +1,5 @@
 //! module
+//! import shared/material
 // The scene as the triangle renderers read it (lumbre_raytrace::GpuScene): materials, lights,
 // shading normals and the surface at a hit, shared by whitted.wgsl and path.wgsl.
 //
@@ -8,19 +9,6 @@
 //   materials: array<Material>   (lumbre_raytrace::GpuMaterial)
 //   lights: array<Light>
 
-struct Material {
-    kd: vec3<f32>,
-    kind: u32,
-    ks: vec3<f32>,
-    ns: f32,
-    ke: vec3<f32>,
-    ni: f32,
-    opacity: f32,
-    // three scalars, not a vec3 (whose 16-byte alignment would make the struct 80 bytes)
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
 
 struct Light {
     // 0: point, 1: area
