@@ -150,8 +150,9 @@ fn lightcuts(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         crate::lightcuts::LightcutsOptions { vpls: LIGHTCUTS_VPLS.0, bounces: LIGHTCUTS_VPLS.1, ..Default::default() };
     let lit = crate::lightcuts::render(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
     let note = format!(
-        "{} VPLs (direct and 3 bounces), Morton tree, 2% error, average cut {:.0}, ISM {}x{}",
+        "{} VPLs (direct and {} bounces), Morton tree, 2% error, average cut {:.0}, ISM {}x{}",
         lit.vpls,
+        LIGHTCUTS_VPLS.1,
         lit.report.get("average cut").unwrap_or(0.0),
         o.ism_size,
         o.ism_size
