@@ -10,6 +10,7 @@ mod data;
 mod demo;
 mod density;
 mod info;
+mod lightcuts;
 mod limits;
 mod progress;
 mod radiosity;
@@ -171,6 +172,44 @@ enum Command {
         /// Seed of the photons' random numbers.
         #[arg(long, default_value_t = 0)]
         seed: u32,
+    },
+    /// Render an OBJ scene by lightcuts: virtual point lights (VPLs) from its emitters (a
+    /// quarter on the emitters: direct light; the rest at the first diffuse bounce of light
+    /// paths: indirect light), a light tree, and per pixel a cut of it whose clusters' error
+    /// bounds are under --error of the pixel's estimate; or instant radiosity (every VPL).
+    /// Visibility by imperfect shadow maps or shadow rays.
+    Lightcuts {
+        /// The OBJ file (MTL next to it); the scene needs an emitter (Ke > 0).
+        scene: PathBuf,
+        #[command(flatten)]
+        view: View,
+        /// VPLs (about: light paths that leave the scene leave none).
+        #[arg(long)]
+        vpls: u32,
+        /// Diffuse bounces of each light path that leave a VPL (1: one-bounce indirect light).
+        #[arg(long, default_value_t = 1)]
+        bounces: u32,
+        /// Relative error threshold of a cut, in [0, 1].
+        #[arg(long, default_value_t = lumbre_lightcuts::CutOptions::default().error)]
+        error: f32,
+        /// Largest cut, in clusters.
+        #[arg(long, default_value_t = lumbre_lightcuts::CutOptions::default().max_cut)]
+        max_cut: u32,
+        /// ism (imperfect shadow maps) or rays (exact shadow rays).
+        #[arg(long, value_enum, default_value_t = lightcuts::VisibilityChoice::Ism)]
+        visibility: lightcuts::VisibilityChoice,
+        /// Side of each VPL's imperfect shadow map in texels: 32, 64 or 128.
+        #[arg(long, default_value_t = lumbre_lightcuts::ism::IsmOptions::default().size)]
+        ism_size: u32,
+        /// lightcuts, or instant (every VPL for every pixel).
+        #[arg(long, value_enum, default_value_t = lightcuts::MethodChoice::Lightcuts)]
+        method: lightcuts::MethodChoice,
+        /// Light tree: morton (on the backend) or greedy (the paper's, on the CPU).
+        #[arg(long, value_enum, default_value_t = lightcuts::TreeChoice::Morton)]
+        tree: lightcuts::TreeChoice,
+        /// Also write each pixel's cut size as a false-colour image (.png or .exr).
+        #[arg(long)]
+        heatmap: Option<PathBuf>,
     },
     /// Render a point cloud as voxels through the sparse octree.
     Volume {
@@ -386,6 +425,47 @@ enum BenchCommand {
         #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
         backend: BackendChoice,
     },
+    /// Lightcuts on the diffuse Cornell box: frames by stage for lightcuts and instant
+    /// radiosity (the paper's Table 5 and beyond), lightcuts' error against instant
+    /// radiosity, cut sizes per cluster metric and builder, the greedy build's time.
+    Lightcuts {
+        /// VPL counts of the frame table (the paper's Table 5: 110,420,930,2550; beyond:
+        /// 10000,100000,1000000).
+        #[arg(long, value_delimiter = ',', default_values_t = [110, 420, 930])]
+        vpls: Vec<u32>,
+        /// Side of the frame table's square image (the paper's: 1000).
+        #[arg(long, default_value_t = 128)]
+        size: u32,
+        /// Visibility of the frame table: rays, ism or both (comma-separated).
+        #[arg(long, value_enum, value_delimiter = ',', default_values_t = [lightcuts::VisibilityChoice::Rays, lightcuts::VisibilityChoice::Ism])]
+        visibility: Vec<lightcuts::VisibilityChoice>,
+        /// Side of each VPL's imperfect shadow map: 32, 64 or 128.
+        #[arg(long, default_value_t = lumbre_lightcuts::ism::IsmOptions::default().size)]
+        ism_size: u32,
+        /// Instant radiosity, and lightcuts' error against it, up to this many VPLs.
+        #[arg(long, default_value_t = 2550)]
+        instant_max: u32,
+        /// Entries of each pixel's heap of refinable clusters (GPU: 32, 64 or 128).
+        #[arg(long, default_value_t = lumbre_lightcuts::CutOptions::default().heap)]
+        heap: u32,
+        /// VPL counts of the cut-size table (the paper's Tables 2 and 3); 0 skips it.
+        #[arg(long, value_delimiter = ',', default_values_t = [110, 930])]
+        cut_vpls: Vec<u32>,
+        /// Side of the cut-size table's square image.
+        #[arg(long, default_value_t = 64)]
+        cut_size: u32,
+        /// VPL counts of the greedy build's timing (CPU); 0 skips it.
+        #[arg(long, value_delimiter = ',', default_values_t = [1000, 10000])]
+        greedy: Vec<u32>,
+        #[arg(long, default_value_t = 1)]
+        warmup: usize,
+        #[arg(long, default_value_t = 3)]
+        repeats: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
     Roofline {
         /// Smallest size, as log2 of bytes (at least 4).
@@ -581,6 +661,38 @@ fn main() -> ExitCode {
             };
             density::run(&args, &backend)
         })(),
+        Command::Lightcuts {
+            scene,
+            view,
+            vpls,
+            bounces,
+            error,
+            max_cut,
+            visibility,
+            ism_size,
+            method,
+            tree,
+            heatmap,
+        } => (|| {
+            let options =
+                lightcuts::LightcutsOptions { vpls, bounces, error, max_cut, visibility, ism_size, method, tree };
+            options.check()?;
+            let heatmap = match heatmap {
+                Some(h) => Some(View { out: Some(h), ..view.clone() }.out_or("")?),
+                None => None,
+            };
+            let (out, backend) = view.resolve("lightcuts.exr", &opts)?;
+            let args = lightcuts::LightcutsArgs {
+                scene,
+                out,
+                heatmap,
+                camera: view.camera.clone(),
+                width: view.width,
+                height: view.height,
+                options,
+            };
+            lightcuts::run(&args, &backend)
+        })(),
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {
@@ -665,6 +777,40 @@ fn main() -> ExitCode {
                 let effort = check_effort(warmup, repeats)?;
                 let backend = backend_for(backend, &opts)?;
                 let tables = bench::density::density(backend.gpu(), rows, methods, !no_cpu, effort)?;
+                print_tables(&tables, json);
+                Ok(())
+            })(),
+            BenchCommand::Lightcuts {
+                vpls,
+                size,
+                visibility,
+                ism_size,
+                instant_max,
+                heap,
+                cut_vpls,
+                cut_size,
+                greedy,
+                warmup,
+                repeats,
+                json,
+                backend,
+            } => (|| {
+                let effort = check_effort(warmup, repeats)?;
+                let backend = backend_for(backend, &opts)?;
+                let skip_zero = |v: Vec<u32>| -> Vec<u32> { if v == [0] { Vec::new() } else { v } };
+                let options = bench::lightcuts::Options {
+                    size,
+                    vpls,
+                    visibility,
+                    ism_size,
+                    instant_max,
+                    heap,
+                    cut_vpls: skip_zero(cut_vpls),
+                    cut_size,
+                    greedy: skip_zero(greedy),
+                    effort,
+                };
+                let tables = bench::lightcuts::lightcuts(&backend, &options)?;
                 print_tables(&tables, json);
                 Ok(())
             })(),

@@ -48,7 +48,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             println!("heap {heap}");
             println!("{}", frame_header());
             for n in counts {
-                let rows = scaling(&gpu, &prepared, &base, &[n], instant_max, Effort { warmup: 1, repeats })?;
+                let rows = scaling(
+                    &Backend::Gpu(gpu.clone()),
+                    &prepared,
+                    &base,
+                    &[n],
+                    instant_max,
+                    Effort { warmup: 1, repeats },
+                )?;
                 for row in rows {
                     println!("{row}");
                 }

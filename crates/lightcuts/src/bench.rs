@@ -7,7 +7,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use lumbre_gpu::{Backend, Compute, Gpu, Report, Result};
+use lumbre_gpu::{Backend, Compute, Report, Result};
 use lumbre_raytrace::metrics::{compare, relative_error};
 use lumbre_raytrace::{Image, Prepared};
 
@@ -94,30 +94,47 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
+/// The time of each of [`STAGES`] in `report` (the download of the image and cuts, and an
+/// upload, are no part of a frame).
+///
+/// ```
+/// use lumbre_gpu::Report;
+/// use lumbre_lightcuts::bench::stage_times;
+/// use std::time::Duration;
+/// let mut r = Report::default();
+/// r.add_stage("ism splat", Duration::from_millis(2));
+/// r.add_stage("ism points", Duration::from_millis(1));
+/// r.add_stage("lightcuts", Duration::from_millis(5));
+/// r.add_stage("download", Duration::from_millis(9));
+/// let t = stage_times(&r);
+/// assert_eq!((t[3], t[5]), (Duration::from_millis(3), Duration::from_millis(5)));
+/// assert_eq!(t.iter().sum::<Duration>(), Duration::from_millis(8));
+/// ```
+pub fn stage_times(report: &Report) -> [Duration; 6] {
+    let mut s = [Duration::ZERO; 6];
+    for (label, d) in report.stages.iter().filter(|(l, _)| l != "download" && l != "upload") {
+        let k = STAGES.iter().position(|&x| x == stage_of(label)).unwrap_or(1);
+        s[k] += *d;
+    }
+    s
+}
+
 /// The median of each stage and of the frame over `reports`.
 fn medians(reports: &[Report]) -> ([Duration; 6], Duration) {
-    let per = |r: &Report| {
-        let mut s = [Duration::ZERO; 6];
-        // The download of the image and cuts is no part of a frame.
-        for (label, d) in r.stages.iter().filter(|(l, _)| l != "download") {
-            let k = STAGES.iter().position(|&x| x == stage_of(label)).unwrap_or(1);
-            s[k] += *d;
-        }
-        s
-    };
-    let all: Vec<[Duration; 6]> = reports.iter().map(per).collect();
+    let all: Vec<[Duration; 6]> = reports.iter().map(stage_times).collect();
     let stages = std::array::from_fn(|k| median(all.iter().map(|s| s[k]).collect()));
     (stages, median(all.iter().map(|s| s.iter().sum()).collect()))
 }
 
-/// Runs `render` on the GPU (`effort.warmup` times unmeasured, then `effort.repeats`
-/// times) and reports the medians with the last run's output.
-pub fn frame(gpu: &Gpu, prepared: &Prepared, render: &Render, effort: Effort) -> Result<(FrameRow, Rendering)> {
-    let placed = render.upload(gpu, prepared)?;
+/// Runs `render` on `backend` (`effort.warmup` times unmeasured, then `effort.repeats`
+/// times, on a scene placed there once) and reports the medians with the last run's
+/// output. GPU stages are timed by the device, CPU stages by the wall clock.
+pub fn frame(backend: &Backend, prepared: &Prepared, render: &Render, effort: Effort) -> Result<(FrameRow, Rendering)> {
+    let placed = backend.place(render, prepared)?;
     let mut last = None;
     let mut reports = Vec::new();
     for k in 0..effort.warmup + effort.repeats.max(1) {
-        let (out, report) = render.gpu_reported(gpu, &placed)?;
+        let (out, report) = render.run_placed(&placed, &())?;
         if k >= effort.warmup {
             reports.push(report);
         }
@@ -142,7 +159,7 @@ pub fn frame(gpu: &Gpu, prepared: &Prepared, render: &Render, effort: Effort) ->
 /// visibility, for each count: the rows, and lightcuts' error against instant radiosity
 /// where both ran.
 pub fn scaling(
-    gpu: &Gpu,
+    backend: &Backend,
     prepared: &Prepared,
     base: &Render,
     counts: &[u32],
@@ -152,10 +169,10 @@ pub fn scaling(
     let mut rows = Vec::new();
     for &n in counts {
         let render = Render { vpls: VplOptions { seed: base.vpls.seed, ..VplOptions::total(n) }, ..*base };
-        let (mut lc, lc_out) = frame(gpu, prepared, &render, effort)?;
+        let (mut lc, lc_out) = frame(backend, prepared, &render, effort)?;
         if n <= instant_max {
             let ir = Render { method: Method::Instant, ..render };
-            let (ir_row, ir_out) = frame(gpu, prepared, &ir, effort)?;
+            let (ir_row, ir_out) = frame(backend, prepared, &ir, effort)?;
             lc.error = Some(ErrorFigures::of(&lc_out.image, &ir_out.image)?);
             rows.push(lc);
             rows.push(ir_row);
@@ -286,7 +303,7 @@ pub fn greedy_build_time(
     Ok((vpls.len() as u32, median(times)))
 }
 
-/// The paper's Table 5 and beyond on a GPU: 1000x1000 pixels of the Cornell box's
+/// The paper's Table 5 and beyond on `backend`: 1000x1000 pixels of the Cornell box's
 /// reference view, 110, 420, 930 and 2550 VPLs, then 1e4, 1e5 and 1e6, lightcuts (Morton
 /// tree, 2%) with `visibility`, and instant radiosity up to `instant_max` VPLs.
 ///
@@ -296,7 +313,7 @@ pub fn greedy_build_time(
 /// use lumbre_raytrace::{Prepared, Scene};
 /// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
 /// let prepared = Prepared::new(scene, &Default::default());
-/// let gpu = lumbre_gpu::Gpu::new()?;
+/// let gpu = lumbre_gpu::Backend::Gpu(lumbre_gpu::Gpu::new()?);
 /// println!("{}", frame_header());
 /// for row in table5(&gpu, &prepared, Visibility::Rays, 2550, Effort { warmup: 1, repeats: 5 })? {
 ///     println!("{row}");
@@ -304,12 +321,12 @@ pub fn greedy_build_time(
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
 pub fn table5(
-    gpu: &Gpu,
+    backend: &Backend,
     prepared: &Prepared,
     visibility: Visibility,
     instant_max: u32,
     effort: Effort,
 ) -> Result<Vec<FrameRow>> {
     let base = Render { view: View::cornell(1000, 1000), visibility, ..Default::default() };
-    scaling(gpu, prepared, &base, &[110, 420, 930, 2550, 10_000, 100_000, 1_000_000], instant_max, effort)
+    scaling(backend, prepared, &base, &[110, 420, 930, 2550, 10_000, 100_000, 1_000_000], instant_max, effort)
 }

@@ -47,6 +47,8 @@ pub fn methods() -> Vec<Method> {
         Method { name: "path tracer", render: path },
         Method { name: "low-rank radiosity", render: radiosity },
         Method { name: "density estimation", render: density },
+        Method { name: "lightcuts", render: lightcuts },
+        Method { name: "instant radiosity", render: instant_radiosity },
     ]
 }
 
@@ -135,6 +137,43 @@ fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         setup.spp
     );
     Ok(Rendered { image: est.image, report: est.report, note })
+}
+
+/// VPLs of the lightcuts row and the diffuse bounces of their light paths: enough for the
+/// box's multiple bounces, few enough for a demo on two CPU cores.
+const LIGHTCUTS_VPLS: (u32, u32) = (4000, 3);
+
+/// Lightcuts over a Morton light tree at 2% error with imperfect shadow maps (64x64 per VPL,
+/// the source work's visibility; on lavapipe, shadow rays would meet its loop limit): about
+/// 4000 VPLs, a quarter on the light, the rest at the first three bounces of light paths.
+fn lightcuts(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let o =
+        crate::lightcuts::LightcutsOptions { vpls: LIGHTCUTS_VPLS.0, bounces: LIGHTCUTS_VPLS.1, ..Default::default() };
+    let lit = crate::lightcuts::render(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
+    let note = format!(
+        "{} VPLs (direct and {} bounces), Morton tree, 2% error, average cut {:.0}, ISM {}x{}",
+        lit.vpls,
+        LIGHTCUTS_VPLS.1,
+        lit.report.get("average cut").unwrap_or(0.0),
+        o.ism_size,
+        o.ism_size
+    );
+    Ok(Rendered { image: lit.image, report: lit.report, note })
+}
+
+/// Instant radiosity, the baseline lightcuts must match: every pixel shaded by every one of
+/// the lightcuts row's VPLs, with the same imperfect shadow maps.
+fn instant_radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+    let o = crate::lightcuts::LightcutsOptions {
+        vpls: LIGHTCUTS_VPLS.0,
+        bounces: LIGHTCUTS_VPLS.1,
+        method: crate::lightcuts::MethodChoice::Instant,
+        ..Default::default()
+    };
+    let lit = crate::lightcuts::render(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
+    let note =
+        format!("the lightcuts row's {} VPLs, every one for every pixel, ISM {}x{}", lit.vpls, o.ism_size, o.ism_size);
+    Ok(Rendered { image: lit.image, report: lit.report, note })
 }
 
 /// The page: every method on every backend against the reference, written to `out` as

@@ -1,0 +1,201 @@
+//! `lumbre bench lightcuts`: the lightcuts paper's Table 5 and beyond on the diffuse Cornell
+//! box from the reference view (frames by stage for lightcuts and instant radiosity with the
+//! same VPLs, lightcuts' error against instant radiosity), the cut sizes of its Tables 2
+//! and 3 per cluster metric and tree builder, and the greedy build's time.
+
+use std::time::Duration;
+
+use lumbre_gpu::Backend;
+use lumbre_lightcuts::bench::{ErrorFigures, FrameRow, STAGES, cut_sizes, greedy_build_time, scaling};
+use lumbre_lightcuts::ism::IsmOptions;
+use lumbre_lightcuts::{ClusterMetric, CutOptions, HEAP_SIZES, Method, Render, View, Visibility};
+use lumbre_raytrace::Prepared;
+
+use super::Effort;
+use crate::lightcuts::VisibilityChoice;
+use crate::progress::progress;
+use crate::table::{Table, sig};
+
+/// What the benchmark runs.
+pub struct Options {
+    /// Side of the square image of the frame table.
+    pub size: u32,
+    /// VPL counts of the frame table.
+    pub vpls: Vec<u32>,
+    /// Visibility of the frame table's rows.
+    pub visibility: Vec<VisibilityChoice>,
+    /// Side of the ISMs.
+    pub ism_size: u32,
+    /// Instant radiosity (and the error of lightcuts against it) up to this many VPLs.
+    pub instant_max: u32,
+    /// Entries of each pixel's heap of refinable clusters.
+    pub heap: u32,
+    /// VPL counts of the cut-size table (none: skipped).
+    pub cut_vpls: Vec<u32>,
+    /// Side of the square image of the cut-size table.
+    pub cut_size: u32,
+    /// VPL counts of the greedy build's times (none: skipped).
+    pub greedy: Vec<u32>,
+    pub effort: Effort,
+}
+
+impl Options {
+    /// Checks the values, naming the flag and what is allowed.
+    pub fn check(&self, backend: &Backend) -> Result<(), String> {
+        if self.size == 0 || self.cut_size == 0 {
+            return Err(format!("--size and --cut-size must be 1 or more, got {} and {}", self.size, self.cut_size));
+        }
+        let max = (1u32 << 31) - 1;
+        for (flag, list) in [("--vpls", &self.vpls), ("--cut-vpls", &self.cut_vpls), ("--greedy", &self.greedy)] {
+            if let Some(n) = list.iter().find(|&&n| n == 0 || n > max) {
+                return Err(format!("{flag}: every count must be in 1..={max}, got {n}"));
+            }
+        }
+        if backend.gpu().is_some() && !HEAP_SIZES.contains(&self.heap) {
+            return Err(format!("--heap must be one of {HEAP_SIZES:?} on the GPU, got {}", self.heap));
+        }
+        if self.heap == 0 {
+            return Err("--heap must be 1 or more, got 0".into());
+        }
+        let ism = crate::lightcuts::LightcutsOptions {
+            vpls: self.vpls.iter().copied().max().unwrap_or(1),
+            visibility: VisibilityChoice::Ism,
+            ism_size: self.ism_size,
+            ..Default::default()
+        };
+        if self.visibility.contains(&VisibilityChoice::Ism) {
+            ism.check()?;
+            ism.check_memory(backend)?;
+        }
+        Ok(())
+    }
+}
+
+/// The benchmark's scene (bundled), seen from the reference view.
+const SCENE: &str = "CornellBox-Diffuse";
+
+fn ms(d: Duration) -> String {
+    sig(d.as_secs_f64() * 1e3)
+}
+
+fn percent(x: f64) -> String {
+    format!("{}%", sig(100.0 * x))
+}
+
+fn frame_cells(r: &FrameRow) -> Vec<String> {
+    let mut row = vec![r.method.to_string(), r.visibility.to_string(), r.asked.to_string(), r.vpls.to_string()];
+    row.extend(r.stages.iter().map(|&d| ms(d)));
+    row.push(ms(r.frame));
+    row.push(r.average_cut.map_or("-".into(), sig));
+    let e = |f: fn(&ErrorFigures) -> String| r.error.as_ref().map_or("-".into(), f);
+    row.push(e(|e| percent(e.rel_mean)));
+    row.push(e(|e| percent(e.rel_p99)));
+    row.push(e(|e| percent(e.over_2pct)));
+    row.push(e(|e| sig(e.de94_mean)));
+    row
+}
+
+/// The frame table, the cut-size table and the greedy build's table (the last two when
+/// asked for) on `backend`.
+pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
+    o.check(backend)?;
+    let err = |e: lumbre_gpu::Error| e.to_string();
+    let scene = crate::data::scene(SCENE, None)?;
+    let prepared = Prepared::new(scene, &Default::default());
+    let effort = lumbre_lightcuts::bench::Effort { warmup: o.effort.warmup, repeats: o.effort.repeats };
+    let mut tables = Vec::new();
+
+    let mut columns = vec!["method", "visibility", "asked", "VPLs"];
+    let stage_columns: Vec<String> = STAGES.iter().map(|s| format!("{s} ms")).collect();
+    columns.extend(stage_columns.iter().map(String::as_str));
+    columns.extend(["frame ms", "avg cut", "rel. error", "p99 rel. error", "pixels > 2%", "mean ΔE94"]);
+    let mut t = Table::new(
+        format!(
+            "Lightcuts and instant radiosity, {} ({}x{}, reference view) on {}: frames by stage",
+            SCENE,
+            o.size,
+            o.size,
+            backend.describe()
+        ),
+        &columns,
+    );
+    let bar = progress((o.vpls.len() * o.visibility.len()) as u64, "lightcuts frames");
+    for &vis in &o.visibility {
+        let visibility = match vis {
+            VisibilityChoice::Rays => Visibility::Rays,
+            VisibilityChoice::Ism => Visibility::Ism(IsmOptions { size: o.ism_size, ..IsmOptions::default() }),
+        };
+        let method = Method::Lightcuts(CutOptions { heap: o.heap, ..CutOptions::default() });
+        let base = Render { view: View::cornell(o.size, o.size), visibility, method, ..Render::default() };
+        for &n in &o.vpls {
+            for r in scaling(backend, &prepared, &base, &[n], o.instant_max, effort).map_err(err)? {
+                t.row(frame_cells(&r));
+            }
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    t.note(format!(
+        "lightcuts: Morton tree, error 2%, max cut 1000, heap {}; VPLs: a quarter on the light, the rest at the first bounce; ISM {}x{}",
+        o.heap, o.ism_size, o.ism_size
+    ));
+    t.note(match backend {
+        Backend::Gpu(_) => format!(
+            "median of {} runs after {} unmeasured; stages timed by GPU timestamps (the tree of the greedy builder by the host's clock); downloads are no part of a frame",
+            o.effort.repeats.max(1),
+            o.effort.warmup
+        ),
+        Backend::Cpu => format!(
+            "median of {} runs after {} unmeasured; stages timed by the wall clock",
+            o.effort.repeats.max(1),
+            o.effort.warmup
+        ),
+    });
+    if crate::lightcuts::is_lavapipe(backend) && o.visibility.contains(&VisibilityChoice::Rays) {
+        t.note(crate::lightcuts::LAVAPIPE_LOOPS);
+    }
+    t.note(format!(
+        "error: lightcuts against instant radiosity with the same VPLs and visibility (up to {} VPLs); relative error on luminance, |test - reference| / (reference + 0.01)",
+        o.instant_max
+    ));
+    tables.push(t);
+
+    if !o.cut_vpls.is_empty() {
+        let mut t = Table::new(
+            format!(
+                "Average cut size at 2% by cluster metric and tree builder (the paper's Tables 2 and 3), {}x{} on {}",
+                o.cut_size,
+                o.cut_size,
+                backend.describe()
+            ),
+            &["builder", "metric", "VPLs", "avg cut", "build ms"],
+        );
+        let bar = progress(o.cut_vpls.len() as u64, "cut sizes");
+        for &n in &o.cut_vpls {
+            let view = View::cornell(o.cut_size, o.cut_size);
+            for r in cut_sizes(backend, &prepared, view, &[n]).map_err(err)? {
+                t.row(vec![r.builder.into(), r.metric.into(), r.vpls.to_string(), sig(r.average_cut), ms(r.build)]);
+            }
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        t.note("greedy: built on the CPU; morton: on the backend (position+normal: 3 direction bits per octahedral coordinate in the key); visibility by shadow rays");
+        if crate::lightcuts::is_lavapipe(backend) {
+            t.note(crate::lightcuts::LAVAPIPE_LOOPS);
+        }
+        tables.push(t);
+    }
+
+    if !o.greedy.is_empty() {
+        let mut t = Table::new("Greedy light tree build on the CPU", &["metric", "VPLs", "build ms"]);
+        for &n in &o.greedy {
+            for metric in [ClusterMetric::Walter, ClusterMetric::PAPER] {
+                let (vpls, d) = greedy_build_time(&prepared, n, metric, o.effort.repeats).map_err(err)?;
+                t.row(vec![metric.name().into(), vpls.to_string(), ms(d)]);
+            }
+        }
+        t.note(format!("median of {} builds, {} threads", o.effort.repeats.max(1), rayon::current_num_threads()));
+        tables.push(t);
+    }
+    Ok(tables)
+}

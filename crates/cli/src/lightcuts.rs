@@ -1,0 +1,311 @@
+//! `lumbre lightcuts`: an OBJ scene lit by virtual point lights (VPLs) made from its
+//! emitters (direct light by VPLs on the emitters themselves, indirect light by VPLs at
+//! the diffuse bounces of light paths), each pixel shaded by a lightcut over a light tree
+//! or by instant radiosity (every VPL), with visibility by shadow rays or imperfect shadow
+//! maps.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use lumbre_gpu::{Backend, Compute, Progress, Report};
+use lumbre_kdtree::BuildOptions;
+use lumbre_lightcuts::bench::{STAGES, stage_times};
+use lumbre_lightcuts::ism::{IsmOptions, SIZES};
+use lumbre_lightcuts::{
+    CutOptions, CutPixel, GreedyTree, Method, MortonTree, Render, TreeBuilder, View, Visibility, VplOptions,
+    cut_heatmap,
+};
+use lumbre_raytrace::{Camera, Image, Prepared};
+
+use crate::progress::{bar_progress, progress};
+
+/// `--visibility`: how a VPL's visibility from a point is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VisibilityChoice {
+    /// Imperfect shadow maps: one small depth map per VPL, splatted from points on the scene.
+    Ism,
+    /// Exact: a shadow ray through the kd-tree.
+    Rays,
+}
+
+/// `--method`: how the pixels are shaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MethodChoice {
+    /// A cut of the light tree per pixel, refined until each cluster's error bound is under
+    /// `--error` times the pixel's estimate.
+    Lightcuts,
+    /// Instant radiosity: every VPL for every pixel (the reference of lightcuts).
+    Instant,
+}
+
+/// `--tree`: how the light tree is built (lightcuts only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TreeChoice {
+    /// Greedy agglomerative clustering (the paper's; on the CPU, also for the GPU backend).
+    Greedy,
+    /// Morton order and a radix tree (on the backend).
+    Morton,
+}
+
+/// How `lumbre lightcuts` renders.
+#[derive(Clone, Copy, Debug)]
+pub struct LightcutsOptions {
+    /// VPLs asked for (a quarter on the emitters, the rest at the first `bounces` diffuse
+    /// bounces of light paths; paths that leave the scene leave none).
+    pub vpls: u32,
+    /// Diffuse bounces that leave a VPL, per light path.
+    pub bounces: u32,
+    /// Relative error threshold of a cut.
+    pub error: f32,
+    /// Largest cut.
+    pub max_cut: u32,
+    pub visibility: VisibilityChoice,
+    /// Side of each imperfect shadow map in texels.
+    pub ism_size: u32,
+    pub method: MethodChoice,
+    pub tree: TreeChoice,
+}
+
+impl Default for LightcutsOptions {
+    fn default() -> Self {
+        let cut = CutOptions::default();
+        LightcutsOptions {
+            vpls: 10_000,
+            bounces: 1,
+            error: cut.error,
+            max_cut: cut.max_cut,
+            visibility: VisibilityChoice::Ism,
+            ism_size: IsmOptions::default().size,
+            method: MethodChoice::Lightcuts,
+            tree: TreeChoice::Morton,
+        }
+    }
+}
+
+/// Most diffuse bounces of a light path that leave VPLs.
+pub const MAX_BOUNCES: u32 = 64;
+
+/// Most bytes the imperfect shadow maps may take on the CPU (one f32 per texel per VPL); on
+/// a GPU the device's limits decide.
+const MAX_CPU_ATLAS_BYTES: u64 = 4 << 30;
+
+impl LightcutsOptions {
+    /// Checks every value, naming the flag and its allowed range.
+    pub fn check(&self) -> Result<(), String> {
+        let max_vpls = (1u32 << 31) - 1;
+        if self.vpls == 0 || self.vpls > max_vpls {
+            return Err(format!("--vpls must be in 1..={max_vpls}, got {}", self.vpls));
+        }
+        if self.bounces == 0 || self.bounces > MAX_BOUNCES {
+            return Err(format!("--bounces must be in 1..={MAX_BOUNCES}, got {}", self.bounces));
+        }
+        if !(self.error.is_finite() && (0.0..=1.0).contains(&self.error)) {
+            return Err(format!("--error must be a number in [0, 1] (a fraction: 0.02 is 2%), got {}", self.error));
+        }
+        if self.max_cut == 0 {
+            return Err("--max-cut must be 1 or more (a cut holds at least the root), got 0".into());
+        }
+        if self.visibility == VisibilityChoice::Ism && !SIZES.contains(&self.ism_size) {
+            return Err(format!("--ism-size must be one of {SIZES:?}, got {}", self.ism_size));
+        }
+        Ok(())
+    }
+
+    /// Refuses imperfect shadow maps larger than [`MAX_CPU_ATLAS_BYTES`] on the CPU, naming
+    /// the flags.
+    pub fn check_memory(&self, backend: &Backend) -> Result<(), String> {
+        let bytes = self.vpls as u64 * (self.ism_size as u64).pow(2) * 4;
+        if self.visibility == VisibilityChoice::Ism && backend.gpu().is_none() && bytes > MAX_CPU_ATLAS_BYTES {
+            return Err(format!(
+                "--vpls {} with --ism-size {}: the shadow maps would take {:.1} GiB, at most {} GiB on the CPU \
+                 (fewer VPLs, a smaller --ism-size, or --visibility rays)",
+                self.vpls,
+                self.ism_size,
+                bytes as f64 / (1u64 << 30) as f64,
+                MAX_CPU_ATLAS_BYTES >> 30
+            ));
+        }
+        Ok(())
+    }
+
+    /// About `vpls` VPLs: a quarter on the emitters, the rest from light paths leaving one at
+    /// each of their first `bounces` diffuse hits.
+    pub fn vpl_options(&self) -> VplOptions {
+        let direct = self.vpls / 4;
+        let paths = ((self.vpls - direct) / self.bounces.max(1)).max(1);
+        VplOptions { direct, paths, bounces: self.bounces, ..VplOptions::default() }
+    }
+
+    /// The crate's renderer for `view`.
+    pub fn render(&self, view: View) -> Render {
+        let method = match self.method {
+            MethodChoice::Lightcuts => {
+                Method::Lightcuts(CutOptions { error: self.error, max_cut: self.max_cut, ..CutOptions::default() })
+            }
+            MethodChoice::Instant => Method::Instant,
+        };
+        let visibility = match self.visibility {
+            VisibilityChoice::Ism => Visibility::Ism(IsmOptions { size: self.ism_size, ..IsmOptions::default() }),
+            VisibilityChoice::Rays => Visibility::Rays,
+        };
+        let tree = match self.tree {
+            TreeChoice::Greedy => TreeBuilder::Greedy(GreedyTree::default()),
+            TreeChoice::Morton => TreeBuilder::Morton(MortonTree::default()),
+        };
+        Render { view, vpls: self.vpl_options(), tree, method, visibility, ..Render::default() }
+    }
+}
+
+/// What `lumbre lightcuts` was asked for.
+pub struct LightcutsArgs {
+    pub scene: PathBuf,
+    pub out: PathBuf,
+    /// Where to write the cut sizes as a false-colour image.
+    pub heatmap: Option<PathBuf>,
+    pub camera: Option<String>,
+    pub width: u32,
+    pub height: u32,
+    pub options: LightcutsOptions,
+}
+
+/// The image and what it took.
+pub struct Lit {
+    pub image: Image,
+    /// Per pixel, its cut (empty for instant radiosity).
+    pub cuts: Vec<CutPixel>,
+    /// VPLs made.
+    pub vpls: u32,
+    /// Every stage's time and the statistics (VPLs, average and largest cut, queries).
+    pub report: Report,
+    /// One line: VPLs, the time of each stage, the cut sizes.
+    pub summary: String,
+}
+
+fn err(e: lumbre_gpu::Error) -> String {
+    e.to_string()
+}
+
+/// Renders `prepared` from `camera` at `width` x `height` with `o` on `backend`.
+pub fn render(
+    prepared: &Prepared,
+    camera: Camera,
+    width: u32,
+    height: u32,
+    o: &LightcutsOptions,
+    backend: &Backend,
+    progress: &dyn Progress,
+) -> Result<Lit, String> {
+    o.check()?;
+    o.check_memory(backend)?;
+    let render = o.render(View { camera, width, height });
+    let t = Instant::now();
+    let placed = backend.place(&render, prepared).map_err(err)?;
+    let upload = t.elapsed();
+    let t = Instant::now();
+    let (out, mut report) = render.run_placed(&placed, progress).map_err(err)?;
+    let wall = t.elapsed();
+    // The GPU time of the whole frame: the VPLs' submission (and a greedy tree, built on the
+    // host) beside the last submission's passes; the download is no part of it.
+    if report.gpu.is_some() {
+        report.gpu = Some(stage_times(&report).iter().sum());
+    }
+    let summary = summary(&render, &report, out.vpls, upload, wall);
+    Ok(Lit { image: out.image, cuts: out.cuts, vpls: out.vpls, report, summary })
+}
+
+/// `2450 VPLs; vpls 1.2 ms, tree 3.4 ms, ...; frame 9.9 ms (wall 12 ms, upload 3 ms);
+/// average cut 61.2 (largest 210)`.
+fn summary(render: &Render, report: &Report, vpls: u32, upload: Duration, wall: Duration) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let times = stage_times(report);
+    let shading = match render.method {
+        Method::Lightcuts(_) => "cuts and shading",
+        Method::Instant => "instant radiosity",
+    };
+    let stages: Vec<String> = STAGES
+        .iter()
+        .zip(times)
+        .filter(|(s, d)| !d.is_zero() || !matches!(**s, "ism" | "pull-push" | "tree"))
+        .map(|(s, d)| {
+            let name = match *s {
+                "ism" => "ISMs",
+                "vpls" => "VPLs",
+                "gbuffer" => "G-buffer",
+                "shading" => shading,
+                other => other,
+            };
+            format!("{name} {:.1} ms", ms(d))
+        })
+        .collect();
+    let mut line = format!(
+        "{vpls} VPLs ({} asked), {} visibility; {}; frame {:.1} ms (wall {:.1} ms, upload {:.1} ms)",
+        render.vpls.slots(),
+        render.visibility.name(),
+        stages.join(", "),
+        ms(times.iter().sum()),
+        ms(wall),
+        ms(upload),
+    );
+    if let (Some(avg), Some(max)) = (report.get("average cut"), report.get("largest cut")) {
+        line += &format!("; average cut {avg:.1} (largest {max:.0}");
+        for flag in ["inexact pixels", "max-cut pixels"] {
+            if let Some(n) = report.get(flag).filter(|&n| n > 0.0) {
+                line += &format!(", {n:.0} {flag}");
+            }
+        }
+        line.push(')');
+    }
+    if let Some(q) = report.get("visibility queries") {
+        line += &format!("; {q:.0} visibility queries");
+    }
+    line
+}
+
+/// Whether `backend` is lavapipe (llvmpipe).
+pub fn is_lavapipe(backend: &Backend) -> bool {
+    backend.gpu().is_some_and(|g| g.adapter_name().contains("llvmpipe"))
+}
+
+/// What lavapipe's loop limit does to lightcuts with shadow rays.
+pub const LAVAPIPE_LOOPS: &str = "lavapipe ends a shader's loop nest after 65535 iterations: with shadow rays, a pixel \
+    whose cut takes more kd-tree steps than that stops early, so its cut and radiance can differ from the CPU's";
+
+/// Largest cut the heat map's ramp tells apart (red from there on).
+const HEATMAP_SCALE: u32 = 200;
+
+pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
+    let o = &args.options;
+    o.check()?;
+    if args.heatmap.is_some() && o.method != MethodChoice::Lightcuts {
+        return Err("--heatmap shows cut sizes: it needs --method lightcuts".into());
+    }
+    o.check_memory(backend)?;
+    if is_lavapipe(backend) && o.visibility == VisibilityChoice::Rays && o.method == MethodChoice::Lightcuts {
+        eprintln!("warning: {LAVAPIPE_LOOPS}");
+    }
+    let t = Instant::now();
+    let aspect = args.width as f32 / args.height as f32;
+    let (scene, camera) = crate::render::load_scene(&args.scene, args.camera.as_deref(), aspect)?;
+    let prepared = Prepared::new(scene, &BuildOptions::default());
+    let load = t.elapsed();
+    let bar = progress(0, "lightcuts");
+    let lit = render(&prepared, camera, args.width, args.height, o, backend, &bar_progress(&bar))?;
+    bar.finish_and_clear();
+    lit.image.save(&args.out).map_err(|e| e.to_string())?;
+    let mut written = args.out.display().to_string();
+    if let Some(path) = &args.heatmap {
+        let map = cut_heatmap(&lit.cuts, args.width, args.height, HEATMAP_SCALE).map_err(err)?;
+        map.save(path).map_err(|e| e.to_string())?;
+        written += &format!(", cut sizes (blue 1 .. red {HEATMAP_SCALE}) -> {}", path.display());
+    }
+    println!(
+        "{}: {} triangles on {}, load and kd-tree {:.1} ms; {}: {} -> {written}",
+        args.scene.display(),
+        prepared.tris.len(),
+        backend.describe(),
+        load.as_secs_f64() * 1e3,
+        o.render(View { camera, width: args.width, height: args.height }).method.name(),
+        lit.summary,
+    );
+    Ok(())
+}
