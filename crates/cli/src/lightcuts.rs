@@ -111,8 +111,8 @@ impl LightcutsOptions {
         Ok(())
     }
 
-    /// Refuses imperfect shadow maps larger than [`MAX_CPU_ATLAS_BYTES`] on the CPU, naming
-    /// the flags.
+    /// Refuses imperfect shadow maps larger than [`MAX_CPU_ATLAS_BYTES`] on the CPU, or than the
+    /// GPU's largest buffer, naming the flags.
     pub fn check_memory(&self, backend: &Backend) -> Result<(), String> {
         let bytes = self.vpls as u64 * (self.ism_size as u64).pow(2) * 4;
         if self.visibility == VisibilityChoice::Ism && backend.gpu().is_none() && bytes > MAX_CPU_ATLAS_BYTES {
@@ -124,6 +124,20 @@ impl LightcutsOptions {
                 bytes as f64 / (1u64 << 30) as f64,
                 MAX_CPU_ATLAS_BYTES >> 30
             ));
+        }
+        if let (VisibilityChoice::Ism, Some(gpu)) = (self.visibility, backend.gpu()) {
+            let most = gpu.limits().max_buffer_size;
+            if bytes > most {
+                return Err(format!(
+                    "--vpls {} with --ism-size {}: the shadow maps would take {:.1} GiB, more than {}'s largest \
+                     buffer of {:.1} GiB (fewer VPLs, a smaller --ism-size, or --visibility rays)",
+                    self.vpls,
+                    self.ism_size,
+                    bytes as f64 / (1u64 << 30) as f64,
+                    gpu.adapter_name(),
+                    most as f64 / (1u64 << 30) as f64
+                ));
+            }
         }
         Ok(())
     }

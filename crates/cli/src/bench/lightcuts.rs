@@ -57,8 +57,9 @@ impl Options {
         if self.heap == 0 {
             return Err("--heap must be 1 or more, got 0".into());
         }
+        // The smallest count must fit; larger ones that do not are skipped with a note.
         let ism = crate::lightcuts::LightcutsOptions {
-            vpls: self.vpls.iter().copied().max().unwrap_or(1),
+            vpls: self.vpls.iter().copied().min().unwrap_or(1),
             visibility: VisibilityChoice::Ism,
             ism_size: self.ism_size,
             ..Default::default()
@@ -128,6 +129,18 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
         let method = Method::Lightcuts(CutOptions { heap: o.heap, ..CutOptions::default() });
         let base = Render { view: View::cornell(o.size, o.size), visibility, method, ..Render::default() };
         for &n in &o.vpls {
+            let fits = crate::lightcuts::LightcutsOptions {
+                vpls: n,
+                visibility: vis,
+                ism_size: o.ism_size,
+                ..Default::default()
+            }
+            .check_memory(backend);
+            if let Err(e) = fits {
+                t.note(format!("skipped: {e}"));
+                bar.inc(1);
+                continue;
+            }
             for r in scaling(backend, &prepared, &base, &[n], o.instant_max, effort).map_err(err)? {
                 t.row(frame_cells(&r));
             }
