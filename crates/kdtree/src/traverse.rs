@@ -26,10 +26,9 @@ use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
 
 /// How a query walks the tree.
 ///
-/// The default is [`Traversal::Stack`]: on the CPU it measured about 1.7 times as fast as
-/// [`Traversal::Restart`] for primary rays on the Stanford bunny (11 against 6.8 Mrays/s
-/// on 2 cores with the watertight test; criterion bench `kdtree`, group `trace_bunny`),
-/// because restarting re-descends from the root for every leaf the ray passes through. On the GPU the stackless version may still win, as it keeps no
+/// The default is [`Traversal::Stack`]: on the CPU it is the faster of the two (figures in
+/// `benches/RESULTS.md`), because restarting re-descends from the root for every leaf the ray
+/// passes through. On the GPU the stackless version may still win, as it keeps no
 /// per-thread stack.
 ///
 /// ```

@@ -74,10 +74,8 @@ pub struct Hit {
 /// as inside.
 ///
 /// The default is [`TriangleTest::Watertight`]: it never lets a ray slip between two
-/// triangles that share an edge, and it is as fast as Möller–Trumbore within measurement
-/// noise (10.9 and 11.6 Mrays/s against 11.3 and 10.7 in two runs of the crate's
-/// `trace_bunny` benchmark with the stack traversal; the permutation and shear are computed
-/// once per ray, not per triangle).
+/// triangles that share an edge, and it is as fast as Möller–Trumbore (the permutation and
+/// shear are computed once per ray, not per triangle; figures in `benches/RESULTS.md`).
 ///
 /// ```
 /// use glam::Vec3;

@@ -218,8 +218,8 @@ fn kd_test_leaf(r: RayPrep, watertight: bool, n: vec2<u32>, t_min: f32, best: pt
 // The includer defines KD_SHORT_STACK (`//! define`).
 
 // Stack traversal: closest hit (or, with `any`, the first found). Its descent step repeats
-// kd_restart's on purpose: folded into a function returning a struct, it cost the restart
-// traversal 2x on an H200 (bunny at 1080p: 0.76 -> 1.52 ms) and the stack one 5%.
+// kd_restart's on purpose: folded into a function returning a struct, both traversals ran
+// slower on NVIDIA (see docs/tuning-log.md).
 fn kd_stack(r: RayPrep, watertight: bool, any_hit: bool, bmin: vec3<f32>, bmax: vec3<f32>, t_min: f32, t_max: f32) -> KdHit {
     var best = KdHit(t_max, KD_NONE, 0.0, 0.0);
     let seg = kd_clip(r, bmin, bmax, t_min, t_max);
