@@ -4,9 +4,8 @@
 //! and both triangle tests.
 //!
 //! `cargo bench -p lumbre-kdtree --bench kdtree`. Meshes are looked up in `$LUMBRE_SCENES`,
-//! then the workspace's `testdata/` and `testdata/scenes/`, then `../shared/scenes` beside
-//! the workspace; a mesh that is not found is skipped with a note (Suzanne also comes with
-//! the crate's tests).
+//! then the workspace's `testdata/` and `testdata/scenes/` (where every mesh it names is
+//! bundled); a mesh that is not found is skipped with a note.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,12 +23,7 @@ fn mesh(name: &str) -> Option<Vec<[Vec3; 3]>> {
     let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let workspace = crate_dir.join("../..");
     let mut dirs: Vec<PathBuf> = std::env::var_os("LUMBRE_SCENES").map(PathBuf::from).into_iter().collect();
-    dirs.extend([
-        workspace.join("testdata"),
-        workspace.join("testdata/scenes"),
-        workspace.join("../shared/scenes"),
-        crate_dir.join("tests/data"),
-    ]);
+    dirs.extend([workspace.join("testdata"), workspace.join("testdata/scenes"), crate_dir.join("tests/data")]);
     for dir in dirs {
         if let Ok(text) = std::fs::read_to_string(dir.join(name)) {
             return Some(obj::parse_obj(&text));
