@@ -98,3 +98,31 @@ impl Agree for Image {
         }
     }
 }
+
+/// One dispatch of a sampled render: samples `first .. first + count` (after `done` of the
+/// render's samples) for tiles `tile_base .. tile_base + tiles`.
+pub(crate) struct Batch {
+    pub first: u32,
+    pub count: u32,
+    pub done: u32,
+    pub last: bool,
+    pub tile_base: u32,
+    pub tiles: u32,
+}
+
+/// The dispatches of `count` samples from `first` over `tiles` tiles: at most
+/// [`SAMPLES_PER_DISPATCH`] samples (lavapipe ends a loop nest after 65535 iterations) and
+/// `tiles_per_dispatch` tiles each, samples outermost so that each pixel's sum runs in order.
+pub(crate) fn batches(first: u32, count: u32, tiles: u32, tiles_per_dispatch: u32) -> impl Iterator<Item = Batch> {
+    (0..count).step_by(SAMPLES_PER_DISPATCH as usize).flat_map(move |done| {
+        let n = SAMPLES_PER_DISPATCH.min(count - done);
+        (0..tiles).step_by(tiles_per_dispatch as usize).map(move |tile_base| Batch {
+            first: first + done,
+            count: n,
+            done,
+            last: done + n == count,
+            tile_base,
+            tiles: tiles_per_dispatch.min(tiles - tile_base),
+        })
+    })
+}

@@ -93,56 +93,47 @@ impl PathRender {
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = s.scene.tree.bounds;
-        let mut batch_first = o.first_sample;
-        let end = o.first_sample + o.spp;
-        while batch_first < end {
-            let batch_count = SAMPLES_PER_DISPATCH.min(end - batch_first);
-            let mut base = 0u32;
-            while base < tiles {
-                let count = TILES_PER_DISPATCH.min(tiles - base);
-                let params = gpu.uniform(&Params {
-                    cam: self.camera.to_gpu(o.width, o.height),
-                    bmin: b.min.to_array(),
-                    width: o.width,
-                    bmax: b.max.to_array(),
-                    height: o.height,
-                    background: o.background.to_array(),
-                    spp: o.spp,
-                    first_sample: o.first_sample,
-                    max_bounces: o.max_bounces,
-                    rr_depth: o.rr_depth,
-                    n_lights: s.scene.n_lights,
-                    flags,
-                    eps: s.scene.eps,
-                    pixel_base: base,
-                    n_emitters: s.emitters.count,
-                    batch_first,
-                    batch_count,
-                    last: (batch_first + batch_count == end) as u32,
-                    _pad: 0,
-                })?;
-                let [k1, k2, k3] = s.scene.tree.bindings();
-                let [e1, e2, e3] = s.emitters.bindings();
-                let res = [
-                    params.as_entire_binding(),
-                    k1,
-                    k2,
-                    k3,
-                    s.scene.tri_info.binding(),
-                    s.scene.normals.binding(),
-                    s.scene.materials.binding(),
-                    s.scene.lights.binding(),
-                    e1,
-                    e2,
-                    e3,
-                    pixels.binding(),
-                    counters.binding(),
-                    s.face_normals.binding(),
-                ];
-                rec.dispatch("path", &kernel, &res, count as u64)?;
-                base += count;
-            }
-            batch_first += batch_count;
+        for batch in super::batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
+            let params = gpu.uniform(&Params {
+                cam: self.camera.to_gpu(o.width, o.height),
+                bmin: b.min.to_array(),
+                width: o.width,
+                bmax: b.max.to_array(),
+                height: o.height,
+                background: o.background.to_array(),
+                spp: o.spp,
+                first_sample: o.first_sample,
+                max_bounces: o.max_bounces,
+                rr_depth: o.rr_depth,
+                n_lights: s.scene.n_lights,
+                flags,
+                eps: s.scene.eps,
+                pixel_base: batch.tile_base,
+                n_emitters: s.emitters.count,
+                batch_first: batch.first,
+                batch_count: batch.count,
+                last: batch.last as u32,
+                _pad: 0,
+            })?;
+            let [k1, k2, k3] = s.scene.tree.bindings();
+            let [e1, e2, e3] = s.emitters.bindings();
+            let res = [
+                params.as_entire_binding(),
+                k1,
+                k2,
+                k3,
+                s.scene.tri_info.binding(),
+                s.scene.normals.binding(),
+                s.scene.materials.binding(),
+                s.scene.lights.binding(),
+                e1,
+                e2,
+                e3,
+                pixels.binding(),
+                counters.binding(),
+                s.face_normals.binding(),
+            ];
+            rec.dispatch("path", &kernel, &res, batch.tiles as u64)?;
         }
         Ok(GpuPathImage { pixels, counters, width: o.width, height: o.height })
     }

@@ -8,7 +8,6 @@ use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, R
 use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::GpuScene;
-use super::path::SAMPLES_PER_DISPATCH;
 use crate::{Camera, Image, Prepared, RenderOptions};
 
 /// 8x8 pixel tiles per dispatch (a million pixels): bounds each dispatch (drivers reset GPUs
@@ -54,7 +53,7 @@ pub struct GpuImage {
 
 /// A Whitted render through the [`Compute`] trait: CPU ([`Prepared::render_cpu`]) or GPU.
 ///
-/// The GPU renders at most [`SAMPLES_PER_DISPATCH`] samples per pixel in one dispatch and
+/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](crate::SAMPLES_PER_DISPATCH) samples per pixel in one dispatch and
 /// keeps each pixel's running mean, so that the loops of one invocation stay short (lavapipe
 /// ends an invocation's loops after 65535 iterations in all, silently; the kernel notices
 /// and the download refuses the image).
@@ -112,48 +111,40 @@ impl WhittedRender {
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = scene.tree.bounds;
         let (first, count) = o.samples();
-        let mut done = 0u32;
-        while done < count {
-            let batch_count = SAMPLES_PER_DISPATCH.min(count - done);
-            let mut base = 0u32;
-            while base < tiles {
-                let tiles_now = TILES_PER_DISPATCH.min(tiles - base);
-                let params = gpu.uniform(&Params {
-                    cam: self.camera.to_gpu(o.width, o.height),
-                    bmin: b.min.to_array(),
-                    width: o.width,
-                    bmax: b.max.to_array(),
-                    height: o.height,
-                    background: o.background.to_array(),
-                    spp: o.spp,
-                    max_depth: o.max_depth,
-                    n_lights: scene.n_lights,
-                    flags,
-                    ambient: o.ambient,
-                    eps: scene.eps,
-                    pixel_base: base,
-                    batch_first: first + done,
-                    batch_count,
-                    done,
-                    _pad: [0; 3],
-                })?;
-                let [k1, k2, k3] = scene.tree.bindings();
-                let res = [
-                    params.as_entire_binding(),
-                    k1,
-                    k2,
-                    k3,
-                    scene.tri_info.binding(),
-                    scene.normals.binding(),
-                    scene.materials.binding(),
-                    scene.lights.binding(),
-                    pixels.binding(),
-                    rays.binding(),
-                ];
-                rec.dispatch("whitted", &kernel, &res, tiles_now as u64)?;
-                base += tiles_now;
-            }
-            done += batch_count;
+        for batch in super::batches(first, count, tiles, TILES_PER_DISPATCH) {
+            let params = gpu.uniform(&Params {
+                cam: self.camera.to_gpu(o.width, o.height),
+                bmin: b.min.to_array(),
+                width: o.width,
+                bmax: b.max.to_array(),
+                height: o.height,
+                background: o.background.to_array(),
+                spp: o.spp,
+                max_depth: o.max_depth,
+                n_lights: scene.n_lights,
+                flags,
+                ambient: o.ambient,
+                eps: scene.eps,
+                pixel_base: batch.tile_base,
+                batch_first: batch.first,
+                batch_count: batch.count,
+                done: batch.done,
+                _pad: [0; 3],
+            })?;
+            let [k1, k2, k3] = scene.tree.bindings();
+            let res = [
+                params.as_entire_binding(),
+                k1,
+                k2,
+                k3,
+                scene.tri_info.binding(),
+                scene.normals.binding(),
+                scene.materials.binding(),
+                scene.lights.binding(),
+                pixels.binding(),
+                rays.binding(),
+            ];
+            rec.dispatch("whitted", &kernel, &res, batch.tiles as u64)?;
         }
         Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
     }
