@@ -284,9 +284,6 @@ pub fn is_lavapipe(backend: &Backend) -> bool {
 pub const LAVAPIPE_LOOPS: &str = "lavapipe ends a shader's loop nest after 65535 iterations: with shadow rays, a pixel \
     whose cut takes more kd-tree steps than that stops early, so its cut and radiance can differ from the CPU's";
 
-/// Largest cut the heat map's ramp tells apart (red from there on).
-const HEATMAP_SCALE: u32 = 200;
-
 pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
     let o = &args.options;
     o.check()?;
@@ -308,9 +305,10 @@ pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
     lit.image.save(&args.out).map_err(|e| e.to_string())?;
     let mut written = args.out.display().to_string();
     if let Some(path) = &args.heatmap {
-        let map = cut_heatmap(&lit.cuts, args.width, args.height, HEATMAP_SCALE).map_err(err)?;
+        // Red at the largest cut allowed: the ramp spans every size a cut can have.
+        let map = cut_heatmap(&lit.cuts, args.width, args.height, o.max_cut).map_err(err)?;
         map.save(path).map_err(|e| e.to_string())?;
-        written += &format!(", cut sizes (blue 1 .. red {HEATMAP_SCALE}) -> {}", path.display());
+        written += &format!(", cut sizes (blue 1 .. red {}) -> {}", o.max_cut, path.display());
     }
     println!(
         "{}: {} triangles on {}, load and kd-tree {:.1} ms; {}: {} -> {written}",

@@ -27,11 +27,13 @@ pub struct Setup {
     pub spp: u32,
 }
 
-/// One rendering: the image, the run's report, and a line on how it was made.
+/// One rendering: the image, the run's report, a line on how it was made, and the
+/// per-pixel cut sizes where the method has them.
 pub struct Rendered {
     pub image: Image,
     pub report: Report,
     pub note: String,
+    pub heatmap: Option<Image>,
 }
 
 /// A method of the page: its name and how it renders the setup on a backend.
@@ -71,7 +73,7 @@ fn whitted(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     let render = WhittedRender { camera: setup.camera, options };
     let placed = backend.place(&render, &setup.prepared).map_err(err)?;
     let (image, report) = render.run_placed(&placed, &()).map_err(err)?;
-    Ok(Rendered { image, report, note: format!("{} spp, one bounce of shadow rays", setup.spp) })
+    Ok(Rendered { image, report, note: format!("{} spp, one bounce of shadow rays", setup.spp), heatmap: None })
 }
 
 /// The path tracer at the page's samples per pixel.
@@ -80,7 +82,7 @@ fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     let render = PathRender { camera: setup.camera, options };
     let placed = backend.place(&render, &setup.prepared).map_err(err)?;
     let (image, report) = render.run_placed(&placed, &()).map_err(err)?;
-    Ok(Rendered { image, report, note: format!("{} spp, next-event estimation and MIS", setup.spp) })
+    Ok(Rendered { image, report, note: format!("{} spp, next-event estimation and MIS", setup.spp), heatmap: None })
 }
 
 /// Elements and patches of the radiosity row: enough for smooth walls, few enough for a
@@ -114,7 +116,7 @@ fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         mesh.n(),
         mesh.k()
     );
-    Ok(Rendered { image, report, note })
+    Ok(Rendered { image, report, note, heatmap: None })
 }
 
 /// Ray-based density estimation: indirect light from the flights of 500K photons crossing a
@@ -136,7 +138,7 @@ fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         "500K photons' indirect flights, disks r = 0.04, BVH ({pairs:.0} crossings); direct light {} spp NEE",
         setup.spp
     );
-    Ok(Rendered { image: est.image, report: est.report, note })
+    Ok(Rendered { image: est.image, report: est.report, note, heatmap: None })
 }
 
 /// VPLs of the lightcuts row and the diffuse bounces of their light paths: enough for the
@@ -151,14 +153,16 @@ fn lightcuts(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         crate::lightcuts::LightcutsOptions { vpls: LIGHTCUTS_VPLS.0, bounces: LIGHTCUTS_VPLS.1, ..Default::default() };
     let lit = crate::lightcuts::render(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
     let note = format!(
-        "{} VPLs (direct and {} bounces), Morton tree, 2% error, average cut {:.0}, ISM {}x{}",
+        "{} VPLs (direct and {} bounces), Morton tree, 2% error, average cut {:.0} (heat map: blue 1 .. red {}), ISM {}x{}",
         lit.vpls,
         LIGHTCUTS_VPLS.1,
         lit.report.get("average cut").unwrap_or(0.0),
+        o.max_cut,
         o.ism_size,
         o.ism_size
     );
-    Ok(Rendered { image: lit.image, report: lit.report, note })
+    let heatmap = lumbre_lightcuts::cut_heatmap(&lit.cuts, setup.size, setup.size, o.max_cut).map_err(err)?;
+    Ok(Rendered { image: lit.image, report: lit.report, note, heatmap: Some(heatmap) })
 }
 
 /// Instant radiosity, the baseline lightcuts must match: every pixel shaded by every one of
@@ -173,19 +177,21 @@ fn instant_radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, Strin
     let lit = crate::lightcuts::render(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
     let note =
         format!("the lightcuts row's {} VPLs, every one for every pixel, ISM {}x{}", lit.vpls, o.ism_size, o.ism_size);
-    Ok(Rendered { image: lit.image, report: lit.report, note })
+    Ok(Rendered { image: lit.image, report: lit.report, note, heatmap: None })
 }
 
 /// The page: every method on every backend against the reference, written to `out` as
-/// `cornell-<method>-<backend>.png`, false-colour error maps, and `cornell-sheet.png`
-/// (top row: the reference, then each method's image; bottom row: their error maps).
+/// `cornell-<method>-<backend>.png`, false-colour error maps, cut-size heat maps
+/// (`-cuts.png`) and `cornell-sheet.png` (top row: the reference, then each method's image;
+/// middle row: their error maps; bottom row: the heat maps of the methods that have them).
 pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path) -> Result<Table, String> {
     let regions = Region::cornell(setup.size, setup.size);
     let mut t = Table::new(
         format!("{SCENE} ({}x{}, camera {CAMERA}) by every method, against the reference", setup.size, setup.size),
         &["method", "backend", "ms", "mean rel. error", "p90 rel. error", "mean ΔE94", "worst region", "image", "how"],
     );
-    let mut sheet: Vec<(Image, Image)> = vec![(reference.clone(), Image::new(setup.size, setup.size))];
+    let blank = || Image::new(setup.size, setup.size);
+    let mut sheet: Vec<[Image; 3]> = vec![[reference.clone(), blank(), blank()]];
     for m in methods() {
         for backend in backends {
             eprintln!("  {} on {} ...", m.name, backend.name());
@@ -198,6 +204,12 @@ pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path)
             let diff = false_colour(&r.image, reference, DiffMap::Relative).map_err(|e| e.to_string())?;
             diff.save(&out.join(format!("cornell-{}-{}-error.png", slug(m.name), backend.name())))
                 .map_err(|e| e.to_string())?;
+            let mut note = r.note;
+            if let Some(map) = &r.heatmap {
+                let name = format!("cornell-{}-{}-cuts.png", slug(m.name), backend.name());
+                map.save(&out.join(&name)).map_err(|e| e.to_string())?;
+                note += &format!("; cut sizes in {name}");
+            }
             t.row(vec![
                 m.name.to_string(),
                 backend.describe(),
@@ -207,16 +219,16 @@ pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path)
                 sig(metrics.de94_mean),
                 worst_region(&metrics),
                 file,
-                r.note,
+                note,
             ]);
-            sheet.push((r.image, diff));
+            sheet.push([r.image, diff, r.heatmap.unwrap_or_else(blank)]);
         }
     }
     contact_sheet(&sheet, setup.size)?.save(&out.join("cornell-sheet.png")).map_err(|e| e.to_string())?;
     t.note(
         "relative error per pixel on luminance, |test - reference| / (reference + 0.01); ΔE94: CIE94 on CIELAB (D65)",
     );
-    t.note("cornell-sheet.png: top row the reference then each row of this table in order; bottom row their relative error (black 0%, red 100%)");
+    t.note("cornell-sheet.png: top row the reference then each row of this table in order; middle row their relative error (black 0%, red 100%); bottom row the cut sizes of lightcuts");
     Ok(t)
 }
 
@@ -238,14 +250,15 @@ fn worst_region(m: &Metrics) -> String {
         .map_or("-".into(), |(e, name)| format!("{name} {}", percent(e)))
 }
 
-/// Images side by side over their error maps.
-fn contact_sheet(pairs: &[(Image, Image)], size: u32) -> Result<Image, String> {
-    let mut sheet = Image::new(size * pairs.len() as u32, 2 * size);
-    for (i, (image, diff)) in pairs.iter().enumerate() {
-        for y in 0..size {
-            for x in 0..size {
-                sheet.set(i as u32 * size + x, y, image.get(x, y));
-                sheet.set(i as u32 * size + x, size + y, diff.get(x, y));
+/// Columns of images (each rendering over its error map over its heat map), side by side.
+fn contact_sheet(columns: &[[Image; 3]], size: u32) -> Result<Image, String> {
+    let mut sheet = Image::new(size * columns.len() as u32, 3 * size);
+    for (i, column) in columns.iter().enumerate() {
+        for (row, image) in column.iter().enumerate() {
+            for y in 0..size {
+                for x in 0..size {
+                    sheet.set(i as u32 * size + x, row as u32 * size + y, image.get(x, y));
+                }
             }
         }
     }
