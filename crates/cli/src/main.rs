@@ -457,6 +457,10 @@ enum BenchCommand {
         /// VPL counts of the greedy build's timing (CPU); 0 skips it.
         #[arg(long, value_delimiter = ',', default_values_t = [1000, 10000])]
         greedy: Vec<u32>,
+        /// VPL counts of the ISM build table (GPU: splat and pull-push of 64x64 maps, then
+        /// pull-push of the paper's 3968x3968 atlas); 0 skips it.
+        #[arg(long, value_delimiter = ',', default_values_t = [1000, 10000, 100000])]
+        ism_vpls: Vec<u32>,
         #[arg(long, default_value_t = 1)]
         warmup: usize,
         #[arg(long, default_value_t = 3)]
@@ -790,6 +794,7 @@ fn main() -> ExitCode {
                 cut_vpls,
                 cut_size,
                 greedy,
+                ism_vpls,
                 warmup,
                 repeats,
                 json,
@@ -808,6 +813,7 @@ fn main() -> ExitCode {
                     cut_vpls: skip_zero(cut_vpls),
                     cut_size,
                     greedy: skip_zero(greedy),
+                    ism_vpls: skip_zero(ism_vpls),
                     effort,
                 };
                 let tables = bench::lightcuts::lightcuts(&backend, &options)?;

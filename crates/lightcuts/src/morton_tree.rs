@@ -1,5 +1,5 @@
 //! The light tree by Morton order, as real-time lightcuts build it: the lights sorted by the
-//! Morton code of their position (optionally followed by bits of their normal's direction),
+//! Morton code of their position (optionally interleaved with bits of their normal's direction),
 //! Karras's radix tree (2012) over the sorted codes, and the clusters' bounds bottom-up.
 //! CPU here, stage by stage as on the GPU (`lightcuts/morton_keys.wgsl`,
 //! `lightcuts/radix_tree.wgsl`, `lightcuts/tree_bounds.wgsl`), with the same topology bit
@@ -18,10 +18,11 @@ pub const MAX_DIRECTION_BITS: u32 = 5;
 
 /// The Morton-order builder.
 ///
-/// The key of a light is the 30-bit-or-less code `position code << 2q | direction code`:
-/// `p` bits per axis of its position in the quantisation box (10 without direction bits),
-/// then `q` bits per coordinate of its normal's octahedral map interleaved (`q` =
-/// [`direction_bits`](MortonTree::direction_bits), `3p + 2q <= 30`). Equal keys are ordered
+/// The key of a light is a Morton code of at most 30 bits: `p` bits per axis of its position
+/// in the quantisation box (10 without direction bits) and `q` bits per coordinate of its
+/// normal's octahedral map (`q` = [`direction_bits`](MortonTree::direction_bits),
+/// `3p + 2q <= 30`), the direction's levels interleaved evenly with the position's, so
+/// lights facing apart are split at every scale of the tree. Equal keys are ordered
 /// by the lights' indices (a stable sort) and split by index bits in the radix tree, as
 /// Karras does.
 ///
@@ -74,18 +75,32 @@ fn quantize_unit(x: f32, bits: u32) -> u32 {
     (x * cells).floor().clamp(0.0, cells - 1.0) as u32
 }
 
-/// The key of one light (the CPU twin of `morton_keys.wgsl`'s `light_key`).
+/// The key of one light (the CPU twin of `morton_keys.wgsl`'s `light_key`): a 5-D Morton
+/// code, most significant first, of `p` levels of position (3 bits each: z, y, x) with the
+/// `q` levels of direction (2 bits each: u, w) spread evenly among them, direction level `j`
+/// after position level `j p / q`. Below the position bits, direction bits would only
+/// break ties between lights in the same cell and never shape the tree.
 pub(crate) fn light_key(p: &KeyParams, v: &Vpl) -> u32 {
-    let code = encode_u32(p.quantizer.cell_clamped(v.position.to_array()));
+    let cell = p.quantizer.cell_clamped(v.position.to_array());
     let q = p.direction_bits;
     if q == 0 {
-        return code;
+        return encode_u32(cell);
     }
+    let bits = position_bits(q);
     let (u, w) = octahedral(v.normal);
     let (qu, qw) = (quantize_unit(u, q), quantize_unit(w, q));
-    // The two coordinates interleaved, u's bit above w's.
-    let dir = (0..q).fold(0, |acc, i| acc | ((qu >> i) & 1) << (2 * i + 1) | ((qw >> i) & 1) << (2 * i));
-    code << (2 * q) | dir
+    let mut key = 0u32;
+    let mut j = 0;
+    for level in 0..bits {
+        let b = bits - 1 - level;
+        key = key << 3 | ((cell[2] >> b) & 1) << 2 | ((cell[1] >> b) & 1) << 1 | ((cell[0] >> b) & 1);
+        if j < q && j * bits / q == level {
+            let d = q - 1 - j;
+            key = key << 2 | ((qu >> d) & 1) << 1 | ((qw >> d) & 1);
+            j += 1;
+        }
+    }
+    key
 }
 
 /// Stage 1: each light's key and index (the pairs the sort orders).
@@ -230,14 +245,18 @@ mod tests {
     }
 
     #[test]
-    fn keys_put_position_above_direction() {
+    fn keys_interleave_direction_with_position() {
+        // q = 3, p = 8: from the top, position level 0 (bits 29..27), direction level 0 (26..25).
         let q = Quantizer::new([0.0; 3], [1.0; 3], position_bits(3)).unwrap();
         let p = KeyParams { quantizer: q, direction_bits: 3 };
         let v = |x: f32, n: Vec3| Vpl { position: Vec3::new(x, 0.5, 0.5), normal: n, intensity: Vec3::ONE };
-        let (a, b) = (light_key(&p, &v(0.2, Vec3::Z)), light_key(&p, &v(0.2, -Vec3::Z)));
-        assert_eq!(a >> 6, b >> 6);
-        assert_ne!(a, b);
-        assert!(light_key(&p, &v(0.9, Vec3::Z)) >> 6 != a >> 6);
+        let a = light_key(&p, &v(0.2, Vec3::X));
+        assert_eq!((a ^ light_key(&p, &v(0.2, -Vec3::X))).leading_zeros(), 5, "u's top bit");
+        assert_eq!((a ^ light_key(&p, &v(0.9, Vec3::X))).leading_zeros(), 4, "x's top bit");
+        assert!(light_key(&p, &v(0.2, Vec3::Z)) != a);
+        // Without direction bits the key is the position's Morton code.
+        let plain = KeyParams { quantizer: Quantizer::new([0.0; 3], [1.0; 3], 10).unwrap(), direction_bits: 0 };
+        assert_eq!(light_key(&plain, &v(0.2, Vec3::X)), encode_u32(plain.quantizer.cell_clamped([0.2, 0.5, 0.5])));
         for q in 0..=MAX_DIRECTION_BITS {
             assert!(3 * position_bits(q) + 2 * q <= 30);
         }

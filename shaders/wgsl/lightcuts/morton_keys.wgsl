@@ -1,7 +1,8 @@
 //! import shared/dispatch
 // Stage 1 of the Morton light tree (lumbre_lightcuts::morton_tree's `morton_keys`): each
-// VPL's key, its quantised position's Morton code followed by `dir_bits` bits per
-// coordinate of its normal's octahedral map, and its index (the value the sort carries).
+// VPL's key, a Morton code of its quantised position with `dir_bits` levels of its normal's
+// octahedral map interleaved evenly (direction level j after position level j p / q), and
+// its index (the value the sort carries).
 
 struct Params {
     min: vec3<f32>,
@@ -59,25 +60,32 @@ fn octahedral(n: vec3<f32>) -> vec2<f32> {
 }
 
 fn light_key(p: vec3<f32>, n: vec3<f32>) -> u32 {
-    let last = f32((1u << params.pos_bits) - 1u);
+    let bits = params.pos_bits;
+    let last = f32((1u << bits) - 1u);
     let c = vec3<u32>(
         cell(p.x, params.min.x, params.scale.x, last),
         cell(p.y, params.min.y, params.scale.y, last),
         cell(p.z, params.min.z, params.scale.z, last),
     );
-    let code = spread10(c.x) | (spread10(c.y) << 1u) | (spread10(c.z) << 2u);
     let q = params.dir_bits;
     if q == 0u {
-        return code;
+        return spread10(c.x) | (spread10(c.y) << 1u) | (spread10(c.z) << 2u);
     }
     let o = octahedral(n);
     let qu = quantize_unit(o.x, q);
     let qv = quantize_unit(o.y, q);
-    var dir = 0u;
-    for (var i = 0u; i < q; i++) {
-        dir |= (((qu >> i) & 1u) << (2u * i + 1u)) | (((qv >> i) & 1u) << (2u * i));
+    var key = 0u;
+    var j = 0u;
+    for (var level = 0u; level < bits; level++) {
+        let b = bits - 1u - level;
+        key = (key << 3u) | (((c.z >> b) & 1u) << 2u) | (((c.y >> b) & 1u) << 1u) | ((c.x >> b) & 1u);
+        if j < q && j * bits / q == level {
+            let d = q - 1u - j;
+            key = (key << 2u) | (((qu >> d) & 1u) << 1u) | ((qv >> d) & 1u);
+            j++;
+        }
     }
-    return (code << (2u * q)) | dir;
+    return key;
 }
 
 @compute @workgroup_size(256)

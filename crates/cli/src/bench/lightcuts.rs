@@ -1,7 +1,8 @@
 //! `lumbre bench lightcuts`: the lightcuts paper's Table 5 and beyond on the diffuse Cornell
 //! box from the reference view (frames by stage for lightcuts and instant radiosity with the
 //! same VPLs, lightcuts' error against instant radiosity), the cut sizes of its Tables 2
-//! and 3 per cluster metric and tree builder, and the greedy build's time.
+//! and 3 per cluster metric and tree builder, the greedy build's time, and on the GPU the
+//! imperfect shadow maps' build and pull-push (its Table 4).
 
 use std::time::Duration;
 
@@ -36,6 +37,8 @@ pub struct Options {
     pub cut_size: u32,
     /// VPL counts of the greedy build's times (none: skipped).
     pub greedy: Vec<u32>,
+    /// VPL counts of the ISM build table (GPU only; none: skipped).
+    pub ism_vpls: Vec<u32>,
     pub effort: Effort,
 }
 
@@ -46,7 +49,13 @@ impl Options {
             return Err(format!("--size and --cut-size must be 1 or more, got {} and {}", self.size, self.cut_size));
         }
         let max = (1u32 << 31) - 1;
-        for (flag, list) in [("--vpls", &self.vpls), ("--cut-vpls", &self.cut_vpls), ("--greedy", &self.greedy)] {
+        let lists = [
+            ("--vpls", &self.vpls),
+            ("--cut-vpls", &self.cut_vpls),
+            ("--greedy", &self.greedy),
+            ("--ism-vpls", &self.ism_vpls),
+        ];
+        for (flag, list) in lists {
             if let Some(n) = list.iter().find(|&&n| n == 0 || n > max) {
                 return Err(format!("{flag}: every count must be in 1..={max}, got {n}"));
             }
@@ -210,5 +219,57 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
         t.note(format!("median of {} builds, {} threads", o.effort.repeats.max(1), rayon::current_num_threads()));
         tables.push(t);
     }
+
+    if let (Some(gpu), false) = (backend.gpu(), o.ism_vpls.is_empty()) {
+        tables.extend(ism_tables(gpu, &prepared, &o.ism_vpls, effort)?);
+    }
     Ok(tables)
+}
+
+/// The ISM build at each VPL count (64x64 maps, every texel checked against the CPU's),
+/// then pull-push of the paper's 3968x3968 atlas (961 maps of 128x128) against the copy of
+/// its bytes.
+fn ism_tables(
+    gpu: &lumbre_gpu::Gpu,
+    prepared: &Prepared,
+    vpls: &[u32],
+    effort: lumbre_lightcuts::bench::Effort,
+) -> Result<Vec<Table>, String> {
+    use lumbre_lightcuts::ism::bench::standard;
+    let triangles = prepared.scene.triangle_positions();
+    let (builds, pull_push) = standard(gpu, &triangles, vpls, effort).map_err(|e| e.to_string())?;
+    let mut b = Table::new(
+        format!("Imperfect shadow maps of {SCENE} on {}: build", gpu.adapter_name()),
+        &["VPLs", "map", "points/VPL", "atlas", "MB", "splat ms", "pull-push ms", "build ms", "texels != CPU"],
+    );
+    for r in builds {
+        b.row(vec![
+            r.vpls.to_string(),
+            r.options.size.to_string(),
+            r.options.points_per_vpl.to_string(),
+            format!("{}x{}", r.atlas.0, r.atlas.1),
+            sig(r.bytes as f64 / 1e6),
+            ms(r.splat),
+            ms(r.pull_push),
+            ms(r.build),
+            r.differing_texels.to_string(),
+        ]);
+    }
+    b.note(format!("median of {} runs after {} unmeasured; GPU timestamps", effort.repeats.max(1), effort.warmup));
+    let mut p = Table::new(
+        "Pull-push of the paper's atlas (its Table 4: 80 ms)",
+        &["atlas", "map", "levels", "holes before", "pull-push ms", "copy ms (same bytes)", "texels != CPU"],
+    );
+    for r in pull_push {
+        p.row(vec![
+            format!("{}x{}", r.atlas.0, r.atlas.1),
+            r.size.to_string(),
+            r.levels.to_string(),
+            r.holes.to_string(),
+            ms(r.time),
+            ms(r.copy),
+            r.differing_texels.to_string(),
+        ]);
+    }
+    Ok(vec![b, p])
 }

@@ -10,14 +10,7 @@ use lumbre_gpu::{Gpu, Result, Timings, busy_median_time, copy_time};
 use super::{GpuScenePoints, Ism, IsmAtlas, IsmOptions, ScenePoints, gpu, pull_push, upload_vpls};
 use crate::Vpl;
 
-/// Warm-up runs and measured repeats of every figure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Effort {
-    /// Unmeasured runs first.
-    pub warmup: usize,
-    /// Measured runs (the median is reported).
-    pub repeats: usize,
-}
+pub use crate::bench::Effort;
 
 /// One build measured: medians of GPU times per stage.
 #[derive(Clone, Debug, PartialEq)]
