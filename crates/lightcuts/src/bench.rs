@@ -254,12 +254,8 @@ pub fn cut_sizes(backend: &Backend, prepared: &Prepared, view: View, counts: &[u
         .iter()
         .map(|&metric| ("greedy", metric.name(), TreeBuilder::Greedy(GreedyTree { metric, ..Default::default() })))
         .collect();
-    builders.push(("morton", "position", TreeBuilder::Morton(MortonTree::default())));
-    builders.push((
-        "morton",
-        "position+normal",
-        TreeBuilder::Morton(MortonTree { direction_bits: 3, ..Default::default() }),
-    ));
+    builders.push(("morton", "position", TreeBuilder::Morton(MortonTree { direction_bits: 0, ..Default::default() })));
+    builders.push(("morton", "position+normal", TreeBuilder::Morton(MortonTree::default())));
     let mut rows = Vec::new();
     for &n in counts {
         for &(builder, metric, tree) in &builders {
