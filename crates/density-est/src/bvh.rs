@@ -10,7 +10,8 @@
 //! fixed-point sums in tree order, so the order of arrival does not matter, and a last stage
 //! puts the sums back in the disks' order. Every stage has a twin entry point in
 //! `density/bvh.wgsl`; the trees are identical (integer topology, boxes by min and max,
-//! the same quantization).
+//! the same quantization). The CPU walks the tree four-wide ([`crate::wide`]) over the same
+//! boxes, so it tests the same disks.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -24,6 +25,7 @@ use crate::boxes::SegRay;
 use crate::crossing::crossing;
 use crate::fixed::{Acc, pow2, quantize3};
 use crate::problem::{Aabb, DiskData, Prepared, Segment};
+use crate::wide::{WideNode, hit_lanes, widen};
 
 /// A child reference that is a disk (its sorted position in the low 31 bits).
 pub(crate) const LEAF_BIT: u32 = 1 << 31;
@@ -318,24 +320,25 @@ impl AtomicAccs {
 #[inline]
 pub(crate) fn traverse_one(
     bvh: &Bvh,
-    grid: &QuantGrid,
+    nodes: &[WideNode],
     tau: f32,
     s: &Segment,
     scale: f32,
     out: &AtomicAccs,
 ) -> (u64, u64) {
     let ray = SegRay::new(s.start, s.end, tau);
-    let mut stack = [0u32; STACK];
+    // Four-wide nodes are at most 31 deep and leave at most 3 siblings pending per level.
+    let mut stack = [0u32; 3 * STACK / 2];
     let mut sp = 1usize;
     let (mut visited, mut tested) = (0u64, 0u64);
     while sp > 0 {
         sp -= 1;
-        let node = &bvh.nodes[stack[sp] as usize];
+        let node = &nodes[stack[sp] as usize];
         visited += 1;
-        for (c, w) in [(node.left, &node.boxes[..3]), (node.right, &node.boxes[3..])] {
-            if c == NONE || !ray.hits(&grid.decode(w)) {
-                continue;
-            }
+        let mut lanes = hit_lanes(&ray, node);
+        while lanes != 0 {
+            let c = node.child[lanes.trailing_zeros() as usize];
+            lanes &= lanes - 1;
             if c & LEAF_BIT != 0 {
                 let p = (c & !LEAF_BIT) as usize;
                 tested += 1;
@@ -380,6 +383,7 @@ pub(crate) fn traverse(
         return (vec![Acc::default(); prep.disks.len()], 0, 0);
     };
     let out = AtomicAccs::new(prep.disks.len());
+    let nodes = widen(&bvh.nodes, &grid);
     let done = AtomicU64::new(0);
     let mut keys = segment_keys(segments, prep);
     let mut order: Vec<u32> = (0..segments.len() as u32).collect();
@@ -391,7 +395,7 @@ pub(crate) fn traverse(
         .map(|chunk| {
             let mut sum = (0, 0);
             for &i in chunk {
-                let (v, t) = traverse_one(bvh, &grid, tau, &segments[i as usize], scale, &out);
+                let (v, t) = traverse_one(bvh, &nodes, tau, &segments[i as usize], scale, &out);
                 sum = (sum.0 + v, sum.1 + t);
             }
             let d = done.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;

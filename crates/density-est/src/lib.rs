@@ -50,6 +50,7 @@ mod gpu;
 mod octree;
 mod photons;
 mod problem;
+mod wide;
 
 pub use bench::{BenchOptions, MAX_FLIP_RATE, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use crossing::crossing;
@@ -143,7 +144,7 @@ impl Compute for Density {
                 report.stat("bvh nodes", tree.nodes.len() as f64);
                 let (accs, visited, tested) =
                     report.time("bvh traverse", || bvh::traverse(&tree, &input.segments, &prep, progress));
-                report.stat("bvh node visits", visited as f64);
+                report.stat("bvh node visits (four-wide)", visited as f64);
                 report.stat("pairs tested", tested as f64);
                 accs
             }

@@ -34,7 +34,10 @@ fn gpu_bvh_equals_cpu() {
         conformance(&bvh(), &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{s}x{d}: {e}"));
         let (_, cpu_report) = bvh().cpu_reported(&p, &()).unwrap();
         let (_, gpu_report) = bvh().run_reported(&lumbre_gpu::Backend::Gpu(gpu.clone()), &p, &()).unwrap();
-        for stat in ["bvh node visits", "pairs tested", "pairs found"] {
+        // The CPU walks the tree four-wide, so its node visits differ; the boxes, hence the
+        // disks tested, are the same.
+        assert!(cpu_report.get("bvh node visits (four-wide)").is_some() && gpu_report.get("bvh node visits").is_some());
+        for stat in ["pairs tested", "pairs found"] {
             assert_eq!(cpu_report.get(stat), gpu_report.get(stat), "{stat}: {cpu_report} vs {gpu_report}");
         }
     }
