@@ -88,6 +88,22 @@ fn ms(d: Duration) -> String {
     sig(d.as_secs_f64() * 1e3)
 }
 
+/// The largest map side, from `asked` down to 32, whose atlas of `vpls` maps `backend`
+/// holds, with why `asked` did not fit when it did not; an error when none fits.
+fn ism_size_for(
+    backend: &Backend,
+    vpls: u32,
+    visibility: VisibilityChoice,
+    asked: u32,
+) -> Result<(u32, Option<String>), String> {
+    let fits = |ism_size| {
+        crate::lightcuts::LightcutsOptions { vpls, visibility, ism_size, ..Default::default() }.check_memory(backend)
+    };
+    let Err(why) = fits(asked) else { return Ok((asked, None)) };
+    let mut smaller = std::iter::successors(Some(asked), |&m| (m > 32).then_some(m / 2)).skip(1);
+    smaller.find(|&m| fits(m).is_ok()).map(|m| (m, Some(why.clone()))).ok_or(why)
+}
+
 fn percent(x: f64) -> String {
     format!("{}%", sig(100.0 * x))
 }
@@ -131,25 +147,25 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
     );
     let bar = progress((o.vpls.len() * o.visibility.len()) as u64, "lightcuts frames");
     for &vis in &o.visibility {
-        let visibility = match vis {
-            VisibilityChoice::Rays => Visibility::Rays,
-            VisibilityChoice::Ism => Visibility::Ism(IsmOptions { size: o.ism_size, ..IsmOptions::default() }),
-        };
-        let method = Method::Lightcuts(CutOptions { heap: o.heap, ..CutOptions::default() });
-        let base = Render { view: View::cornell(o.size, o.size), visibility, method, ..Render::default() };
         for &n in &o.vpls {
-            let fits = crate::lightcuts::LightcutsOptions {
-                vpls: n,
-                visibility: vis,
-                ism_size: o.ism_size,
-                ..Default::default()
-            }
-            .check_memory(backend);
-            if let Err(e) = fits {
-                t.note(format!("skipped: {e}"));
-                bar.inc(1);
-                continue;
-            }
+            let ism_size = match ism_size_for(backend, n, vis, o.ism_size) {
+                Ok((size, None)) => size,
+                Ok((size, Some(why))) => {
+                    t.note(format!("{n} VPLs: ISMs of {size}x{size} ({why})"));
+                    size
+                }
+                Err(why) => {
+                    t.note(format!("skipped: {why}"));
+                    bar.inc(1);
+                    continue;
+                }
+            };
+            let visibility = match vis {
+                VisibilityChoice::Rays => Visibility::Rays,
+                VisibilityChoice::Ism => Visibility::Ism(IsmOptions { size: ism_size, ..IsmOptions::default() }),
+            };
+            let method = Method::Lightcuts(CutOptions { heap: o.heap, ..CutOptions::default() });
+            let base = Render { view: View::cornell(o.size, o.size), visibility, method, ..Render::default() };
             for r in scaling(backend, &prepared, &base, &[n], o.instant_max, effort).map_err(err)? {
                 t.row(frame_cells(&r));
             }
@@ -272,4 +288,19 @@ fn ism_tables(
         ]);
     }
     Ok(vec![b, p])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ism_maps_shrink_until_the_atlas_fits() {
+        let cpu = Backend::Cpu;
+        assert_eq!(ism_size_for(&cpu, 1000, VisibilityChoice::Ism, 64), Ok((64, None)));
+        let (size, why) = ism_size_for(&cpu, 600_000, VisibilityChoice::Ism, 64).unwrap();
+        assert!(size == 32 && why.unwrap().contains("GiB"));
+        assert!(ism_size_for(&cpu, 100_000_000, VisibilityChoice::Ism, 64).unwrap_err().contains("--ism-size 64"));
+        assert_eq!(ism_size_for(&cpu, 100_000_000, VisibilityChoice::Rays, 64), Ok((64, None)));
+    }
 }
