@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_density::{Bounces, Density, PhotonOptions, PhotonTracer, Problem, camera_disks, nearest_radii};
+use lumbre_density::{
+    Bounces, Density, PhotonOptions, PhotonTracer, Problem, Progressive, camera_disks, nearest_radii,
+};
 use lumbre_gpu::{Backend, Compute, Progress, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
@@ -42,8 +44,12 @@ pub struct DensityOptions {
     pub indirect_only: bool,
     /// Samples per pixel of the direct light.
     pub spp: u32,
-    /// Seed of the photons' random numbers.
+    /// Seed of the photons' random numbers (pass `i` uses `seed + i`).
     pub seed: u32,
+    /// Passes of `photons` photons; more than one is progressive.
+    pub passes: u32,
+    /// The fraction of a pass's crossings a progressive disk keeps.
+    pub alpha: f32,
 }
 
 /// The image and what it took.
@@ -82,34 +88,72 @@ pub fn estimate(
     if !(o.radius.is_finite() && o.radius > 0.0) {
         return Err(format!("--radius must be positive, got {}", o.radius));
     }
+    if o.passes == 0 {
+        return Err("--passes must be at least 1".into());
+    }
+    if !(o.alpha > 0.0 && o.alpha <= 1.0) {
+        return Err(format!("--alpha must be in (0, 1], got {}", o.alpha));
+    }
     let mut report = Report::default();
     // Photons: the indirect flights, unless the irradiance of all of them is wanted.
     let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
-    let tracer =
-        PhotonTracer { options: PhotonOptions { photons: o.photons, seed: o.seed, bounces, ..Default::default() } };
-    let t = Instant::now();
-    let placed = backend.place(&tracer, prepared).map_err(err)?;
-    let (photons, r) = tracer.run_placed(&placed, progress).map_err(err)?;
-    let trace_time = time_of(&r, t.elapsed());
-    report.merge(r);
-    // Disks at the first hits.
-    let t = Instant::now();
-    let mut disks = camera_disks(prepared, &camera, width, height, o.radius).map_err(err)?;
-    if let Some(k) = o.k {
-        nearest_radii(&mut disks.disks, &photons.segments, k, o.radius / 16.0, o.radius).map_err(err)?;
+    let (mut trace_time, mut disk_time, mut upload, mut density_time) = Default::default();
+    let (mut build, mut gather) = (Duration::ZERO, Duration::ZERO);
+    let (mut segments, mut pairs) = (0usize, 0u64);
+    let mut disks = None;
+    let mut progressive: Option<Progressive> = None;
+    let mut last = None;
+    for pass in 0..o.passes {
+        let seed = o.seed.wrapping_add(pass);
+        let tracer =
+            PhotonTracer { options: PhotonOptions { photons: o.photons, seed, bounces, ..Default::default() } };
+        let t = Instant::now();
+        let placed = backend.place(&tracer, prepared).map_err(err)?;
+        let (photons, r) = tracer.run_placed(&placed, progress).map_err(err)?;
+        trace_time += time_of(&r, t.elapsed());
+        report.merge(r);
+        // Disks at the first hits (radii from the first pass's photons with --k).
+        let t = Instant::now();
+        if disks.is_none() {
+            let mut d = camera_disks(prepared, &camera, width, height, o.radius).map_err(err)?;
+            if let Some(k) = o.k {
+                nearest_radii(&mut d.disks, &photons.segments, k, o.radius / 16.0, o.radius).map_err(err)?;
+            }
+            if o.passes > 1 {
+                progressive = Some(Progressive::new(&d.disks, o.alpha).map_err(err)?);
+            }
+            disks = Some(d);
+        }
+        let query = match &progressive {
+            Some(p) => p.disks(),
+            None => disks.as_ref().map(|d| d.disks.clone()).unwrap_or_default(),
+        };
+        disk_time += t.elapsed();
+        // The estimate.
+        segments += photons.segments.len();
+        let problem = Problem { segments: photons.segments, disks: query };
+        let density = Density::default();
+        let t = Instant::now();
+        let placed = backend.place(&density, &problem).map_err(err)?;
+        upload += t.elapsed();
+        let t = Instant::now();
+        let (est, r) = density.run_placed(&placed, progress).map_err(err)?;
+        density_time += time_of(&r, t.elapsed());
+        let (b, g) = split(&r);
+        (build, gather) = (build + b, gather + g);
+        report.merge(r);
+        pairs += est.pairs();
+        if let Some(p) = &mut progressive {
+            p.add_pass(&est, o.photons as u64).map_err(err)?;
+        }
+        last = Some(est);
     }
-    let disk_time = t.elapsed();
-    // The estimate.
-    let problem = Problem { segments: photons.segments, disks: disks.disks.clone() };
-    let density = Density::default();
-    let t = Instant::now();
-    let placed = backend.place(&density, &problem).map_err(err)?;
-    let upload = t.elapsed();
-    let t = Instant::now();
-    let (est, r) = density.run_placed(&placed, progress).map_err(err)?;
-    let density_time = time_of(&r, t.elapsed());
-    let (build, gather) = split(&r);
-    report.merge(r);
+    let disks = disks.ok_or("no pass ran")?;
+    let irradiance = match (&progressive, last) {
+        (Some(p), _) => p.irradiance(),
+        (None, Some(est)) => est.irradiance,
+        (None, None) => return Err("no pass ran".into()),
+    };
     // Direct light by the path tracer (one bounce: emission and next-event estimation).
     let mut direct_time = Duration::ZERO;
     let direct = if o.irradiance || o.indirect_only {
@@ -129,7 +173,7 @@ pub fn estimate(
         let (x, y) = (pixel as u32 % width, pixel as u32 / width);
         let mut value = direct.as_ref().map_or(Vec3::ZERO, |img| img.get(x, y));
         if d != lumbre_density::NO_DISK {
-            let e = Vec3::from(est.irradiance[d as usize]);
+            let e = Vec3::from(irradiance[d as usize]);
             value += if o.irradiance {
                 e
             } else {
@@ -140,15 +184,17 @@ pub fn estimate(
         image.set(x, y, value);
     }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let passes =
+        if o.passes > 1 { format!(" in {} progressive passes (alpha {})", o.passes, o.alpha) } else { String::new() };
     let summary = format!(
-        "{} photons traced ({:.1} ms), {} segments, {} disks ({:.1} ms), {} pairs found; index build {:.2} ms, \
+        "{} photons traced{passes} ({:.1} ms), {} segments, {} disks ({:.1} ms), {} pairs found; index build {:.2} ms, \
          gather {:.2} ms (density {:.2} ms, upload {:.1} ms){}",
-        o.photons,
+        o.photons as u64 * o.passes as u64,
         ms(trace_time),
-        problem.segments.len(),
-        problem.disks.len(),
+        segments,
+        disks.disks.len(),
         ms(disk_time),
-        est.pairs(),
+        pairs,
         ms(build),
         ms(gather),
         ms(density_time),

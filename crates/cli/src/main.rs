@@ -172,6 +172,13 @@ enum Command {
         /// Seed of the photons' random numbers.
         #[arg(long, default_value_t = 0)]
         seed: u32,
+        /// Progressive passes of --photons new photons each; after each, every disk's radius
+        /// shrinks (Hachisuka's progressive photon mapping), so the estimate converges.
+        #[arg(long, default_value_t = 1)]
+        passes: u32,
+        /// The fraction of a pass's crossings a progressive disk keeps, in (0, 1].
+        #[arg(long, default_value_t = 0.7)]
+        alpha: f32,
     },
     /// Render an OBJ scene by lightcuts: virtual point lights (VPLs) from its emitters (a
     /// quarter on the emitters: direct light; the rest at the first diffuse bounce of light
@@ -652,19 +659,32 @@ fn main() -> ExitCode {
             };
             radiosity::run(&args, &backend)
         })(),
-        Command::Density { scene, view, photons, radius, k, irradiance, indirect_only, spp, seed } => (|| {
-            limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
-            let (out, backend) = view.resolve("density.exr", &opts)?;
-            let args = density::DensityArgs {
-                scene,
-                out,
-                camera: view.camera.clone(),
-                width: view.width,
-                height: view.height,
-                options: density::DensityOptions { photons, radius, k, irradiance, indirect_only, spp, seed },
-            };
-            density::run(&args, &backend)
-        })(),
+        Command::Density { scene, view, photons, radius, k, irradiance, indirect_only, spp, seed, passes, alpha } => {
+            (|| {
+                limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
+                limits::in_range("--passes", passes, 1, 100_000)?;
+                let (out, backend) = view.resolve("density.exr", &opts)?;
+                let args = density::DensityArgs {
+                    scene,
+                    out,
+                    camera: view.camera.clone(),
+                    width: view.width,
+                    height: view.height,
+                    options: density::DensityOptions {
+                        photons,
+                        radius,
+                        k,
+                        irradiance,
+                        indirect_only,
+                        spp,
+                        seed,
+                        passes,
+                        alpha,
+                    },
+                };
+                density::run(&args, &backend)
+            })()
+        }
         Command::Lightcuts {
             scene,
             view,

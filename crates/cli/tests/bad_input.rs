@@ -466,3 +466,33 @@ fn bench_raytrace_needs_the_scenes_it_is_pointed_at() {
     refused(&["bench", "raytrace", "--frames", "0"], &["--frames 0: must be at least 1"]);
     refused(&["bench", "octree", "--repeats", "0"], &["--repeats 0: must be at least 1"]);
 }
+
+#[test]
+fn progressive_density_agrees_on_both_backends_and_bad_passes_are_refused() {
+    let scene = repo("testdata/scenes/CornellBox-Diffuse.obj");
+    let dir = TempDir::new("progressive");
+    let camera = "0,1,3.9,0,1,0,0,1,0,40";
+    let base = ["density", &scene, "--camera", camera, "--width", "24", "--height", "24", "--photons", "20000"];
+    let mean = |image: &Image| image.pixels.iter().map(|p| p.element_sum()).sum::<f32>() / image.pixels.len() as f32;
+    let mut means = Vec::new();
+    for backend in backends() {
+        for passes in ["1", "3"] {
+            let out = dir.join(&format!("d-{backend}-{passes}.exr"));
+            let out = out.to_str().expect("UTF-8 path");
+            let run = succeeds(
+                &[&base[..], &["--backend", backend, "--passes", passes, "--radius", "0.1", "-o", out]].concat(),
+            );
+            assert_eq!(run.stdout.contains("3 progressive passes"), passes == "3", "{}", run.stdout);
+            means.push(mean(&load(Path::new(out))));
+        }
+    }
+    // Shrinking radii change the estimate a little, never its scale; both backends agree.
+    for pair in means.chunks(2) {
+        assert!((pair[1] / pair[0] - 1.0).abs() < 0.1, "{means:?}");
+    }
+    assert!(means.iter().all(|m| (m / means[0] - 1.0).abs() < 0.1), "{means:?}");
+    refused(&[&base[..], &["--passes", "0", "-o", "x.exr"]].concat(), &["--passes 0"]);
+    for alpha in ["0", "1.5", "NaN"] {
+        refused(&[&base[..], &["--alpha", alpha, "-o", "x.exr"]].concat(), &["--alpha", alpha]);
+    }
+}

@@ -14,6 +14,8 @@
 //!   radii from the nearest photon hits ([`nearest_radii`]).
 //! - [`PhotonTracer`]: photons from the scene's emitters, diffuse bounces, flights as
 //!   segments, CPU and GPU with the same random numbers.
+//! - [`Progressive`]: pass after pass of new photons with each disk's radius shrinking
+//!   (Hachisuka's progressive photon mapping, alpha 0.7), so the estimate converges.
 //! - [`table1`]: the paper's Table 1 workloads ([`uniform_workload`]) timed per method.
 //!
 //! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
@@ -50,6 +52,7 @@ mod gpu;
 mod octree;
 mod photons;
 mod problem;
+mod progressive;
 mod wide;
 
 pub use bench::{BenchOptions, MAX_FLIP_RATE, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
@@ -61,6 +64,7 @@ pub use gpu::{GpuEstimate, GpuProblem};
 pub use octree::{Filter, MAX_LEVEL_ENTRIES, MAX_OCTREE_DEPTH, OctreeOptions};
 pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, Photons, photon_random};
 pub use problem::{Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
+pub use progressive::Progressive;
 
 use lumbre_gpu::{Compute, Gpu, Progress, Recorder, Report, Result};
 

@@ -131,6 +131,8 @@ fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         indirect_only: false,
         spp: setup.spp,
         seed: 0,
+        passes: 1,
+        alpha: 0.7,
     };
     let est = crate::density::estimate(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
     let pairs = est.report.get("pairs found").unwrap_or(0.0);
