@@ -16,6 +16,7 @@
 //! import kdtree/traverse
 //! import shared/camera
 //! import lightcuts/light
+//! import lightcuts/pixel
 //! import lightcuts/ism_lookup
 // Lightcuts, one thread per G-buffer pixel in 8x8 tiles: lumbre_lightcuts::cut's
 // `cut_pixel` step by step, with its heap of refinable clusters in a fixed private array
@@ -38,17 +39,6 @@ struct Params {
     shadow_end: f32,
     _p1: u32,
     _p2: u32,
-}
-
-struct GPixel {
-    position: vec3<f32>,
-    flags: u32,
-    normal: vec3<f32>,
-    _pad0: u32,
-    albedo: vec3<f32>,
-    _pad1: u32,
-    emission: vec3<f32>,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

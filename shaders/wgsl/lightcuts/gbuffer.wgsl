@@ -3,6 +3,7 @@
 //! import kdtree/traverse
 //! import shared/camera
 //! import lightcuts/light
+//! import lightcuts/pixel
 //! import shared/material
 // The G-buffer, one thread per pixel in 8x8 tiles: the primary ray through the pixel's
 // centre and what it hits (lumbre_lightcuts::gbuffer's `primary`, step by step).
@@ -23,18 +24,6 @@ struct Params {
     far: f32,
 }
 
-
-// lumbre_lightcuts::GPixel
-struct GPixel {
-    position: vec3<f32>,
-    flags: u32,
-    normal: vec3<f32>,
-    _pad0: u32,
-    albedo: vec3<f32>,
-    _pad1: u32,
-    emission: vec3<f32>,
-    _pad2: u32,
-}
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;

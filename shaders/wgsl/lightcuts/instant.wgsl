@@ -6,6 +6,7 @@
 //! import kdtree/traverse
 //! import shared/camera
 //! import lightcuts/light
+//! import lightcuts/pixel
 //! import lightcuts/ism_lookup
 // Instant radiosity, one thread per G-buffer pixel in 8x8 tiles: every VPL, in order, with
 // its own visibility (lumbre_lightcuts::instant's `instant_pixel`). A dispatch adds the
@@ -31,17 +32,6 @@ struct Params {
     // 1 for the first dispatch (the sum starts at 0), 2 for the last (write radiance)
     stage: u32,
     _p2: u32,
-}
-
-struct GPixel {
-    position: vec3<f32>,
-    flags: u32,
-    normal: vec3<f32>,
-    _pad0: u32,
-    albedo: vec3<f32>,
-    _pad1: u32,
-    emission: vec3<f32>,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
