@@ -162,7 +162,31 @@ fn test() -> Result<(), String> {
 /// would upload it (metadata, readme, license files, versioned dependencies, no file from
 /// outside the crate).
 fn package() -> Result<(), String> {
+    forget_packed_sources()?;
     run(cargo().args(["publish", "--workspace", "--dry-run", "--allow-dirty"]))
+}
+
+/// Removes the sources of our crates that an earlier package check unpacked into cargo's
+/// home. The dry run publishes to a local registry named after the checkout's path
+/// (`registry/src/-<hash>/`), and cargo reuses an unpacked crate of the same version, so
+/// a second check from the same path would build the first one's sources.
+fn forget_packed_sources() -> Result<(), String> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry/src")) else { return Ok(()) };
+    let Ok(registries) = std::fs::read_dir(&src) else { return Ok(()) };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for krate in std::fs::read_dir(registry.path()).into_iter().flatten().flatten() {
+            if krate.file_name().to_string_lossy().starts_with("lumbre-") {
+                std::fs::remove_dir_all(krate.path()).map_err(|e| format!("{}: {e}", krate.path().display()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The value of `"key":"..."` in one line of cargo's JSON messages (no escapes in paths).
