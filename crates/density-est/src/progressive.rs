@@ -48,6 +48,14 @@ pub struct Progressive {
 impl Progressive {
     /// Starts from `disks` (their radii are the first pass's) with the fraction `alpha` of
     /// each pass's crossings kept (in `(0, 1]`; Hachisuka's 0.7; 1 never shrinks).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_density::{Disk, Progressive};
+    /// let disk = Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 0.5 };
+    /// assert!(Progressive::new(&[disk], 0.7).is_ok());
+    /// assert!(Progressive::new(&[disk], 0.0).is_err());
+    /// ```
     pub fn new(disks: &[Disk], alpha: f32) -> Result<Progressive> {
         if !(alpha > 0.0 && alpha <= 1.0) {
             return Err(Error::Input(format!("progressive alpha must be in (0, 1], got {alpha}")));
@@ -63,12 +71,33 @@ impl Progressive {
     }
 
     /// The disks with their current radii: what the next pass gathers with.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_density::{Disk, Progressive};
+    /// let disk = Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 0.5 };
+    /// assert_eq!(Progressive::new(&[disk], 0.7)?.disks(), vec![disk]);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn disks(&self) -> Vec<Disk> {
         self.disks.clone()
     }
 
     /// Folds in a pass's estimate over [`Progressive::disks`], made from `photons` photons
     /// (whose powers sum to the emitted power: each carries `1 / photons` of it).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_density::{Disk, Estimate, Progressive};
+    /// let disk = Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 1.0 };
+    /// let mut p = Progressive::new(&[disk], 0.5)?;
+    /// // Two crossings of 1/4 each from 4 photons: half kept, so R^2 halves.
+    /// let pass = Estimate { count: vec![2], power: vec![[0.5; 3]], irradiance: vec![[0.0; 3]], scale_exp: 0 };
+    /// p.add_pass(&pass, 4)?;
+    /// assert!((p.disks()[0].radius.powi(2) - 0.5).abs() < 1e-6);
+    /// assert!(p.add_pass(&Estimate::default(), 4).is_err()); // no sums for the disk
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn add_pass(&mut self, est: &Estimate, photons: u64) -> Result<()> {
         if est.count.len() != self.disks.len() || est.power.len() != self.disks.len() {
             return Err(Error::Input(format!(
@@ -97,6 +126,14 @@ impl Progressive {
     }
 
     /// The irradiance of every disk after the passes so far (zero before the first).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_density::{Disk, Progressive};
+    /// let disk = Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 1.0 };
+    /// assert_eq!(Progressive::new(&[disk], 0.7)?.irradiance(), vec![[0.0; 3]]);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn irradiance(&self) -> Vec<[f32; 3]> {
         self.disks
             .iter()
@@ -109,6 +146,14 @@ impl Progressive {
     }
 
     /// Passes folded in.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_density::{Disk, Progressive};
+    /// let disk = Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 1.0 };
+    /// assert_eq!(Progressive::new(&[disk], 0.7)?.passes(), 0);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn passes(&self) -> u32 {
         self.passes
     }
