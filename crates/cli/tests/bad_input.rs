@@ -3,7 +3,7 @@
 //! wrong image with exit 0, or a partial output file (the README's "Bad input" rule).
 //! Images are tiny so that the GPU cases stay fast on lavapipe.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
@@ -12,44 +12,9 @@ use lumbre_gpu::GpuOptions;
 use lumbre_gpu::testing::{gpu_required, try_test_gpu};
 use lumbre_raytrace::Image;
 
-/// A fresh folder under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("lumbre-bad-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// Writes `text` to `name` in the folder and returns its path as a string.
-    fn write(&self, name: &str, text: impl AsRef<[u8]>) -> String {
-        let path = self.join(name);
-        std::fs::write(&path, text).expect("write test file");
-        path.to_str().expect("UTF-8 temp path").to_owned()
-    }
-
-    /// The folder's file names, sorted.
-    fn files(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.0)
-            .expect("read temp dir")
-            .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[allow(dead_code)] // each test program uses part of it
+mod common;
+use common::TempDir;
 
 /// What a run of `lumbre` did.
 struct Run {

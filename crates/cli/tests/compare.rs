@@ -6,27 +6,9 @@ use std::process::{Command, Output};
 use glam::Vec3;
 use lumbre_raytrace::Image;
 
-/// A fresh folder under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("lumbre-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[allow(dead_code)] // each test program uses part of it
+mod common;
+use common::TempDir;
 
 fn lumbre(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lumbre")).arg("compare").args(args).output().expect("run lumbre")
