@@ -9,24 +9,8 @@ use lumbre_octree::stages::run_build;
 use lumbre_octree::{Attrs, GpuBuild, Points};
 use proptest::prelude::*;
 
-fn cloud(n: usize, seed: u32, spread: f32) -> Points {
-    let mut s = seed.wrapping_mul(2654435761) | 1;
-    let mut r = move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    };
-    let positions: Vec<[f32; 3]> = (0..n).map(|_| [r() * spread, r(), r() * r() * spread]).collect();
-    let attrs = (0..n)
-        .map(|i| Attrs {
-            rgb: [(i * 31) as u8, (i * 7) as u8, 200],
-            reflection: (i % 5) as u8 * 50,
-            refraction: (i % 2) as u8,
-        })
-        .collect();
-    Points { positions, attrs }
-}
+mod common;
+use common::cloud;
 
 /// Every entry point of the build's own shaders.
 const STAGES: [(&str, &str); 9] = [
