@@ -52,6 +52,11 @@ def main():
         v3 = torch.rand((k_p, 3), dtype=torch.float32, device=dev)
         row("mm f32 (torch.mm), 3 lightings", f"{n_el}x{k_p}x3", median_ms(lambda: torch.mm(y, v3)), 4 * n_el * k_p)
         del y
+        # The RGB solve reads three n x k matrices: the same bytes as one n x 3k gemv.
+        y3 = torch.rand((n_el, 3 * k_p), dtype=torch.float32, device=dev)
+        v = torch.rand((3 * k_p,), dtype=torch.float32, device=dev)
+        row("mv f32 (torch.mv), RGB bytes", f"{n_el}x{3 * k_p}", median_ms(lambda: torch.mv(y3, v)), 12 * n_el * k_p)
+        del y3
 
 
 if __name__ == "__main__":

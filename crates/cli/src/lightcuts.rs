@@ -126,11 +126,13 @@ impl LightcutsOptions {
             ));
         }
         if let (VisibilityChoice::Ism, Some(gpu)) = (self.visibility, backend.gpu()) {
-            let most = gpu.limits().max_buffer_size;
+            // Lookups bind the whole atlas at once.
+            let limits = gpu.limits();
+            let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size as u64);
             if bytes > most {
                 return Err(format!(
                     "--vpls {} with --ism-size {}: the shadow maps would take {:.1} GiB, more than {}'s largest \
-                     buffer of {:.1} GiB (fewer VPLs, a smaller --ism-size, or --visibility rays)",
+                     binding of {:.1} GiB (fewer VPLs, a smaller --ism-size, or --visibility rays)",
                     self.vpls,
                     self.ism_size,
                     bytes as f64 / (1u64 << 30) as f64,

@@ -218,7 +218,14 @@ pub fn synthetic_factors(mesh: &TwoMesh) -> (Factorization, Factorization) {
 
 /// The whole pipeline on the GPU: form factors, U, `V^T U`, the inverses and Y, with stage
 /// times; both forms are downloaded (the factored one from F and the inverses).
-pub fn gpu_factors(gpu: &Gpu, mesh: &TwoMesh, samples: u32) -> Result<(Factorization, Factorization, PrecomputeTimes)> {
+pub fn gpu_factors(
+    gpu: &Gpu,
+    mesh: &TwoMesh,
+    samples: u32,
+    progress: &dyn Progress,
+) -> Result<(Factorization, Factorization, PrecomputeTimes)> {
+    let stage = |what: &str| progress.update(&format!("{} x {}: {what}", mesh.n(), mesh.k()), 0, 0);
+    stage("form factors");
     let pc = Precompute::default();
     let rows = pc.block_rows(gpu, mesh.k())?;
     let ff = FormFactors { samples, block_rows: Some(rows), ..FormFactors::default() };
@@ -233,18 +240,20 @@ pub fn gpu_factors(gpu: &Gpu, mesh: &TwoMesh, samples: u32) -> Result<(Factoriza
         patch_start: gpu.upload(&mesh.patch_start)?,
         k: mesh.k(),
     };
+    stage("U, V^T U, inverse, Y");
     let mut rec = gpu.recorder();
     let out = pc.record_all(&mut rec, &system, &mesh.patch_start)?;
     let t = rec.submit()?;
     Precompute::check_pivots(gpu, &out)?;
-    let stage = |label: &str| t.by_label().iter().filter(|(l, _)| l == label).map(|(_, d)| *d).sum::<Duration>();
+    let gpu_time = |label: &str| t.by_label().iter().filter(|(l, _)| l == label).map(|(_, d)| *d).sum::<Duration>();
     let times = PrecomputeTimes {
         on: "gpu",
         form_factors: ff_time,
-        u: stage("U") + stage("V^T U"),
-        inverse: stage("invert"),
-        y: stage("Y"),
+        u: gpu_time("U") + gpu_time("V^T U"),
+        inverse: gpu_time("invert"),
+        y: gpu_time("Y"),
     };
+    stage("download of Y, F and the inverse");
     let y = out.y.as_ref().ok_or_else(|| Error::Input("the precompute made no Y".into()))?.download(gpu)?;
     let dense = Factorization::new(mesh.patch_start.clone(), y)?.with_fingerprint(mesh.fingerprint());
     let lr = LowRank { patch_start: mesh.patch_start.clone(), rho: mesh.rho.clone(), f: out.f.download(gpu)? };
@@ -283,9 +292,16 @@ fn time_gpu_solve(
     storage: Storage,
     light: &[[f32; 3]],
     effort: Effort,
+    progress: &dyn Progress,
 ) -> Result<(Duration, crate::Radiosity, u64)> {
+    let stage = |what: &str| {
+        let form = if matches!(factor.form, crate::Form::Dense { .. }) { "Y" } else { "F, W" };
+        progress.update(&format!("{} x {}: {form} {storage:?}: {what}", factor.n, factor.k), 0, 0)
+    };
+    stage("upload");
     let solve = Solve { lights: vec![light.to_vec()], storage, block_rows: None };
     let y = solve.upload(gpu, factor)?;
+    stage("check against the CPU");
     let mut rec = gpu.recorder();
     let out = solve.record(&mut rec, &y)?;
     rec.submit()?;
@@ -294,6 +310,7 @@ fn time_gpu_solve(
     if let Some(d) = reference.disagreement(&b, solve_tolerance(factor, &solve.lights)) {
         return Err(Error::Input(format!("GPU solve ({storage:?}) disagrees with the CPU: {d}")));
     }
+    stage("timing");
     let t = busy_median_time(gpu, effort.warmup, effort.repeats, || {
         let mut rec = gpu.recorder();
         solve.record(&mut rec, &y)?;
@@ -316,7 +333,13 @@ fn roofline(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Duration> {
 }
 
 /// The solve figures of one form.
-fn form_times(gpu: Option<&Gpu>, factor: &Factorization, light: &[[f32; 3]], opts: &TableOptions) -> Result<FormTimes> {
+fn form_times(
+    gpu: Option<&Gpu>,
+    factor: &Factorization,
+    light: &[[f32; 3]],
+    opts: &TableOptions,
+    progress: &dyn Progress,
+) -> Result<FormTimes> {
     let pk = crate::layout::padded_k(factor.k) as u64;
     let mut t = FormTimes {
         bytes: 4 * match &factor.form {
@@ -334,12 +357,12 @@ fn form_times(gpu: Option<&Gpu>, factor: &Factorization, light: &[[f32; 3]], opt
         })?);
     }
     if let Some(gpu) = gpu {
-        let (t32, b32, bytes) = time_gpu_solve(gpu, factor, Storage::F32, light, opts.effort)?;
+        let (t32, b32, bytes) = time_gpu_solve(gpu, factor, Storage::F32, light, opts.effort, progress)?;
         t.gpu = Some(t32);
         t.bytes = bytes;
         t.copy = Some(roofline(gpu, bytes, opts.effort)?);
         if opts.f16 {
-            let (t16, b16, _) = time_gpu_solve(gpu, factor, Storage::F16, light, opts.effort)?;
+            let (t16, b16, _) = time_gpu_solve(gpu, factor, Storage::F16, light, opts.effort, progress)?;
             t.gpu_f16 = Some(t16);
             let bmax = b32[0].iter().flatten().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
             let err = b32[0]
@@ -375,7 +398,7 @@ pub fn solve_table(
                 (d, f, None)
             }
             (Factors::Auto { .. }, Some(gpu)) => {
-                let (d, f, t) = gpu_factors(gpu, &mesh, opts.samples)?;
+                let (d, f, t) = gpu_factors(gpu, &mesh, opts.samples, progress)?;
                 (d, f, Some(t))
             }
             (Factors::Auto { cpu_pairs }, None) if n * k <= cpu_pairs => {
@@ -388,9 +411,9 @@ pub fn solve_table(
             }
         };
         let light = mesh.emission.clone();
-        let dense_times = form_times(gpu, &dense, &light, opts)?;
+        let dense_times = form_times(gpu, &dense, &light, opts, progress)?;
         drop(dense);
-        let factored_times = form_times(gpu, &factored, &light, opts)?;
+        let factored_times = form_times(gpu, &factored, &light, opts, progress)?;
         rows.push(SolveRow { n, k, precompute, dense: dense_times, factored: factored_times });
         on_row(&rows[rows.len() - 1]);
     }

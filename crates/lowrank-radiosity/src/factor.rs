@@ -383,11 +383,11 @@ impl Factorization {
     /// rounded through f16 as the GPU stores it ([`crate::f16_scale`], [`crate::f16_bits`]):
     /// the CPU twin of an f16 solve.
     pub fn rounded_to_f16(&self) -> Factorization {
+        use rayon::prelude::*;
         let round = |data: &mut [f32]| {
-            let scale = crate::layout::f16_scale(data.iter().fold(0.0f32, |m, v| m.max(v.abs())));
-            for v in data.iter_mut() {
-                *v = crate::layout::f16_value(crate::layout::f16_bits(*v * scale)) / scale;
-            }
+            let scale = crate::layout::f16_scale(crate::layout::max_abs(data));
+            data.par_iter_mut()
+                .for_each(|v| *v = crate::layout::f16_value(crate::layout::f16_bits(*v * scale)) / scale);
         };
         let mut out = self.clone();
         match &mut out.form {

@@ -45,6 +45,12 @@ pub fn padded_k(k: usize) -> usize {
     k.div_ceil(8) * 8
 }
 
+/// The largest |v| in `data` (0 for none), on every core: Y can hold billions of values.
+pub(crate) fn max_abs(data: &[f32]) -> f32 {
+    use rayon::prelude::*;
+    data.par_iter().fold(|| 0.0f32, |m, v| m.max(v.abs())).reduce(|| 0.0, f32::max)
+}
+
 /// The power of two that maps the largest |Y| into `[2^13, 2^14]` (1 for an all-zero Y).
 ///
 /// ```
@@ -122,22 +128,32 @@ pub fn f16_value(h: u32) -> f32 {
 /// assert_eq!(words[1], [4.0f32.to_bits(), 5.0f32.to_bits(), 6.0f32.to_bits(), 0]);
 /// ```
 pub fn layout_cpu(y: &[f32], rows: usize, k: usize, channels: usize, storage: Storage, scale: f32) -> Vec<[u32; 4]> {
+    use rayon::prelude::*;
     let per = storage.per_word();
     let qw = padded_k(k) / per;
     let value = |el: usize, ch: usize, q: usize| if q < k { y[el * channels * k + ch * k + q] } else { 0.0 };
-    let mut out = vec![[0u32; 4]; channels * qw * rows];
-    for (t, word) in out.iter_mut().enumerate() {
+    let word = |t: usize| {
         let (el, w, ch) = (t % rows, (t / rows) % qw, t / (rows * qw));
-        for (i, c) in word.iter_mut().enumerate() {
-            *c = match storage {
-                Storage::F32 => value(el, ch, 4 * w + i).to_bits(),
-                Storage::F16 => {
-                    let q = 8 * w;
-                    f16_bits(value(el, ch, q + i) * scale) | (f16_bits(value(el, ch, q + 4 + i) * scale) << 16)
-                }
-            };
+        std::array::from_fn(|i| match storage {
+            Storage::F32 => value(el, ch, 4 * w + i).to_bits(),
+            Storage::F16 => {
+                let q = 8 * w;
+                f16_bits(value(el, ch, q + i) * scale) | (f16_bits(value(el, ch, q + 4 + i) * scale) << 16)
+            }
+        })
+    };
+    // Words of one row are `rows` apart: each task fills a few of them row by row, so the
+    // row's cache line of Y is read once for all of them.
+    const SLABS: usize = 4;
+    let mut out = vec![[0u32; 4]; channels * qw * rows];
+    out.par_chunks_mut(SLABS * rows.max(1)).enumerate().for_each(|(c, chunk)| {
+        let slabs = chunk.len() / rows.max(1);
+        for el in 0..rows {
+            for j in 0..slabs {
+                chunk[j * rows + el] = word((c * SLABS + j) * rows + el);
+            }
         }
-    }
+    });
     out
 }
 

@@ -5,6 +5,12 @@
 //! define maps32: const HEAP: u32 = 32u;
 //! define maps64: const HEAP: u32 = 64u;
 //! define maps128: const HEAP: u32 = 128u;
+//! define rays32: const SHARED_SLOTS: u32 = 2048u;
+//! define rays64: const SHARED_SLOTS: u32 = 4096u;
+//! define rays128: const SHARED_SLOTS: u32 = 1u;
+//! define maps32: const SHARED_SLOTS: u32 = 2048u;
+//! define maps64: const SHARED_SLOTS: u32 = 4096u;
+//! define maps128: const SHARED_SLOTS: u32 = 1u;
 //! define rays32: const USE_ISM: bool = false;
 //! define rays64: const USE_ISM: bool = false;
 //! define rays128: const USE_ISM: bool = false;
@@ -21,7 +27,9 @@
 // Lightcuts, one thread per G-buffer pixel in 8x8 tiles: lumbre_lightcuts::cut's
 // `cut_pixel` step by step, with its heap of refinable clusters in a fixed private array
 // of HEAP entries (12 bytes each). Visibility by shadow rays (flag bit 2; variants raysN) or
-// by imperfect shadow maps (variants mapsN); N is HEAP.
+// by imperfect shadow maps (variants mapsN); N is HEAP. Up to 64 entries, the bounds and
+// nodes live in workgroup memory (32 KiB at most: every device wgpu reaches has it), where
+// they stay on chip; 128 entries stay in private memory.
 
 struct Params {
     bmin: vec3<f32>,
@@ -62,9 +70,15 @@ const CUT_MAX_REACHED: u32 = 2u;
 
 // The pixel's state.
 var<private> px: GPixel;
-var<private> heap_bound: array<f32, HEAP>;
-var<private> heap_node: array<u32, HEAP>;
+const SHARED: bool = SHARED_SLOTS > 1u;
+const PRIVATE_SLOTS: u32 = select(HEAP, 1u, SHARED);
+var<private> heap_bound: array<f32, PRIVATE_SLOTS>;
+var<private> heap_node: array<u32, PRIVATE_SLOTS>;
 var<private> heap_gv: array<f32, HEAP>;
+// entry i of thread `me` at i * 64 + me: consecutive threads, consecutive banks
+var<workgroup> wg_bound: array<f32, SHARED_SLOTS>;
+var<workgroup> wg_node: array<u32, SHARED_SLOTS>;
+var<private> me: u32;
 var<private> heap_len: u32;
 var<private> done: vec3<f32>;
 var<private> total: f32;
@@ -121,13 +135,28 @@ fn bound(node: LightNode) -> f32 {
     return g * dot3(px.albedo, node.intensity);
 }
 
+fn heap_bound_of(i: u32) -> f32 {
+    if SHARED {
+        return wg_bound[i * 64u + me];
+    }
+    return heap_bound[i];
+}
+
 fn heap_get(i: u32) -> Entry {
+    if SHARED {
+        return Entry(wg_bound[i * 64u + me], wg_node[i * 64u + me], heap_gv[i]);
+    }
     return Entry(heap_bound[i], heap_node[i], heap_gv[i]);
 }
 
 fn heap_set(i: u32, e: Entry) {
-    heap_bound[i] = e.bound;
-    heap_node[i] = e.node;
+    if SHARED {
+        wg_bound[i * 64u + me] = e.bound;
+        wg_node[i * 64u + me] = e.node;
+    } else {
+        heap_bound[i] = e.bound;
+        heap_node[i] = e.node;
+    }
     heap_gv[i] = e.gv;
 }
 
@@ -141,7 +170,7 @@ fn sift_up(start: u32) {
     var i = start;
     while i > 0u {
         let parent = (i - 1u) / 2u;
-        if heap_bound[parent] >= heap_bound[i] {
+        if heap_bound_of(parent) >= heap_bound_of(i) {
             break;
         }
         heap_swap(parent, i);
@@ -155,10 +184,10 @@ fn sift_down(start: u32) {
         let l = 2u * i + 1u;
         let r = 2u * i + 2u;
         var big = i;
-        if l < heap_len && heap_bound[l] > heap_bound[big] {
+        if l < heap_len && heap_bound_of(l) > heap_bound_of(big) {
             big = l;
         }
-        if r < heap_len && heap_bound[r] > heap_bound[big] {
+        if r < heap_len && heap_bound_of(r) > heap_bound_of(big) {
             big = r;
         }
         if big == i {
@@ -184,11 +213,11 @@ fn heap_push(e: Entry) -> Pushed {
     }
     var m = heap_len / 2u;
     for (var k = heap_len / 2u + 1u; k < heap_len; k++) {
-        if heap_bound[k] < heap_bound[m] {
+        if heap_bound_of(k) < heap_bound_of(m) {
             m = k;
         }
     }
-    if e.bound <= heap_bound[m] {
+    if e.bound <= heap_bound_of(m) {
         return Pushed(true, e);
     }
     let out = heap_get(m);
@@ -236,6 +265,7 @@ fn add(index: u32, known: bool, known_gv: f32) {
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    me = lid;
     let xy = tile_pixel(params.tile_base + flat_workgroup(wid, nwg), params.width, lid);
     if xy.x >= params.width || xy.y >= params.height {
         return;
@@ -275,7 +305,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     var color = done;
     for (var k = 0u; k < heap_len; k++) {
-        color += contribution(nodes[heap_node[k]], heap_gv[k]);
+        let e = heap_get(k);
+        color += contribution(nodes[e.node], e.gv);
     }
     if dropped > params.error * total {
         flags |= CUT_INEXACT;

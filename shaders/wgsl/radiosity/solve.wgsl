@@ -59,6 +59,45 @@ struct Params {
 
 const WG: u32 = 256u;
 
+// acc[i] += word . x[i]'s values at word w (one channel).
+fn add_word(acc: ptr<function, array<f32, RHS>>, xbase: ptr<function, array<u32, RHS>>, word: vec4<u32>, w: u32) {
+    if HALF {
+        let y0 = f16_low(word);
+        let y1 = f16_high(word);
+        for (var i = 0u; i < RHS; i++) {
+            (*acc)[i] += dot(y0, x[(*xbase)[i] + 2u * w]) + dot(y1, x[(*xbase)[i] + 2u * w + 1u]);
+        }
+    } else {
+        let y = bitcast<vec4<f32>>(word);
+        for (var i = 0u; i < RHS; i++) {
+            (*acc)[i] += dot(y, x[(*xbase)[i] + w]);
+        }
+    }
+}
+
+// acc[i] += word . x[i]'s values at word w, for each of x's three channels.
+fn add_word3(acc: ptr<function, array<vec3<f32>, RHS>>, xbase: ptr<function, array<u32, RHS>>, word: vec4<u32>, w: u32) {
+    let xq = params.xq;
+    if HALF {
+        let y0 = f16_low(word);
+        let y1 = f16_high(word);
+        for (var i = 0u; i < RHS; i++) {
+            let b = (*xbase)[i] + 2u * w;
+            (*acc)[i] += vec3<f32>(
+                dot(y0, x[b]) + dot(y1, x[b + 1u]),
+                dot(y0, x[b + xq]) + dot(y1, x[b + xq + 1u]),
+                dot(y0, x[b + 2u * xq]) + dot(y1, x[b + 2u * xq + 1u]),
+            );
+        }
+    } else {
+        let y = bitcast<vec4<f32>>(word);
+        for (var i = 0u; i < RHS; i++) {
+            let b = (*xbase)[i] + w;
+            (*acc)[i] += vec3<f32>(dot(y, x[b]), dot(y, x[b + xq]), dot(y, x[b + 2u * xq]));
+        }
+    }
+}
+
 @compute @workgroup_size(256)
 fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let t = flat_index(wid, nwg, lid, WG);
@@ -78,20 +117,20 @@ fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     var acc: array<f32, RHS>;
     let ybase = ch * params.qw * r + el;
-    for (var w = w0; w < w1; w++) {
-        let word = words[ybase + w * r];
-        if HALF {
-            let y0 = f16_low(word);
-            let y1 = f16_high(word);
-            for (var i = 0u; i < RHS; i++) {
-                acc[i] += dot(y0, x[xbase[i] + 2u * w]) + dot(y1, x[xbase[i] + 2u * w + 1u]);
-            }
-        } else {
-            let y = bitcast<vec4<f32>>(word);
-            for (var i = 0u; i < RHS; i++) {
-                acc[i] += dot(y, x[xbase[i] + w]);
-            }
-        }
+    // Four words in flight per thread, added in order.
+    var w = w0;
+    for (; w + 4u <= w1; w += 4u) {
+        let a = words[ybase + w * r];
+        let b = words[ybase + (w + 1u) * r];
+        let c4 = words[ybase + (w + 2u) * r];
+        let d = words[ybase + (w + 3u) * r];
+        add_word(&acc, &xbase, a, w);
+        add_word(&acc, &xbase, b, w + 1u);
+        add_word(&acc, &xbase, c4, w + 2u);
+        add_word(&acc, &xbase, d, w + 3u);
+    }
+    for (; w < w1; w++) {
+        add_word(&acc, &xbase, words[ybase + w * r], w);
     }
     for (var i = 0u; i < RHS; i++) {
         let light = params.light0 + i;
@@ -154,27 +193,19 @@ fn partial_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         xbase[i] = light * 3u * params.xq;
     }
     var acc: array<vec3<f32>, RHS>;
-    let xq = params.xq;
-    for (var w = w0; w < w1; w++) {
-        let word = words[w * r + el];
-        if HALF {
-            let y0 = f16_low(word);
-            let y1 = f16_high(word);
-            for (var i = 0u; i < RHS; i++) {
-                let b = xbase[i] + 2u * w;
-                acc[i] += vec3<f32>(
-                    dot(y0, x[b]) + dot(y1, x[b + 1u]),
-                    dot(y0, x[b + xq]) + dot(y1, x[b + xq + 1u]),
-                    dot(y0, x[b + 2u * xq]) + dot(y1, x[b + 2u * xq + 1u]),
-                );
-            }
-        } else {
-            let y = bitcast<vec4<f32>>(word);
-            for (var i = 0u; i < RHS; i++) {
-                let b = xbase[i] + w;
-                acc[i] += vec3<f32>(dot(y, x[b]), dot(y, x[b + xq]), dot(y, x[b + 2u * xq]));
-            }
-        }
+    var w = w0;
+    for (; w + 4u <= w1; w += 4u) {
+        let a = words[w * r + el];
+        let b = words[(w + 1u) * r + el];
+        let c4 = words[(w + 2u) * r + el];
+        let d = words[(w + 3u) * r + el];
+        add_word3(&acc, &xbase, a, w);
+        add_word3(&acc, &xbase, b, w + 1u);
+        add_word3(&acc, &xbase, c4, w + 2u);
+        add_word3(&acc, &xbase, d, w + 3u);
+    }
+    for (; w < w1; w++) {
+        add_word3(&acc, &xbase, words[w * r + el], w);
     }
     for (var i = 0u; i < RHS; i++) {
         let light = params.light0 + i;

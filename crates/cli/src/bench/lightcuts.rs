@@ -66,7 +66,8 @@ impl Options {
         if self.heap == 0 {
             return Err("--heap must be 1 or more, got 0".into());
         }
-        // The smallest count must fit; larger ones that do not are skipped with a note.
+        // The smallest count must fit, with smaller maps if need be; larger ones that do not
+        // are skipped with a note.
         let ism = crate::lightcuts::LightcutsOptions {
             vpls: self.vpls.iter().copied().min().unwrap_or(1),
             visibility: VisibilityChoice::Ism,
@@ -75,7 +76,7 @@ impl Options {
         };
         if self.visibility.contains(&VisibilityChoice::Ism) {
             ism.check()?;
-            ism.check_memory(backend)?;
+            ism_size_for(backend, ism.vpls, VisibilityChoice::Ism, self.ism_size)?;
         }
         Ok(())
     }

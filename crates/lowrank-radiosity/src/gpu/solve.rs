@@ -59,6 +59,10 @@ pub const RHS_PER_PASS: usize = 8;
 /// n keeps the GPU's memory system busy.
 const TARGET_THREADS: usize = 1 << 20;
 
+/// The most words one thread of the partial products reads: long rows are cut finer, so
+/// the last wave of threads is short.
+const MAX_CHUNK: usize = 64;
+
 /// Rows of `channels` channels of k values on the GPU in the solve's layout, in row blocks.
 #[derive(Clone, Debug)]
 pub struct GpuRows {
@@ -108,7 +112,7 @@ impl GpuRows {
         let block_rows = Self::block_rows(gpu, k, channels, storage, cap)?;
         let scale = match storage {
             Storage::F32 => 1.0,
-            Storage::F16 => f16_scale(data.iter().fold(0.0f32, |m, v| m.max(v.abs()))),
+            Storage::F16 => f16_scale(crate::layout::max_abs(data)),
         };
         let blocks = data
             .chunks(block_rows * per_row)
@@ -227,7 +231,7 @@ impl GpuFactor {
 /// Chunks per channel row and words per chunk, for `qw` words per row and `rows` rows of
 /// `channels` threads each.
 pub(crate) fn chunking(qw: usize, rows: usize, channels: usize) -> (usize, usize) {
-    let want = TARGET_THREADS.div_ceil(channels * rows.max(1)).clamp(1, qw.max(1));
+    let want = TARGET_THREADS.div_ceil(channels * rows.max(1)).max(qw.div_ceil(MAX_CHUNK)).clamp(1, qw.max(1));
     let chunk = qw.max(1).div_ceil(want);
     (qw.max(1).div_ceil(chunk), chunk)
 }
