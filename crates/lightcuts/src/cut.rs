@@ -38,7 +38,7 @@ pub const CUT_MAX_REACHED: u32 = 2;
 ///
 /// ```
 /// let o = lumbre_lightcuts::CutOptions::default();
-/// assert_eq!((o.error, o.max_cut, o.heap), (0.02, 1000, 128));
+/// assert_eq!((o.error, o.max_cut, o.heap), (0.02, 1000, 64));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CutOptions {
@@ -47,13 +47,15 @@ pub struct CutOptions {
     /// Largest cut (Walter et al.: 1000).
     pub max_cut: u32,
     /// Entries of the per-pixel heap of refinable clusters (the GPU has 32, 64 and 128;
-    /// the CPU any; `max_cut` or more is the unbounded algorithm).
+    /// the CPU any; `max_cut` or more is the unbounded algorithm). 64 by default: on the
+    /// GPU up to 64 stay in workgroup memory, and the Cornell box's error against instant
+    /// radiosity is within a few hundredths of a point of 128's (`benches/RESULTS.md`).
     pub heap: u32,
 }
 
 impl Default for CutOptions {
     fn default() -> Self {
-        CutOptions { error: 0.02, max_cut: 1000, heap: 128 }
+        CutOptions { error: 0.02, max_cut: 1000, heap: 64 }
     }
 }
 

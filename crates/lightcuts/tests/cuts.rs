@@ -178,7 +178,7 @@ proptest! {
 
 /// The Cornell box with its own VPLs: shadow edges under the boxes make visibility vary
 /// within clusters, so more pixels pass 2% than in open scenes. Bounds: a fifth of the
-/// pixels, a mean under 1%; the default heap of 128 entries keeps to the unbounded
+/// pixels, a mean under 1%; the default heap of 64 entries keeps to the unbounded
 /// algorithm's rate within 3 points, and a heap of 32 is flagged where it cuts short.
 #[test]
 fn cornell_box_at_two_percent() {
