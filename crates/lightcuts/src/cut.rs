@@ -47,9 +47,9 @@ pub struct CutOptions {
     /// Largest cut (Walter et al.: 1000).
     pub max_cut: u32,
     /// Entries of the per-pixel heap of refinable clusters (the GPU has 32, 64 and 128;
-    /// the CPU any; `max_cut` or more is the unbounded algorithm). 64 by default: on the
-    /// GPU up to 64 stay in workgroup memory, and the Cornell box's error against instant
-    /// radiosity is within a few hundredths of a point of 128's (`benches/RESULTS.md`).
+    /// the CPU any; `max_cut` or more is the unbounded algorithm). 64 by default: with shadow
+    /// maps the GPU keeps up to 64 in workgroup memory, and the Cornell box's error against
+    /// instant radiosity is within a few hundredths of a point of 128's (`benches/RESULTS.md`).
     pub heap: u32,
 }
 

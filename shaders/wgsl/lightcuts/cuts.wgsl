@@ -5,8 +5,8 @@
 //! define maps32: const HEAP: u32 = 32u;
 //! define maps64: const HEAP: u32 = 64u;
 //! define maps128: const HEAP: u32 = 128u;
-//! define rays32: const SHARED_SLOTS: u32 = 2048u;
-//! define rays64: const SHARED_SLOTS: u32 = 4096u;
+//! define rays32: const SHARED_SLOTS: u32 = 1u;
+//! define rays64: const SHARED_SLOTS: u32 = 1u;
 //! define rays128: const SHARED_SLOTS: u32 = 1u;
 //! define maps32: const SHARED_SLOTS: u32 = 2048u;
 //! define maps64: const SHARED_SLOTS: u32 = 4096u;
@@ -27,9 +27,10 @@
 // Lightcuts, one thread per G-buffer pixel in 8x8 tiles: lumbre_lightcuts::cut's
 // `cut_pixel` step by step, with its heap of refinable clusters in a fixed private array
 // of HEAP entries (12 bytes each). Visibility by shadow rays (flag bit 2; variants raysN) or
-// by imperfect shadow maps (variants mapsN); N is HEAP. Up to 64 entries, the bounds and
-// nodes live in workgroup memory (32 KiB at most: every device wgpu reaches has it), where
-// they stay on chip; 128 entries stay in private memory.
+// by imperfect shadow maps (variants mapsN); N is HEAP. With maps and up to 64 entries, the
+// bounds and nodes live in workgroup memory (32 KiB at most: every device wgpu reaches has
+// it), where they stay on chip. With rays they stay in private memory: the traversal needs
+// the occupancy that 32 KiB per workgroup would cost.
 
 struct Params {
     bmin: vec3<f32>,
