@@ -128,7 +128,7 @@ impl LightcutsOptions {
         if let (VisibilityChoice::Ism, Some(gpu)) = (self.visibility, backend.gpu()) {
             // Lookups bind the whole atlas at once.
             let limits = gpu.limits();
-            let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size as u64);
+            let most = limits.max_buffer_size.min(limits.max_storage_buffer_binding_size);
             if bytes > most {
                 return Err(format!(
                     "--vpls {} with --ism-size {}: the shadow maps would take {:.1} GiB, more than {}'s largest \
