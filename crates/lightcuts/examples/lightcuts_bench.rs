@@ -42,7 +42,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 vec![110, 420, 930, 2550, 10_000, 100_000, 1_000_000]
             };
-            let heap: u32 = std::env::var("LIGHTCUTS_HEAP").map_or(Ok(64), |s| s.parse())?;
+            let heap: u32 = std::env::var("LIGHTCUTS_HEAP").map_or(Ok(CutOptions::default().heap), |s| s.parse())?;
             let method = Method::Lightcuts(CutOptions { heap, ..Default::default() });
             let base = Render { view: View::cornell(1000, 1000), visibility, method, ..Default::default() };
             println!("heap {heap}");
@@ -66,7 +66,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 Some("gpu") => Backend::Gpu(Gpu::new()?),
                 _ => Backend::Cpu,
             };
-            let size: u32 = args.get(3).map_or(Ok(64), |s| s.parse())?;
+            let size: u32 = args.get(3).map_or(Ok(128), |s| s.parse())?;
             println!("{:8} {:16} {:>7} {:>9} {:>10}", "builder", "metric", "vpls", "avg cut", "build ms");
             for row in cut_sizes(&backend, &prepared, View::cornell(size, size), &[110, 930])? {
                 println!(

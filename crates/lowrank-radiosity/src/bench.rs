@@ -364,7 +364,7 @@ fn form_times(
         if opts.f16 {
             let (t16, b16, _) = time_gpu_solve(gpu, factor, Storage::F16, light, opts.effort, progress)?;
             t.gpu_f16 = Some(t16);
-            let bmax = b32[0].iter().flatten().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
+            let bmax = crate::layout::max_abs(b32[0].as_flattened()) as f64;
             let err = b32[0]
                 .iter()
                 .flatten()
