@@ -20,8 +20,8 @@ use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{
-    CutOptions, GBufferPass, GreedyTree, InstantRadiosity, Lightcuts, Method, MortonTree, Render, TreeBuilder, View,
-    Visibility, Vpl, VplOptions, VplPass,
+    CutOptions, GBufferPass, GreedyTree, HEAP_SIZES, InstantRadiosity, Lightcuts, Method, MortonTree, Render,
+    TreeBuilder, View, Visibility, Vpl, VplOptions, VplPass,
 };
 
 #[test]
@@ -133,9 +133,12 @@ fn shading_with_shadow_maps_gpu_equals_cpu() {
     let visibility = Visibility::Ism(maps);
     let ir = conformance(&InstantRadiosity { visibility, ..Default::default() }, &gpu, &input, device_tolerance(&gpu))
         .unwrap();
-    let lc = Lightcuts { visibility, cut: CutOptions { heap: 32, ..Default::default() }, ..Default::default() };
-    let cut = conformance(&lc, &gpu, &input, device_tolerance(&gpu)).unwrap();
-    assert!(ir.queries > 0 && cut.queries > 0 && cut.queries < ir.queries);
+    // 32 and 64 keep the heap in workgroup memory (64 fills 32 KiB), 128 in private memory.
+    for heap in HEAP_SIZES {
+        let lc = Lightcuts { visibility, cut: CutOptions { heap, ..Default::default() }, ..Default::default() };
+        let cut = conformance(&lc, &gpu, &input, device_tolerance(&gpu)).unwrap_or_else(|e| panic!("heap {heap}: {e}"));
+        assert!(ir.queries > 0 && cut.queries > 0 && cut.queries < ir.queries, "heap {heap}");
+    }
 }
 
 #[test]
