@@ -70,9 +70,15 @@ fn frame_path(out: &Path, frame: Option<u32>) -> PathBuf {
 
 /// The meshes of `args`.
 fn meshes(args: &RadiosityArgs) -> Result<TwoMesh, String> {
-    let surfaces = Surfaces::load_obj(&args.scene).map_err(err)?;
+    let surfaces = Surfaces::load(&args.scene).map_err(err)?;
     match args.method {
-        MeshMethod::Fixed => TwoMesh::fixed(surfaces, args.elements, args.patches).map_err(err),
+        MeshMethod::Fixed => {
+            let (mesh, report) = TwoMesh::fixed(surfaces, args.elements, args.patches).map_err(err)?;
+            if let Some(note) = report.note {
+                eprintln!("warning: {note}");
+            }
+            Ok(mesh)
+        }
         MeshMethod::Coherent => {
             let bar = progress(0, "2MCE patches measured");
             let opts = Coherence { target: Some(args.patches), ..Coherence::default() };
@@ -135,7 +141,7 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
     let camera = match &args.camera {
         Some(c) => Camera::parse(c)?,
         None => Camera::frame(
-            Surfaces::load_obj(&args.scene).map_err(err)?.prepared.scene.bounds,
+            Surfaces::load(&args.scene).map_err(err)?.prepared.scene.bounds,
             args.width as f32 / args.height as f32,
         ),
     };

@@ -472,10 +472,11 @@ fn errors(mesh: &TwoMesh, b: &[[f32; 3]], reference_mesh: &TwoMesh, reference: &
     (sum / b.len() as f64, max)
 }
 
-/// The index in `reference` of element `e` of `mesh` (same faces and fine subdivision).
+/// The index in `reference` of element `e` of `mesh` (same faces and cells, one cell per
+/// element).
 fn to_reference(mesh: &TwoMesh, reference: &TwoMesh, e: usize) -> usize {
-    let f = mesh.element_face[e] as usize;
-    reference.element_of_cell[(reference.face_first[f] + mesh.element_cell[e]) as usize] as usize
+    let cell = mesh.piece_cell[mesh.piece_start[e] as usize];
+    reference.element_of_piece[reference.piece_of_cell[cell as usize] as usize] as usize
 }
 
 /// F to `mesh`'s patches summed from the reference's element-to-element F.

@@ -21,8 +21,8 @@
 //! the patch's size. Without the weight, small patches where views change fastest (along
 //! edges) keep splitting while large ones elsewhere stay whole.
 //!
-//! **How k follows.** A patch splits (into 4: the midpoint subdivision of its triangle or
-//! parallelogram) when `d(P) > threshold`, its area exceeds `min_area` and it is larger
+//! **How k follows.** A patch splits into 4 (the midpoint subdivision of a regular patch's
+//! triangle or parallelogram; two rounds of median cuts of a grouped patch's elements) when `d(P) > threshold`, its area exceeds `min_area` and it is larger
 //! than one element; k is whatever the FIFO leaves. Both conditions only stop splits as
 //! `threshold` or `min_area` grow, so k never grows with either, and [`Coherence::target`]
 //! finds by bisection the threshold whose k is nearest a wanted k (dispersions are cached:
@@ -34,9 +34,14 @@ use lumbre_gpu::{Error, Progress, Result};
 use lumbre_raytrace::{hash_u32, stratified};
 use rayon::prelude::*;
 
-use crate::formfactor::{Occluders, kernel, point_to_shape};
-use crate::mesh::{PatchCell, Surfaces, TwoMesh, check_counts};
+use glam::Vec3;
+
+use crate::cluster::{Graph, split4};
+use crate::formfactor::{Occluders, kernel};
+use crate::mesh::{MeshReport, PatchCell, Plan, TwoMesh, box_plan, check_counts, face_of_cell, plan_counts};
+use crate::outline::{Clusters, area_cdf, sample};
 use crate::shape::{Cell, Shape};
+use crate::surfaces::Surfaces;
 
 /// Options of 2MCE.
 ///
@@ -93,6 +98,8 @@ pub struct CoherenceReport {
     pub threshold: f32,
     /// Rays cast for the dispersions.
     pub rays: u64,
+    /// How n and the starting k came out against the request.
+    pub counts: MeshReport,
 }
 
 /// The four children of a patch cell at level `2q` (midpoint subdivision).
@@ -119,39 +126,115 @@ pub(crate) fn children(pc: PatchCell, triangle: bool) -> [PatchCell; 4] {
     }
 }
 
-struct Split<'a> {
+/// How a node of the split tree divides: a regular coarse cell into its four children, a
+/// group of elements by median cuts.
+#[derive(Clone, Copy)]
+enum Rule {
+    Regular(PatchCell),
+    Median,
+}
+
+/// A node of the split tree: elements `start..end` of the base mesh, its children.
+struct Node {
+    start: u32,
+    end: u32,
+    area: f64,
+    children: Vec<u32>,
+}
+
+/// What building the tree reads of the plan.
+struct Ctx<'a> {
     surfaces: &'a Surfaces,
-    probes: Vec<Shape>,
+    fine: &'a [u32],
+    first: &'a [u32],
+    area: Vec<f64>,
+    centroid: Vec<Vec3>,
+    cells: Vec<Vec<u32>>,
+    /// Elements that share a corner.
+    graph: Graph,
+}
+
+impl Ctx<'_> {
+    /// Builds the subtree of elements `set` (indices into `cells`), numbered from `start`,
+    /// reordering `set` so that every node is a contiguous range; returns the node's id.
+    fn build(&self, nodes: &mut Vec<Node>, set: &mut [u32], start: u32, rule: Rule) -> u32 {
+        let id = nodes.len() as u32;
+        let area = set.iter().map(|&i| self.area[i as usize]).sum();
+        nodes.push(Node { start, end: start + set.len() as u32, area, children: Vec::new() });
+        if set.len() < 2 {
+            return id;
+        }
+        let parts: Vec<(usize, usize, Rule)> = match rule {
+            Rule::Regular(pc) => {
+                let face = &self.surfaces.faces[pc.face as usize];
+                let (m, tri) = (self.fine[pc.face as usize], face.shape.triangle);
+                if !m.is_multiple_of(pc.q * 2) {
+                    return id;
+                }
+                let kids = children(pc, tri);
+                let which = |i: u32| {
+                    let (_, l) = face_of_cell(self.first, self.cells[i as usize][0]);
+                    let c = Cell::from_local(l, m, tri).coarsen(m, pc.q * 2, tri);
+                    kids.iter().position(|k| k.cell == c).unwrap_or(0)
+                };
+                set.sort_by_key(|&i| which(i));
+                let mut parts = Vec::new();
+                let mut a = 0;
+                for (k, kid) in kids.iter().enumerate() {
+                    let b = a + set[a..].iter().take_while(|&&i| which(i) == k).count();
+                    if b > a {
+                        parts.push((a, b, Rule::Regular(*kid)));
+                    }
+                    a = b;
+                }
+                parts
+            }
+            Rule::Median => {
+                // Median cuts, each part then split into its connected pieces, so every
+                // patch stays connected.
+                let cuts = split4(set, &self.centroid);
+                let mut parts = Vec::new();
+                for w in cuts.windows(2) {
+                    let within = self.graph.components(&mut set[w[0]..w[1]]);
+                    parts.extend(within.windows(2).map(|c| (w[0] + c[0], w[0] + c[1], Rule::Median)));
+                }
+                parts
+            }
+        };
+        for (a, b, r) in parts {
+            let child = self.build(nodes, &mut set[a..b], start + a as u32, r);
+            nodes[id as usize].children.push(child);
+        }
+        id
+    }
+}
+
+struct Split<'a> {
+    base: &'a TwoMesh,
+    probes: Clusters,
+    nodes: Vec<Node>,
     base_area: f64,
     opts: Coherence,
-    cache: HashMap<PatchCell, f32>,
+    cache: HashMap<u32, f32>,
     rays: u64,
 }
 
 impl Split<'_> {
-    fn shape(&self, pc: PatchCell) -> Shape {
-        self.surfaces.faces[pc.face as usize].shape.cell(pc.q, pc.cell)
-    }
-
     /// The view from `x` (normal `nx`): form factors to every probe, and the rays cast.
-    fn view(&self, occ: &Occluders<'_>, x: glam::Vec3, nx: glam::Vec3, seed: u32) -> (Vec<f32>, u64) {
+    fn view(&self, occ: &Occluders<'_>, x: Vec3, nx: Vec3, seed: u32) -> (Vec<f32>, u64) {
         let n = self.opts.probe_samples.max(1);
         let mut rays = 0;
-        let row = self
-            .probes
-            .iter()
-            .enumerate()
-            .map(|(j, probe)| {
-                let f = point_to_shape(x, nx, probe);
+        let row = (0..self.probes.k())
+            .map(|j| {
+                let f = self.probes.to_patch(x, nx, j);
                 if f <= 0.0 {
                     return 0.0;
                 }
-                let np = probe.normal();
                 let s = hash_u32(seed ^ hash_u32(j as u32));
                 let (mut g_all, mut g_seen) = (0.0f32, 0.0f32);
                 for i in 0..n {
                     let (u, v) = stratified(n, i, s);
-                    let y = probe.point(u, v);
+                    let (y, np) = self.probes.sample_patch(j, u, v);
                     let g = kernel(x, nx, y, np);
                     if g > 0.0 {
                         rays += 1;
@@ -167,24 +250,26 @@ impl Split<'_> {
         (row, rays)
     }
 
-    /// The dispersion of patch `pc`, and the rays cast.
-    fn dispersion(&self, occ: &Occluders<'_>, pc: PatchCell) -> (f32, u64) {
-        let shape = self.shape(pc);
-        let nx = shape.normal();
+    /// The dispersion of node `id`, and the rays cast.
+    fn dispersion(&self, occ: &Occluders<'_>, id: u32) -> (f32, u64) {
+        let node = &self.nodes[id as usize];
+        let ps = &self.base.piece_start;
+        let pieces = &self.base.pieces[ps[node.start as usize] as usize..ps[node.end as usize] as usize];
+        let mut cdf = vec![0.0f32; pieces.len()];
+        area_cdf(pieces, &[0, pieces.len() as u32], &mut cdf);
         let s = self.opts.points.max(1);
-        let key = hash_u32(
-            self.opts.seed ^ hash_u32(pc.face ^ hash_u32(pc.q ^ hash_u32(pc.cell.local(pc.q, shape.triangle)))),
-        );
+        let key = hash_u32(self.opts.seed ^ hash_u32(node.start ^ hash_u32(node.end)));
         let mut rays = 0;
         let views: Vec<Vec<f32>> = (0..s)
             .map(|i| {
                 let (u, v) = stratified(s, i, key);
-                let (row, r) = self.view(occ, shape.point(u, v), nx, hash_u32(key ^ i));
+                let (x, nx) = sample(pieces, &cdf, 0..pieces.len(), u, v);
+                let (row, r) = self.view(occ, x, nx, hash_u32(key ^ i));
                 rays += r;
                 row
             })
             .collect();
-        let k = self.probes.len();
+        let k = self.probes.k();
         let mean: Vec<f64> = (0..k).map(|j| views.iter().map(|v| v[j] as f64).sum::<f64>() / s as f64).collect();
         let norm: f64 = mean.iter().sum();
         if norm <= 0.0 {
@@ -193,106 +278,76 @@ impl Split<'_> {
         let spread: f64 =
             views.iter().map(|v| v.iter().zip(&mean).map(|(&a, &m)| (a as f64 - m).abs()).sum::<f64>()).sum::<f64>();
         let d = spread / (s as f64 * norm);
-        let w = if self.opts.size_weighted { (shape.area() as f64 / self.base_area).sqrt() } else { 1.0 };
+        let w = if self.opts.size_weighted { (node.area / self.base_area).sqrt() } else { 1.0 };
         ((d * w) as f32, rays)
     }
 
-    /// Runs the FIFO from `base` with `threshold`: the split cells, the leaves, and how many
-    /// patches were evaluated.
-    fn run(
-        &mut self,
-        base: &[PatchCell],
-        threshold: f32,
-        progress: &dyn Progress,
-    ) -> (HashSet<PatchCell>, Vec<PatchCell>, usize) {
-        let surfaces = self.surfaces;
-        let occ =
-            Occluders { tris: &surfaces.prepared.tris, tree: &surfaces.prepared.tree, eps: surfaces.prepared.eps };
-        let mut split = HashSet::new();
+    /// Runs the FIFO from the roots with `threshold`: the leaves, how many nodes were
+    /// evaluated and how many split.
+    fn run(&mut self, roots: &[u32], threshold: f32, progress: &dyn Progress) -> (Vec<u32>, usize, usize) {
+        let base = self.base;
+        let occ = Occluders::of(base);
         let mut leaves = Vec::new();
-        let mut level: Vec<PatchCell> = base.to_vec();
-        let mut evaluated = 0;
+        let mut level: Vec<u32> = roots.to_vec();
+        let (mut evaluated, mut splits) = (0, 0);
         while !level.is_empty() {
             // Every patch of a level is taken from the FIFO before any of its children, and
             // each decision depends on the patch alone: a level can be measured in parallel.
-            let splittable: HashSet<PatchCell> = level
+            let splittable: HashSet<u32> = level
                 .iter()
                 .copied()
-                .filter(|pc| {
-                    let face = &self.surfaces.faces[pc.face as usize];
-                    face.fine.is_multiple_of(pc.q * 2) && self.shape(*pc).area() as f64 > self.opts.min_area
+                .filter(|&id| {
+                    let node = &self.nodes[id as usize];
+                    !node.children.is_empty() && node.area > self.opts.min_area
                 })
                 .collect();
-            let mut todo: Vec<PatchCell> =
-                splittable.iter().copied().filter(|pc| !self.cache.contains_key(pc)).collect();
-            todo.sort_by_key(|pc| (pc.face, pc.q, pc.cell.j, pc.cell.i, pc.cell.flip));
+            let mut todo: Vec<u32> = splittable.iter().copied().filter(|id| !self.cache.contains_key(id)).collect();
+            todo.sort_unstable();
             let this = &*self;
-            let measured: Vec<(PatchCell, f32, u64)> = todo
+            let measured: Vec<(u32, f32, u64)> = todo
                 .par_iter()
-                .map(|&pc| {
-                    let (d, r) = this.dispersion(&occ, pc);
-                    (pc, d, r)
+                .map(|&id| {
+                    let (d, r) = this.dispersion(&occ, id);
+                    (id, d, r)
                 })
                 .collect();
-            for (pc, d, r) in measured {
-                self.cache.insert(pc, d);
+            for (id, d, r) in measured {
+                self.cache.insert(id, d);
                 self.rays += r;
             }
             evaluated += splittable.len();
             progress.update("2MCE", evaluated as u64, 0);
             let mut next = Vec::new();
-            for pc in level {
-                let tri = self.surfaces.faces[pc.face as usize].shape.triangle;
-                if self.cache.get(&pc).is_some_and(|&d| d > threshold) && splittable.contains(&pc) {
-                    split.insert(pc);
-                    next.extend(children(pc, tri));
+            for id in level {
+                if splittable.contains(&id) && self.cache.get(&id).is_some_and(|&d| d > threshold) {
+                    splits += 1;
+                    next.extend_from_slice(&self.nodes[id as usize].children);
                 } else {
-                    leaves.push(pc);
+                    leaves.push(id);
                 }
             }
             level = next;
         }
-        (split, leaves, evaluated)
+        (leaves, evaluated, splits)
     }
-}
-
-/// The fine subdivision and the starting patch grid of every face, chosen per face: the
-/// fine side `m` nearest `sqrt(face area / (total area / elements))` (as 2MF sizes elements)
-/// of the form `q0 * 2^d`, with `q0 * 2^d` no finer than that and `q0` near the side of the
-/// starting grid (`base` patches over the scene). Patches split down to single elements.
-fn prepare(surfaces: &mut Surfaces, elements: usize, base: usize) -> Result<Vec<u32>> {
-    check_counts(elements, base)?;
-    let total = surfaces.area();
-    let (a_elem, a_base) = (total / elements as f64, total / base as f64);
-    let mut q0 = Vec::with_capacity(surfaces.faces.len());
-    for f in &mut surfaces.faces {
-        let area = f.shape.area() as f64;
-        let target = ((area / a_elem).sqrt().round() as u32).clamp(1, 1 << 14);
-        let start = ((area / a_base).sqrt().round() as u32).clamp(1, target);
-        let mut d = 0;
-        while start << (d + 1) <= target {
-            d += 1;
-        }
-        let q = ((target as f64 / (1u32 << d) as f64).round() as u32).max(1);
-        f.fine = q << d;
-        q0.push(q);
-    }
-    Ok(q0)
 }
 
 impl TwoMesh {
     /// 2MCE on any scene: near `elements` fine elements and a starting coarse mesh of near
-    /// `base` patches, each face cut into `q0 * 2^d` elements per side (see the module's
-    /// notes); patches split as [`Coherence`] says.
+    /// `base` patches (as [`TwoMesh::fixed`] makes them, with regular faces cut into
+    /// `q 2^d` cells per side so their patches split in four down to single cells; grouped
+    /// patches split by median cuts); patches split as [`Coherence`] says.
     pub fn coherent(
-        mut surfaces: Surfaces,
+        surfaces: Surfaces,
         elements: usize,
         base: usize,
         opts: &Coherence,
         progress: &dyn Progress,
     ) -> Result<(TwoMesh, CoherenceReport)> {
-        let q0 = prepare(&mut surfaces, elements, base)?;
-        coherent_from(surfaces, &q0, opts, progress)
+        check_counts(elements, base)?;
+        let (plan, counts) = plan_counts(&surfaces, elements, base, true);
+        let (mesh, report) = coherent_from(surfaces, plan, opts, progress)?;
+        Ok((mesh, CoherenceReport { counts, ..report }))
     }
 
     /// 2MCE on the generated box: `s x s` elements per wall, starting from `t0 x t0` patches
@@ -308,17 +363,13 @@ impl TwoMesh {
                 "elements per side {s} must be the starting patches per side {t0} times a power of two"
             )));
         }
-        let mut surfaces = Surfaces::closed_box();
-        for f in &mut surfaces.faces {
-            f.fine = s;
-        }
-        coherent_from(surfaces, &[t0; 6], opts, progress)
+        coherent_from(Surfaces::closed_box(), box_plan(s, t0)?, opts, progress)
     }
 }
 
 fn coherent_from(
     surfaces: Surfaces,
-    q0: &[u32],
+    mut plan: Plan,
     opts: &Coherence,
     progress: &dyn Progress,
 ) -> Result<(TwoMesh, CoherenceReport)> {
@@ -328,39 +379,66 @@ fn coherent_from(
     if opts.min_area.is_nan() {
         return Err(Error::Input("A_min is NaN".into()));
     }
-    let base: Vec<PatchCell> = surfaces
-        .faces
-        .iter()
-        .enumerate()
-        .flat_map(|(f, face)| {
-            let q = q0[f];
-            (0..q * q).map(move |l| PatchCell { face: f as u32, q, cell: Cell::from_local(l, q, face.shape.triangle) })
-        })
-        .collect();
-    let probes: Vec<Shape> = base.iter().map(|pc| surfaces.faces[pc.face as usize].shape.cell(pc.q, pc.cell)).collect();
-    let base_area = probes.iter().map(|p| p.area() as f64).sum::<f64>() / probes.len().max(1) as f64;
-    let mut s = Split { surfaces: &surfaces, probes, base_area, opts: *opts, cache: HashMap::new(), rays: 0 };
+    // The split tree over every starting patch; its depth-first order is the element order.
+    let mut nodes = Vec::new();
+    let mut roots = Vec::new();
+    let mut offset = 0u32;
+    for patch in &mut plan.patches {
+        let cells = std::mem::take(&mut patch.elements);
+        let shapes: Vec<Vec<Shape>> = cells
+            .iter()
+            .map(|e| {
+                e.iter()
+                    .map(|&g| {
+                        let (f, l) = face_of_cell(&plan.first, g);
+                        let face = &surfaces.faces[f];
+                        face.shape.cell(plan.fine[f], Cell::from_local(l, plan.fine[f], face.shape.triangle))
+                    })
+                    .collect()
+            })
+            .collect();
+        let corners: Vec<Vec<u32>> =
+            cells.iter().map(|e| e.iter().flat_map(|&g| plan.corners[g as usize]).collect()).collect();
+        let ctx = Ctx {
+            surfaces: &surfaces,
+            fine: &plan.fine,
+            first: &plan.first,
+            area: shapes.iter().map(|s| s.iter().map(|x| x.area() as f64).sum()).collect(),
+            centroid: shapes.iter().map(|s| TwoMesh::centroid(s)).collect(),
+            graph: Graph::sharing(cells.len(), |i| &corners[i][..]),
+            cells,
+        };
+        let mut set: Vec<u32> = (0..ctx.cells.len() as u32).collect();
+        let rule = patch.cell.map_or(Rule::Median, Rule::Regular);
+        roots.push(ctx.build(&mut nodes, &mut set, offset, rule));
+        offset += set.len() as u32;
+        patch.elements = set.iter().map(|&i| ctx.cells[i as usize].clone()).collect();
+    }
+    let base = TwoMesh::assemble(surfaces, plan)?;
+    let probes = base.clusters();
+    let base_area = roots.iter().map(|&r| nodes[r as usize].area).sum::<f64>() / roots.len().max(1) as f64;
+    let mut s = Split { base: &base, probes, nodes, base_area, opts: *opts, cache: HashMap::new(), rays: 0 };
     let mut threshold = opts.threshold;
-    let (split, leaves, evaluated) = match opts.target {
-        None => s.run(&base, threshold, progress),
+    let (leaves, evaluated, splits) = match opts.target {
+        None => s.run(&roots, threshold, progress),
         Some(k) => {
             // k(threshold) does not increase with the threshold: bisect on it.
             let (mut lo, mut hi) = (0.0f32, 2.0f32);
-            let mut best = s.run(&base, hi, progress);
+            let mut best = s.run(&roots, hi, progress);
             let mut best_t = hi;
             for _ in 0..40 {
                 let mid = 0.5 * (lo + hi);
-                let r = s.run(&base, mid, progress);
-                let better = r.1.len().abs_diff(k) < best.1.len().abs_diff(k);
-                if better || (r.1.len().abs_diff(k) == best.1.len().abs_diff(k) && mid > best_t) {
+                let r = s.run(&roots, mid, progress);
+                let better = r.0.len().abs_diff(k) < best.0.len().abs_diff(k);
+                if better || (r.0.len().abs_diff(k) == best.0.len().abs_diff(k) && mid > best_t) {
                     (best, best_t) = (r.clone(), mid);
                 }
-                if r.1.len() > k {
+                if r.0.len() > k {
                     lo = mid
                 } else {
                     hi = mid
                 }
-                if r.1.len() == k || hi - lo < 1e-6 {
+                if r.0.len() == k || hi - lo < 1e-6 {
                     break;
                 }
             }
@@ -368,21 +446,14 @@ fn coherent_from(
             best
         }
     };
-    let report = CoherenceReport { patches: leaves.len(), evaluated, splits: split.len(), threshold, rays: s.rays };
-    let tri: Vec<bool> = surfaces.faces.iter().map(|f| f.shape.triangle).collect();
-    let fine: Vec<u32> = surfaces.faces.iter().map(|f| f.fine).collect();
-    let q0 = q0.to_vec();
-    let mesh = TwoMesh::build(surfaces, |face, cell| {
-        let (m, t) = (fine[face as usize], tri[face as usize]);
-        let mut q = q0[face as usize];
-        let mut pc = PatchCell { face, q, cell: cell.coarsen(m, q, t) };
-        while split.contains(&pc) {
-            q *= 2;
-            pc = PatchCell { face, q, cell: cell.coarsen(m, q, t) };
-        }
-        pc
-    })?;
-    Ok((mesh, report))
+    let rays = s.rays;
+    let mut starts: Vec<u32> = leaves.iter().map(|&id| s.nodes[id as usize].start).collect();
+    starts.sort_unstable();
+    starts.push(base.n() as u32);
+    let report =
+        CoherenceReport { patches: leaves.len(), evaluated, splits, threshold, rays, counts: MeshReport::default() };
+    drop(s);
+    Ok((base.with_patches(starts), report))
 }
 
 #[cfg(test)]

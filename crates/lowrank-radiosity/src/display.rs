@@ -12,38 +12,37 @@ use rayon::prelude::*;
 
 use crate::mesh::TwoMesh;
 
-/// A corner: its position in units of 1e-5 of the scene's size, and its normal in 64ths.
-type CornerKey = ([i64; 3], [i32; 3]);
+/// A corner: its id among the mesh's corners, and the normal of the piece there in 64ths.
+type CornerKey = (u32, [i32; 3]);
 
-/// The radiosity at each element's corners (three for a triangle, four for a
-/// parallelogram, in [`crate::Shape::corners`] order): the area-weighted mean of the
-/// elements that meet at the corner and face the same way (so creases stay sharp).
+/// The radiosity at each piece's corners (three for a triangle, four for a parallelogram,
+/// in [`crate::Shape::corners`] order): the area-weighted mean of the pieces' elements that
+/// meet at the corner and face the same way (so creases stay sharp).
 pub fn corner_radiosity(mesh: &TwoMesh, b: &[[f32; 3]]) -> Vec<[[f32; 3]; 4]> {
-    let (lo, hi) = mesh.surfaces.prepared.scene.bounds;
-    let unit = ((hi - lo).length() as f64 * 1e-5).max(1e-12);
-    let key = |p: Vec3, n: Vec3| -> CornerKey {
-        let q = |v: f32| (v as f64 / unit).round() as i64;
+    let key = |id: u32, n: Vec3| -> CornerKey {
         let r = |v: f32| (v * 64.0).round() as i32;
-        ([q(p.x), q(p.y), q(p.z)], [r(n.x), r(n.y), r(n.z)])
+        (id, [r(n.x), r(n.y), r(n.z)])
     };
     let mut sums: HashMap<CornerKey, ([f64; 3], f64)> = HashMap::new();
-    for (s, v) in mesh.elements.iter().zip(b) {
+    for (i, s) in mesh.pieces.iter().enumerate() {
         let (n, a) = (s.normal(), s.area() as f64);
-        for c in s.corners() {
-            let e = sums.entry(key(c, n)).or_insert(([0.0; 3], 0.0));
-            for (sum, &x) in e.0.iter_mut().zip(v) {
+        let v = b[mesh.element_of_piece[i] as usize];
+        for &id in mesh.piece_corners[i].iter().filter(|&&id| id != u32::MAX) {
+            let e = sums.entry(key(id, n)).or_insert(([0.0; 3], 0.0));
+            for (sum, &x) in e.0.iter_mut().zip(&v) {
                 *sum += a * x as f64;
             }
             e.1 += a;
         }
     }
-    mesh.elements
+    mesh.pieces
         .iter()
-        .map(|s| {
+        .zip(&mesh.piece_corners)
+        .map(|(s, ids)| {
             let n = s.normal();
             let mut out = [[0.0f32; 3]; 4];
-            for (i, c) in s.corners().into_iter().enumerate() {
-                if let Some((sum, w)) = sums.get(&key(c, n)) {
+            for (i, &id) in ids.iter().enumerate().filter(|(_, id)| **id != u32::MAX) {
+                if let Some((sum, w)) = sums.get(&key(id, n)) {
                     out[i] = sum.map(|x| (x / w.max(1e-30)) as f32);
                 }
             }
@@ -58,7 +57,7 @@ pub enum Shading {
     /// Each element in its own radiance.
     #[default]
     Flat,
-    /// Radiance interpolated from the element's corners ([`corner_radiosity`]).
+    /// Radiance interpolated from the piece's corners ([`corner_radiosity`]).
     Smooth,
 }
 
@@ -103,8 +102,9 @@ pub fn render_radiosity(
                     continue;
                 };
                 let point = o + d * hit.t;
-                let Some(e) = mesh.element_at(hit.tri, point).map(|e| e as usize) else { continue };
-                let shape = &mesh.elements[e];
+                let Some(piece) = mesh.piece_at(hit.tri, point).map(|p| p as usize) else { continue };
+                let e = mesh.element_of_piece[piece] as usize;
+                let shape = &mesh.pieces[piece];
                 if d.dot(shape.normal()) >= 0.0 {
                     continue;
                 }
@@ -112,7 +112,7 @@ pub fn render_radiosity(
                     None => Vec3::from(b[e]),
                     Some(c) => {
                         let (u, w) = shape.param(point);
-                        let c = c[e].map(Vec3::from);
+                        let c = c[piece].map(Vec3::from);
                         if shape.triangle {
                             c[0] * (1.0 - u - w) + c[1] * u + c[2] * w
                         } else {

@@ -353,7 +353,7 @@ impl Factorization {
 }
 
 impl TwoMesh {
-    /// A fingerprint of what a factorisation depends on in the scene: the elements' shapes
+    /// A fingerprint of what a factorisation depends on in the scene: the elements' pieces
     /// and reflectances and the patch ranges (not the emission, which a solve takes anew).
     ///
     /// ```
@@ -369,10 +369,11 @@ impl TwoMesh {
         for s in &self.patch_start {
             h.update(&s.to_le_bytes());
         }
-        for (s, r) in self.elements.iter().zip(&self.rho) {
-            for v in s.to_gpu().iter().flatten().chain(r) {
-                h.update(&v.to_le_bytes());
-            }
+        for s in &self.piece_start {
+            h.update(&s.to_le_bytes());
+        }
+        for v in self.pieces.iter().flat_map(|s| s.to_gpu()).flatten().chain(self.rho.iter().flatten().copied()) {
+            h.update(&v.to_le_bytes());
         }
         h.finish()
     }

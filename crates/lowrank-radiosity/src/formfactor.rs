@@ -12,7 +12,10 @@
 //! `F_ep ≈ (1/N Σ_i F_u(x_i -> p)) · (Σ_i G_i V_i / Σ_i G_i)`
 //!
 //! where `F_u(x -> p)` is the *exact unoccluded* point-to-polygon form factor (Lambert's
-//! contour integral over p clipped to the half-space in front of x, [`point_to_shape`]),
+//! contour integral over p's pieces clipped to the half-space in front of x,
+//! [`point_to_shape`], or over p's boundary where that is the same, see
+//! [`Clusters`](crate::Clusters)); points on elements and patches made of several pieces
+//! are uniform in area ([`crate::sample`]);
 //! `G_i = cos θ_x cos θ_y / r^2` of the pair (x_i, y_i) and `V_i` its shadow ray (x_i and
 //! y_i lifted off their surfaces by the scene's `eps`; any hit between them occludes). The
 //! second factor, the kernel-weighted visible fraction, is 1 when nothing occludes (then
@@ -34,6 +37,7 @@ use rayon::prelude::*;
 use crate::Shape;
 use crate::matrix::Matrix;
 use crate::mesh::TwoMesh;
+use crate::outline::Clusters;
 
 /// Pairs whose cosines fall below this count 0 (squared: compared with `cos^2 r^2`).
 pub(crate) const COS2_MIN: f32 = 1e-10;
@@ -189,25 +193,25 @@ pub fn point_to_shape(x: Vec3, n: Vec3, shape: &Shape) -> f32 {
 }
 
 impl FormFactors {
-    /// The form factor from `elem` (index `e`) to `patch` (index `p`), as the GPU kernel
-    /// computes it.
-    pub fn pair(&self, occ: &Occluders<'_>, elem: &Shape, patch: &Shape, e: u32, p: u32) -> f32 {
+    /// The form factor from element `e` to patch `p` (to element `p` when `full`) of
+    /// `clusters`, as the GPU kernel computes it.
+    pub fn pair(&self, occ: &Occluders<'_>, clusters: &Clusters, e: u32, p: u32) -> f32 {
         let n = self.samples.max(1);
         let sx = element_seed(e, self.seed);
         let (sy, b) = pair_seeds(e, p, self.seed, n);
         let a = self.multiplier();
-        let (ne, np) = (elem.normal(), patch.normal());
+        let (e, p) = (e as usize, p as usize);
         let (mut unoccluded, mut g_all, mut g_seen) = (0.0f32, 0.0f32, 0.0f32);
         for i in 0..n {
             let (ux, vx) = stratified(n, i, sx);
-            let x = elem.point(ux, vx);
-            let f = point_to_shape(x, ne, patch);
+            let (x, ne) = clusters.sample_element(e, ux, vx);
+            let f = if self.full { clusters.to_element(x, ne, p) } else { clusters.to_patch(x, ne, p) };
             if f <= 0.0 {
                 continue;
             }
             unoccluded += f;
             let (uy, vy) = stratified(n, (i * a + b) % n, sy);
-            let y = patch.point(uy, vy);
+            let (y, np) = if self.full { clusters.sample_element(p, uy, vy) } else { clusters.sample_patch(p, uy, vy) };
             let g = kernel(x, ne, y, np);
             if g > 0.0 {
                 g_all += g;
@@ -220,17 +224,18 @@ impl FormFactors {
         unoccluded / n as f32 * visible
     }
 
-    /// The form factors from every element of `rows` to every patch of `cols` (row-major),
-    /// in parallel over rows; `progress` hears of every finished row.
-    pub fn matrix(&self, occ: &Occluders<'_>, rows: &[Shape], cols: &[Shape], progress: &dyn Progress) -> Matrix {
-        let k = cols.len();
-        let mut data = vec![0.0f32; rows.len() * k];
+    /// The form factors from every element of `clusters` to every patch (every element when
+    /// `full`), row-major, in parallel over rows; `progress` hears of finished rows.
+    pub fn matrix(&self, occ: &Occluders<'_>, clusters: &Clusters, progress: &dyn Progress) -> Matrix {
+        let rows = clusters.n();
+        let k = if self.full { rows } else { clusters.k() };
+        let mut data = vec![0.0f32; rows * k];
         let done = std::sync::atomic::AtomicU64::new(0);
-        let total = rows.len() as u64;
+        let total = rows as u64;
         if k > 0 {
             data.par_chunks_mut(k).enumerate().for_each(|(e, row)| {
                 for (p, f) in row.iter_mut().enumerate() {
-                    *f = self.pair(occ, &rows[e], &cols[p], e as u32, p as u32);
+                    *f = self.pair(occ, clusters, e as u32, p as u32);
                 }
                 let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 if d.is_multiple_of(64) || d == total {
@@ -238,7 +243,7 @@ impl FormFactors {
                 }
             });
         }
-        Matrix { rows: rows.len(), cols: k, data }
+        Matrix { rows, cols: k, data }
     }
 }
 
@@ -253,5 +258,5 @@ impl FormFactors {
 /// assert!(f.row_sums().iter().all(|s| (s - 1.0).abs() < 1e-4)); // a closed box
 /// ```
 pub fn full_form_factors(ff: &FormFactors, mesh: &TwoMesh, progress: &dyn Progress) -> Matrix {
-    ff.matrix(&Occluders::of(mesh), &mesh.elements, &mesh.elements, progress)
+    FormFactors { full: true, ..*ff }.matrix(&Occluders::of(mesh), &mesh.clusters(), progress)
 }

@@ -7,14 +7,17 @@
 //! why). With `Y = -U (I - V^T U)^-1`, precomputed once, every lighting is solved by
 //! `B = E - Y (V^T E)`: k segmented sums, then a dense n x k product per channel.
 //!
-//! - **Meshes** ([`TwoMesh`]): 2MF by regular subdivision of any OBJ scene
-//!   ([`TwoMesh::fixed`]) or of the generated closed box with the paper's sizes
-//!   ([`TwoMesh::closed_box`]); 2MCE by the paper's Algorithm 1 ([`TwoMesh::coherent`],
-//!   [`Coherence`]). Elements are numbered patch by patch, so V is the paper's index vector
-//!   I ([`TwoMesh::patch_start`]); [`TwoMesh::v_matrix`] gives it as an `sprs` matrix.
+//! - **Meshes** ([`TwoMesh`]) of any triangle scene ([`Surfaces`]): elements are cells of
+//!   large faces or merged small triangles, patches regular coarse cells or connected
+//!   clusters of elements, with n and k near the request; 2MF ([`TwoMesh::fixed`]), the
+//!   generated closed box with the paper's sizes ([`TwoMesh::closed_box`]) and 2MCE by the
+//!   paper's Algorithm 1 ([`TwoMesh::coherent`], [`Coherence`]). Elements are numbered patch
+//!   by patch, so V is the paper's index vector I ([`TwoMesh::patch_start`]);
+//!   [`TwoMesh::v_matrix`] gives it as an `sprs` matrix.
 //! - **Form factors** with visibility ([`FormFactors`]): the exact unoccluded point-to-patch
-//!   factor at stratified points, times a shadow-ray visible fraction (kd-tree any-hit
-//!   queries), CPU and GPU; element to element too (`full`), the reference.
+//!   factor at stratified points (over a patch's boundary where it is far, see [`Clusters`]),
+//!   times a shadow-ray visible fraction (kd-tree any-hit queries), CPU and GPU; element to
+//!   element too (`full`), the reference.
 //! - **Precompute** ([`Precompute`]): U, `V^T U`, `(I - V^T U)^-1` (LU on the CPU,
 //!   Gauss–Jordan on the GPU) and Y; or the factored form `Y_ch = -diag(rho_ch) F W_ch`
 //!   ([`Form`]), which a solve reads in a third of the bytes. Saved and loaded with
@@ -50,6 +53,7 @@
 //! ```
 
 pub mod bench;
+mod cluster;
 mod coherent;
 mod display;
 mod factor;
@@ -60,9 +64,11 @@ mod layout;
 mod lowrank;
 mod matrix;
 mod mesh;
+mod outline;
 mod precompute;
 mod shape;
 mod solve;
+mod surfaces;
 
 pub use coherent::{Coherence, CoherenceReport};
 pub use display::{Shading, corner_radiosity, render_radiosity};
@@ -76,7 +82,9 @@ pub use jacobi::{FullSystem, Jacobi, jacobi_sweep_cpu};
 pub use layout::{Storage, f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
 pub use lowrank::LowRank;
 pub use matrix::{BlockMatrix, Matrix};
-pub use mesh::{AreaStats, Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, PatchCell, RED, Surfaces, TwoMesh, WHITE};
+pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh};
+pub use outline::{Bound, Clusters, Outlines, area_cdf, contour, sample};
 pub use precompute::{Precompute, Precomputed, inverse_cpu, u_cpu, vtu_cpu, y_cpu};
 pub use shape::{Cell, Shape};
 pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, solve_tolerance, vte_cpu};
+pub use surfaces::{Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, RED, Surfaces, WHITE};

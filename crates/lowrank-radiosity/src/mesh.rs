@@ -1,156 +1,37 @@
-//! The two meshes: a scene cut into n fine elements of near-uniform area and k coarse
-//! patches, every element in exactly one patch, elements numbered patch by patch.
+//! The two meshes over any triangle scene: n fine elements of near-uniform area and k
+//! coarse patches, every element in exactly one patch, elements numbered patch by patch.
+//!
+//! Every face is cut into `m x m` congruent cells (pieces) near the element area. A face
+//! of at least the patch area keeps today's regular meshing: its `q x q` coarse cells
+//! are patches and its cells are elements (`m = q r`). The cells of smaller faces (the
+//! triangles of a scanned mesh, say) are grouped instead: they are cut into cells no larger
+//! than the element area (a small face is one cell), and cells merge with neighbours of the same
+//! material within 18 degrees into elements of about the element area (a cell as large
+//! stays alone), and elements grow into connected patches within 45 degrees of
+//! about the patch area (see the `cluster` module). The element and patch areas are then
+//! corrected until n and k are within a few percent of the request where the scene allows.
 
 use std::collections::HashMap;
 use std::f32::consts::PI;
-use std::path::Path;
 
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
-use lumbre_kdtree::BuildOptions;
-use lumbre_raytrace::{Material, Prepared, Scene, Triangle};
 
+use crate::cluster::{Graph, Items, corner_ids, grow, shape_stats};
+use crate::outline::Clusters;
 use crate::shape::{Cell, Shape};
+use crate::surfaces::Surfaces;
 
-/// A rectangle of a face, in its `(u, v)` coordinates, whose elements emit `ke` (the
-/// generated box's light is part of its ceiling, so the ceiling stays one square face).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LightRect {
-    /// Lower `(u, v)` corner.
-    pub min: [f32; 2],
-    /// Upper `(u, v)` corner.
-    pub max: [f32; 2],
-    /// Emitted radiance of the elements whose centroid lies inside.
-    pub ke: Vec3,
-}
-
-/// A base surface that elements and patches are cut from: a scene triangle, or a square
-/// wall of the generated box.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Face {
-    /// The surface.
-    pub shape: Shape,
-    /// Diffuse reflectance (the material's `Kd`).
-    pub kd: Vec3,
-    /// Emitted radiance (the material's `Ke`).
-    pub ke: Vec3,
-    /// Elements inside this rectangle emit its radiance instead of `ke`.
-    pub light: Option<LightRect>,
-    /// The face's elements are the cells of its `fine x fine` subdivision.
-    pub fine: u32,
-}
-
-/// A scene as radiosity sees it: the ray-casting geometry and the faces elements are cut
-/// from, before the two meshes are chosen.
-#[derive(Clone, Debug)]
-pub struct Surfaces {
-    /// The scene and its kd-tree (shadow rays).
-    pub prepared: Prepared,
-    /// The faces.
-    pub faces: Vec<Face>,
-    /// For each scene triangle, the face it belongs to.
-    pub face_of_triangle: Vec<u32>,
-}
-
-/// The Cornell box's colours (`CornellBox-Diffuse.mtl`).
-pub const WHITE: Vec3 = Vec3::new(0.725, 0.71, 0.68);
-/// Left wall.
-pub const RED: Vec3 = Vec3::new(0.63, 0.065, 0.05);
-/// Right wall.
-pub const GREEN: Vec3 = Vec3::new(0.14, 0.45, 0.091);
-/// The light's reflectance.
-pub const LIGHT_KD: Vec3 = Vec3::splat(0.78);
-/// The light's emitted radiance.
-pub const LIGHT_KE: Vec3 = Vec3::new(17.0, 12.0, 4.0);
-
-impl Surfaces {
-    /// Every triangle of `scene` is a face, with its material's `Kd` and `Ke` (other
-    /// material kinds are treated as diffuse with their `Kd`).
-    ///
-    /// ```
-    /// use glam::Vec3;
-    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
-    /// let s = lumbre_radiosity::Surfaces::from_scene(scene).unwrap();
-    /// assert_eq!(s.faces.len(), 1);
-    /// ```
-    pub fn from_scene(scene: Scene) -> Result<Surfaces> {
-        if scene.triangles.is_empty() {
-            return Err(Error::Input("the scene has no triangles".into()));
-        }
-        let faces = scene
-            .triangles
-            .iter()
-            .map(|t| {
-                let p = t.v.map(|i| scene.positions[i as usize]);
-                let m = &scene.materials[t.material as usize];
-                Face {
-                    shape: Shape { origin: p[0], edge_u: p[1] - p[0], edge_v: p[2] - p[0], triangle: true },
-                    kd: m.kd,
-                    ke: m.ke,
-                    light: None,
-                    fine: 1,
-                }
-            })
-            .collect();
-        let face_of_triangle = (0..scene.triangles.len() as u32).collect();
-        Ok(Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle })
-    }
-
-    /// Loads an OBJ/MTL scene ([`Scene::load_obj`]); errors name the file and line.
-    pub fn load_obj(path: &Path) -> Result<Surfaces> {
-        let (scene, _) = Scene::load_obj(path).map_err(|e| Error::Input(e.to_string()))?;
-        Surfaces::from_scene(scene)
-    }
-
-    /// The benchmark scene: a closed box `[-1, 1] x [0, 2] x [-1, 1]` of six square walls
-    /// facing inwards, with the Cornell box's colours (left red, right green, the others
-    /// white) and a square light of side 0.5 in the middle of the ceiling (part of the
-    /// ceiling face: its elements emit [`LIGHT_KE`]).
-    ///
-    /// ```
-    /// let s = lumbre_radiosity::Surfaces::closed_box();
-    /// assert_eq!((s.faces.len(), s.prepared.tris.len()), (6, 12));
-    /// ```
-    pub fn closed_box() -> Surfaces {
-        let (x, y, z) = (Vec3::X * 2.0, Vec3::Y * 2.0, Vec3::Z * 2.0);
-        let walls = [
-            (Vec3::new(-1.0, 0.0, -1.0), z, x, WHITE), // floor, +y
-            (Vec3::new(-1.0, 2.0, -1.0), x, z, WHITE), // ceiling, -y
-            (Vec3::new(-1.0, 0.0, -1.0), x, y, WHITE), // back, +z
-            (Vec3::new(-1.0, 0.0, 1.0), y, x, WHITE),  // front, -z
-            (Vec3::new(-1.0, 0.0, -1.0), y, z, RED),   // left, +x
-            (Vec3::new(1.0, 0.0, -1.0), z, y, GREEN),  // right, -x
-        ];
-        let names = ["floor", "ceiling", "backWall", "frontWall", "leftWall", "rightWall"];
-        let mut tris = Vec::new();
-        let mut faces = Vec::new();
-        let mut materials = Vec::new();
-        for (w, &(o, u, v, kd)) in walls.iter().enumerate() {
-            tris.push([o, o + u, o + u + v]);
-            tris.push([o, o + u + v, o + v]);
-            let light = (w == 1).then_some(LightRect { min: [0.375; 2], max: [0.625; 2], ke: LIGHT_KE });
-            faces.push(Face {
-                shape: Shape { origin: o, edge_u: u, edge_v: v, triangle: false },
-                kd,
-                ke: Vec3::ZERO,
-                light,
-                fine: 1,
-            });
-            materials.push(Material { name: names[w].into(), kd, ..Material::default() });
-        }
-        let mut scene = Scene::from_triangles(&tris);
-        scene.materials = materials;
-        scene.triangles =
-            scene.triangles.iter().enumerate().map(|(i, t)| Triangle { material: i as u32 / 2, ..*t }).collect();
-        let face_of_triangle = (0..12).map(|i| i / 2).collect();
-        Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle }
-    }
-
-    /// The total area of the faces.
-    pub fn area(&self) -> f64 {
-        self.faces.iter().map(|f| f.shape.area() as f64).sum()
-    }
-}
+/// Faces of this fraction of the patch area or more are meshed regularly.
+const REGULAR_FACE: f64 = 1.0;
+/// Cells merged into one element are within this angle of its seed's normal (18 degrees).
+const ELEMENT_COS: f32 = 0.95;
+/// Elements grouped into one patch are within this angle of its seed's (45 degrees).
+const PATCH_COS: f32 = std::f32::consts::FRAC_1_SQRT_2;
+/// Rounds of correcting the element and patch areas towards the counts asked for.
+const ROUNDS: usize = 12;
+/// Good enough: n and k within this fraction of the request.
+const CLOSE: f64 = 0.03;
 
 /// A patch of the coarse mesh: cell `cell` of the `q x q` subdivision of face `face`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -176,14 +57,280 @@ pub struct AreaStats {
     pub cv: f64,
 }
 
+/// How the counts came out against the request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshReport {
+    /// Elements asked for.
+    pub elements: usize,
+    /// Patches asked for.
+    pub patches: usize,
+    /// Faces meshed regularly (patches cut from them).
+    pub regular_faces: usize,
+    /// Faces whose cells were grouped into elements and patches.
+    pub clustered_faces: usize,
+    /// Why n or k is more than 10% from the request, when it is.
+    pub note: Option<String>,
+}
+
+/// A planned patch: its elements (each a list of global cells), and where it lies when it
+/// is a coarse cell of a regularly meshed face.
+#[derive(Clone, Debug)]
+pub(crate) struct PlannedPatch {
+    pub cell: Option<PatchCell>,
+    pub elements: Vec<Vec<u32>>,
+}
+
+/// The meshes before assembly: each face's cut and the patches.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    pub fine: Vec<u32>,
+    pub first: Vec<u32>,
+    pub corners: Vec<[u32; 4]>,
+    pub patches: Vec<PlannedPatch>,
+    pub regular: usize,
+}
+
+impl Plan {
+    pub(crate) fn n(&self) -> usize {
+        self.patches.iter().map(|p| p.elements.len()).sum()
+    }
+}
+
+/// The global cell `g` as (face, local cell) given the faces' first cells.
+pub(crate) fn face_of_cell(first: &[u32], g: u32) -> (usize, u32) {
+    let f = first.partition_point(|&s| s <= g) - 1;
+    (f, g - first[f])
+}
+
+/// Of the two integers `x >= 1` around `sqrt(want)`, the one whose square brings `carry +
+/// want - x^2` nearest 0 (error diffusion that never strays from the nearest sizes).
+fn diffused_root(want: f64, carry: &mut f64) -> u32 {
+    let r = want.max(0.0).sqrt();
+    let (lo, hi) = ((r.floor() as u32).max(1), (r.ceil() as u32).max(1));
+    let err = |x: u32| *carry + want - (x as f64).powi(2);
+    let x = if err(lo).abs() <= err(hi).abs() { lo } else { hi };
+    *carry = err(x);
+    x
+}
+
+/// How each face is cut: `(m, q)`, `q = 0` for faces whose cells are grouped. A regular
+/// face's `q^2` patches and `m^2` cells are rounded up or down with error diffusion over
+/// the faces, so the totals stay within one face's step of the request. With `pow2`,
+/// regular faces have `m = q 2^d` (2MCE splits their patches in four).
+fn cuts(surfaces: &Surfaces, a_e: f64, a_p: f64, pow2: bool) -> Vec<(u32, u32)> {
+    let (mut carry_p, mut carry_e) = (0.0f64, 0.0f64);
+    surfaces
+        .faces
+        .iter()
+        .map(|f| {
+            let area = f.shape.area() as f64;
+            let (cells, side) = (area / a_e, (area / a_e).sqrt());
+            if area < REGULAR_FACE * a_p {
+                // Cells no larger than the element area (the grouping merges them as the
+                // count needs); a small face is one cell.
+                return ((side.ceil() as u32).clamp(1, 1 << 14), 0);
+            }
+            if !pow2 {
+                let q = diffused_root(area / a_p, &mut carry_p).min(1 << 14);
+                let q2 = (q as f64).powi(2);
+                let mut per_patch = carry_e / q2;
+                let r = diffused_root(cells / q2, &mut per_patch).min((1 << 14) / q);
+                carry_e = per_patch * q2;
+                return (q * r, q);
+            }
+            // The finest m = q 2^d near `side` with q at least q0.
+            let q0 = ((area / a_p).sqrt().round() as u32).max(1);
+            let target = (side.round() as u32).clamp(1, 1 << 14).max(q0);
+            let mut d = 0;
+            while q0 << (d + 1) <= target {
+                d += 1;
+            }
+            let q = ((target as f64 / (1u32 << d) as f64).round() as u32).max(1);
+            (q << d, q)
+        })
+        .collect()
+}
+
+/// Plans the meshes of `surfaces` with element area `a_e` and patch area `a_p`.
+pub(crate) fn plan(surfaces: &Surfaces, a_e: f64, a_p: f64, pow2: bool) -> Plan {
+    let cut = cuts(surfaces, a_e, a_p, pow2);
+    let fine: Vec<u32> = cut.iter().map(|c| c.0).collect();
+    let mut first = Vec::with_capacity(fine.len() + 1);
+    let mut total = 0u32;
+    for &m in &fine {
+        first.push(total);
+        total += m * m;
+    }
+    first.push(total);
+    let corners = corner_ids(&surfaces.faces, &fine, &first);
+    let cell_shape = |g: u32| {
+        let (f, l) = face_of_cell(&first, g);
+        let face = &surfaces.faces[f];
+        face.shape.cell(fine[f], Cell::from_local(l, fine[f], face.shape.triangle))
+    };
+
+    // Regular faces: a patch per coarse cell, an element per cell.
+    let mut patches = Vec::new();
+    let mut regular = 0;
+    let mut loose: Vec<u32> = Vec::new();
+    for (f, face) in surfaces.faces.iter().enumerate() {
+        let (m, q) = cut[f];
+        if q == 0 {
+            loose.extend(first[f]..first[f + 1]);
+            continue;
+        }
+        regular += 1;
+        let tri = face.shape.triangle;
+        let start = patches.len();
+        for l in 0..q * q {
+            let cell = Cell::from_local(l, q, tri);
+            patches.push(PlannedPatch { cell: Some(PatchCell { face: f as u32, q, cell }), elements: Vec::new() });
+        }
+        for l in 0..m * m {
+            let coarse = Cell::from_local(l, m, tri).coarsen(m, q, tri);
+            patches[start + coarse.local(q, tri) as usize].elements.push(vec![first[f] + l]);
+        }
+    }
+
+    // Grouped faces: small cells merge into elements, elements grow into patches.
+    let shapes: Vec<Shape> = loose.iter().map(|&g| cell_shape(g)).collect();
+    let (area, normal, centroid) = shape_stats(&shapes);
+    let material: Vec<u32> = loose.iter().map(|&g| surfaces.faces[face_of_cell(&first, g).0].material).collect();
+    let mut elements: Vec<Vec<u32>> = Vec::new();
+    let small: Vec<usize> = (0..loose.len()).collect();
+    if !small.is_empty() {
+        let pick = |v: &[f64]| small.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        let pick3 = |v: &[Vec3]| small.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        let (sa, sn, sc) = (pick(&area), pick3(&normal), pick3(&centroid));
+        let sg: Vec<u32> = small.iter().map(|&i| material[i]).collect();
+        let graph = Graph::sharing(small.len(), |i| &corners[loose[small[i]] as usize][..]);
+        let items = Items { area: &sa, normal: &sn, centroid: &sc, group: &sg };
+        let (of, count) = grow(&graph, &items, a_e, ELEMENT_COS);
+        let mut merged = vec![Vec::new(); count];
+        for (i, &c) in of.iter().enumerate() {
+            merged[c as usize].push(loose[small[i]]);
+        }
+        elements.extend(merged);
+    }
+    if !elements.is_empty() {
+        let cells_area = |cells: &[u32]| -> (f64, Vec3, Vec3) {
+            let (mut a, mut n, mut c) = (0.0f64, glam::DVec3::ZERO, glam::DVec3::ZERO);
+            for &g in cells {
+                let s = cell_shape(g);
+                let w = s.area() as f64;
+                a += w;
+                n += s.normal().as_dvec3() * w;
+                c += s.centroid().as_dvec3() * w;
+            }
+            (a, n.normalize_or_zero().as_vec3(), (c / a.max(1e-300)).as_vec3())
+        };
+        let stats: Vec<(f64, Vec3, Vec3)> = elements.iter().map(|e| cells_area(e)).collect();
+        let ea: Vec<f64> = stats.iter().map(|s| s.0).collect();
+        let en: Vec<Vec3> = stats.iter().map(|s| s.1).collect();
+        let ec: Vec<Vec3> = stats.iter().map(|s| s.2).collect();
+        let group = vec![0u32; elements.len()];
+        let element_corners: Vec<Vec<u32>> =
+            elements.iter().map(|e| e.iter().flat_map(|&g| corners[g as usize]).collect()).collect();
+        let graph = Graph::sharing(elements.len(), |i| &element_corners[i][..]);
+        let items = Items { area: &ea, normal: &en, centroid: &ec, group: &group };
+        let (of, count) = grow(&graph, &items, a_p, PATCH_COS);
+        let start = patches.len();
+        patches.extend((0..count).map(|_| PlannedPatch { cell: None, elements: Vec::new() }));
+        for (e, cells) in elements.into_iter().enumerate() {
+            patches[start + of[e] as usize].elements.push(cells);
+        }
+    }
+    Plan { fine, first, corners, patches, regular }
+}
+
+/// One area being corrected towards a count: the next guess scales it by got/want (counts
+/// fall as areas grow), kept inside the bracket of areas seen to give too many and too few
+/// (their geometric mean when it would leave it).
+struct Search {
+    area: f64,
+    want: f64,
+    too_many: f64,
+    too_few: f64,
+}
+
+impl Search {
+    fn new(area: f64, want: usize) -> Search {
+        Search { area, want: want as f64, too_many: 0.0, too_few: f64::INFINITY }
+    }
+
+    fn next(&mut self, got: usize) -> f64 {
+        let got = got as f64;
+        if got > self.want {
+            self.too_many = self.too_many.max(self.area);
+        } else if got < self.want {
+            self.too_few = self.too_few.min(self.area);
+        }
+        let guess = self.area * got / self.want;
+        self.area = if guess > self.too_many && guess < self.too_few {
+            guess
+        } else if self.too_few.is_finite() && self.too_many > 0.0 {
+            (self.too_many * self.too_few).sqrt()
+        } else {
+            guess
+        };
+        self.area
+    }
+}
+
+/// Plans with the element and patch areas corrected until n and k are near the request.
+pub(crate) fn plan_counts(surfaces: &Surfaces, elements: usize, patches: usize, pow2: bool) -> (Plan, MeshReport) {
+    let total = surfaces.area();
+    let (mut se, mut sp) =
+        (Search::new(total / elements as f64, elements), Search::new(total / patches as f64, patches));
+    let miss = |p: &Plan| {
+        let n = p.n() as f64 / elements as f64;
+        let k = p.patches.len() as f64 / patches as f64;
+        (n.ln().abs()).max(k.ln().abs())
+    };
+    let mut best = plan(surfaces, se.area, sp.area, pow2);
+    let mut current = best.clone();
+    for _ in 1..ROUNDS {
+        if miss(&best) < CLOSE.ln_1p() {
+            break;
+        }
+        let (a_e, a_p) = (se.next(current.n()), sp.next(current.patches.len()));
+        current = plan(surfaces, a_e, a_p, pow2);
+        if miss(&current) < miss(&best) {
+            best = current.clone();
+        }
+    }
+    let (n, k) = (best.n(), best.patches.len());
+    let far = |got: usize, want: usize| (got as f64 / want as f64 - 1.0).abs() > 0.1 + 1e-9;
+    let note = (far(n, elements) || far(k, patches)).then(|| {
+        let cells = *best.first.last().unwrap_or(&0) as usize;
+        format!(
+            "n = {n} and k = {k} for {elements} elements and {patches} patches asked: the scene has {} faces \
+             ({} meshed regularly) and {cells} cells; cells merge only with neighbours of their material \
+             within 18 degrees, and elements into patches within 45 degrees",
+            surfaces.faces.len(),
+            best.regular
+        )
+    });
+    let report = MeshReport {
+        elements,
+        patches,
+        regular_faces: best.regular,
+        clustered_faces: surfaces.faces.len() - best.regular,
+        note,
+    };
+    (best, report)
+}
+
 /// The two meshes over a scene: n elements (the unknowns) ordered by patch, and k patches.
 ///
-/// `patch_start` is the paper's index vector I (0-based, length k + 1): the elements of
-/// patch `p` are `patch_start[p]..patch_start[p + 1]`. It *is* the sparse matrix V (a CSC
-/// matrix with all values 1 has exactly these column pointers and row indices
-/// `0..n`), which is why the solve keeps this vector rather than a general sparse matrix:
-/// `V^T E` is k contiguous sums and needs no row indices at all (see [`Self::v_matrix`] for
-/// the `sprs` form).
+/// An element is a set of pieces (cells of the scene's faces: a whole small triangle, or a
+/// cell of a larger face cut into congruent cells), and a patch a set of elements.
+/// `piece_start` ranges the pieces of each element, and `patch_start`, the paper's index
+/// vector I (0-based, length k + 1), the elements of each patch: patch `p` is elements
+/// `patch_start[p]..patch_start[p + 1]`. It *is* the sparse matrix V (a CSC matrix with all
+/// values 1 has exactly these column pointers and row indices `0..n`), which is why the
+/// solve keeps this vector rather than a general sparse matrix: `V^T E` is k contiguous
+/// sums and needs no row indices at all (see [`Self::v_matrix`] for the `sprs` form).
 ///
 /// ```
 /// let mesh = lumbre_radiosity::TwoMesh::closed_box(6, 3).unwrap();
@@ -194,161 +341,125 @@ pub struct AreaStats {
 pub struct TwoMesh {
     /// The scene, faces and kd-tree.
     pub surfaces: Surfaces,
-    /// The fine elements, ordered by patch.
-    pub elements: Vec<Shape>,
-    /// Each element's face.
-    pub element_face: Vec<u32>,
-    /// Each element's cell index in its face (see [`Cell::local`]).
-    pub element_cell: Vec<u32>,
+    /// Each face is cut into `fine[f] x fine[f]` cells.
+    pub fine: Vec<u32>,
+    /// Face f's cells are numbered from `face_first[f]` (in [`Cell::local`] order); the last
+    /// entry is the number of cells.
+    pub face_first: Vec<u32>,
+    /// The pieces, in element order.
+    pub pieces: Vec<Shape>,
+    /// The cell of each piece (`face_first[f] + local`).
+    pub piece_cell: Vec<u32>,
+    /// Ids of each piece's corners ([`Shape::corners`] order; equal where pieces meet;
+    /// `u32::MAX` for a triangle's fourth).
+    pub piece_corners: Vec<[u32; 4]>,
+    /// Element e's pieces are `piece_start[e]..piece_start[e + 1]` (length n + 1).
+    pub piece_start: Vec<u32>,
     /// Diffuse reflectance per element, RGB.
     pub rho: Vec<[f32; 3]>,
     /// Emitted radiosity per element, RGB: `pi * Ke` for emitters, 0 elsewhere.
     pub emission: Vec<[f32; 3]>,
-    /// The coarse patches.
-    pub patches: Vec<Shape>,
-    /// Where each patch lies in its face.
-    pub patch_cells: Vec<PatchCell>,
     /// The paper's I: element ranges of the patches (length k + 1).
     pub patch_start: Vec<u32>,
-    /// `face_first[f] + local cell` indexes `element_of_cell`.
-    pub face_first: Vec<u32>,
-    /// The element of every face cell.
-    pub element_of_cell: Vec<u32>,
+    /// The piece of every cell.
+    pub piece_of_cell: Vec<u32>,
+    /// The element of every piece.
+    pub element_of_piece: Vec<u32>,
 }
 
 impl TwoMesh {
-    /// Builds the meshes: every face is cut into `fine x fine` elements, and `patch_of`
-    /// names the patch of each element cell. Elements are ordered by patch (first
-    /// appearance of the patches in face order), then by cell.
-    pub(crate) fn build(mut surfaces: Surfaces, patch_of: impl Fn(u32, Cell) -> PatchCell) -> Result<TwoMesh> {
-        let mut ids: HashMap<PatchCell, u32> = HashMap::new();
-        let mut patch_cells: Vec<PatchCell> = Vec::new();
-        let mut members: Vec<Vec<(u32, u32)>> = Vec::new();
-        let mut face_first = Vec::with_capacity(surfaces.faces.len() + 1);
-        let mut total = 0u64;
-        for (f, face) in surfaces.faces.iter().enumerate() {
-            face_first.push(total as u32);
-            let m = face.fine;
-            if m == 0 {
-                return Err(Error::Input(format!("face {f} has a subdivision of 0")));
-            }
-            total += m as u64 * m as u64;
-            if total > u32::MAX as u64 / 2 {
-                return Err(Error::Input(format!("more than {} elements", u32::MAX / 2)));
-            }
-            for l in 0..m * m {
-                let cell = Cell::from_local(l, m, face.shape.triangle);
-                let pc = patch_of(f as u32, cell);
-                let id = *ids.entry(pc).or_insert_with(|| {
-                    patch_cells.push(pc);
-                    members.push(Vec::new());
-                    (patch_cells.len() - 1) as u32
-                });
-                members[id as usize].push((f as u32, l));
-            }
+    /// Assembles the meshes of `plan`: elements in patch order, pieces in element order.
+    pub(crate) fn assemble(surfaces: Surfaces, plan: Plan) -> Result<TwoMesh> {
+        let cells = *plan.first.last().unwrap_or(&0) as usize;
+        if cells > u32::MAX as usize / 2 {
+            return Err(Error::Input(format!("{cells} cells: more than {}", u32::MAX / 2)));
         }
-        face_first.push(total as u32);
-        let n = total as usize;
-        let mut elements = Vec::with_capacity(n);
-        let mut element_face = Vec::with_capacity(n);
-        let mut element_cell = Vec::with_capacity(n);
-        let mut rho = Vec::with_capacity(n);
-        let mut emission = Vec::with_capacity(n);
-        let mut element_of_cell = vec![u32::MAX; n];
-        let mut patch_start = vec![0u32];
-        for list in &members {
-            for &(f, l) in list {
-                let face = &surfaces.faces[f as usize];
-                let shape = face.shape.cell(face.fine, Cell::from_local(l, face.fine, face.shape.triangle));
-                let ke = match face.light {
-                    Some(rect) => {
-                        let (u, v) = face.shape.param(shape.centroid());
-                        let inside = u > rect.min[0] && u < rect.max[0] && v > rect.min[1] && v < rect.max[1];
-                        if inside { rect.ke } else { face.ke }
-                    }
-                    None => face.ke,
-                };
-                element_of_cell[(face_first[f as usize] + l) as usize] = elements.len() as u32;
-                elements.push(shape);
-                element_face.push(f);
-                element_cell.push(l);
-                rho.push(face.kd.to_array());
-                emission.push((ke * PI).to_array());
-            }
-            patch_start.push(elements.len() as u32);
-        }
-        let patches = patch_cells.iter().map(|pc| surfaces.faces[pc.face as usize].shape.cell(pc.q, pc.cell)).collect();
-        surfaces.faces.shrink_to_fit();
-        Ok(TwoMesh {
+        let mut mesh = TwoMesh {
+            fine: plan.fine,
+            face_first: plan.first,
+            pieces: Vec::with_capacity(cells),
+            piece_cell: Vec::with_capacity(cells),
+            piece_corners: Vec::with_capacity(cells),
+            piece_start: vec![0],
+            rho: Vec::new(),
+            emission: Vec::new(),
+            patch_start: vec![0],
+            piece_of_cell: vec![u32::MAX; cells],
+            element_of_piece: Vec::with_capacity(cells),
             surfaces,
-            elements,
-            element_face,
-            element_cell,
-            rho,
-            emission,
-            patches,
-            patch_cells,
-            patch_start,
-            face_first,
-            element_of_cell,
-        })
+        };
+        for patch in plan.patches {
+            for element in patch.elements {
+                let e = mesh.rho.len() as u32;
+                let (mut area, mut ke) = (0.0f64, glam::DVec3::ZERO);
+                let mut kd = Vec3::ZERO;
+                for g in element {
+                    let (f, l) = face_of_cell(&mesh.face_first, g);
+                    let face = &mesh.surfaces.faces[f];
+                    let shape = face.shape.cell(mesh.fine[f], Cell::from_local(l, mesh.fine[f], face.shape.triangle));
+                    let (u, v) = face.shape.param(shape.centroid());
+                    let a = shape.area() as f64;
+                    area += a;
+                    ke += mesh.surfaces.ke_at(f, u, v).as_dvec3() * a;
+                    kd = face.kd;
+                    mesh.piece_of_cell[g as usize] = mesh.pieces.len() as u32;
+                    mesh.pieces.push(shape);
+                    mesh.piece_cell.push(g);
+                    mesh.piece_corners.push(plan.corners[g as usize]);
+                    mesh.element_of_piece.push(e);
+                }
+                mesh.piece_start.push(mesh.pieces.len() as u32);
+                mesh.rho.push(kd.to_array());
+                mesh.emission.push(((ke / area.max(1e-300)).as_vec3() * PI).to_array());
+            }
+            mesh.patch_start.push(mesh.rho.len() as u32);
+        }
+        if let Some(w) = mesh.patch_start.windows(2).position(|w| w[1] == w[0]) {
+            return Err(Error::Input(format!("patch {w} has no elements")));
+        }
+        Ok(mesh)
     }
 
-    /// 2MF: both meshes by regular subdivision. Each face is cut into `q^2` patches with
-    /// `q = max(1, round(sqrt(face area / (total area / patches))))`, and each patch into
-    /// `r^2` elements with `r = max(1, round(sqrt(elements / patches)))`. So n = r^2 k
-    /// exactly, and k is near `patches` (faces of very different areas make it differ).
+    /// 2MF: near `elements` elements of near-uniform area and near `patches` patches, on any
+    /// triangle scene (see the module notes: faces of at least the patch area are cut
+    /// regularly, the cells of smaller ones grouped). The returned report says how the
+    /// counts came out and, when they are more than 10% from the request, why.
     ///
     /// ```
     /// use lumbre_radiosity::{Surfaces, TwoMesh};
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
-    /// let mesh = TwoMesh::fixed(Surfaces::load_obj(path.as_ref()).unwrap(), 2000, 200).unwrap();
-    /// let c = mesh.patch_sizes()[0]; // r^2 elements in every patch
-    /// assert!(mesh.patch_sizes().iter().all(|&s| s == c));
-    /// assert_eq!(mesh.n(), c as usize * mesh.k());
-    /// assert!(mesh.k() > 100 && mesh.k() < 400, "{}", mesh.k());
+    /// let (mesh, report) = TwoMesh::fixed(Surfaces::load(path.as_ref()).unwrap(), 2000, 200).unwrap();
+    /// assert!(mesh.n().abs_diff(2000) <= 200 && mesh.k().abs_diff(200) <= 20, "{} {}", mesh.n(), mesh.k());
+    /// assert!(report.note.is_none());
     /// ```
-    pub fn fixed(mut surfaces: Surfaces, elements: usize, patches: usize) -> Result<TwoMesh> {
+    pub fn fixed(surfaces: Surfaces, elements: usize, patches: usize) -> Result<(TwoMesh, MeshReport)> {
         check_counts(elements, patches)?;
-        let target = surfaces.area() / patches as f64;
-        let r = ((elements as f64 / patches as f64).sqrt().round() as u32).max(1);
-        let qs: Vec<u32> =
-            surfaces.faces.iter().map(|f| ((f.shape.area() as f64 / target).sqrt().round() as u32).max(1)).collect();
-        for (f, &q) in surfaces.faces.iter_mut().zip(&qs) {
-            f.fine = q * r;
-        }
-        let tri: Vec<bool> = surfaces.faces.iter().map(|f| f.shape.triangle).collect();
-        Self::build(surfaces, |face, cell| {
-            let q = qs[face as usize];
-            PatchCell { face, q, cell: cell.coarsen(q * r, q, tri[face as usize]) }
-        })
+        let (plan, report) = plan_counts(&surfaces, elements, patches, false);
+        Ok((Self::assemble(surfaces, plan)?, report))
     }
 
     /// 2MF on the generated box ([`Surfaces::closed_box`]): `s x s` elements and `t x t`
     /// patches per wall (`t` divides `s`), so n = 6 s^2 and k = 6 t^2 (the paper's sizes:
     /// s = 24, 48, 96, 192 and t = 6, 12, 24).
     pub fn closed_box(s: u32, t: u32) -> Result<TwoMesh> {
-        if s == 0 || t == 0 {
-            return Err(Error::Input(format!("elements per side {s} and patches per side {t} must be positive")));
-        }
-        if !s.is_multiple_of(t) {
-            return Err(Error::Input(format!("patches per side {t} must divide elements per side {s}")));
-        }
-        let mut surfaces = Surfaces::closed_box();
-        for f in &mut surfaces.faces {
-            f.fine = s;
-        }
-        Self::build(surfaces, |face, cell| PatchCell { face, q: t, cell: cell.coarsen(s, t, false) })
+        Self::assemble(Surfaces::closed_box(), box_plan(s, t)?)
+    }
+
+    /// The same elements grouped into other patches: `patch_start` ranges them (in this
+    /// mesh's element order).
+    pub(crate) fn with_patches(mut self, patch_start: Vec<u32>) -> TwoMesh {
+        self.patch_start = patch_start;
+        self
     }
 
     /// Number of elements, n.
     pub fn n(&self) -> usize {
-        self.elements.len()
+        self.rho.len()
     }
 
     /// Number of patches, k.
     pub fn k(&self) -> usize {
-        self.patches.len()
+        self.patch_start.len() - 1
     }
 
     /// The elements of each patch: `c_p`.
@@ -382,9 +493,30 @@ impl TwoMesh {
         )
     }
 
+    /// The pieces of element `e`.
+    pub fn element_pieces(&self, e: usize) -> &[Shape] {
+        &self.pieces[self.piece_start[e] as usize..self.piece_start[e + 1] as usize]
+    }
+
+    /// The pieces of patch `p`.
+    pub fn patch_pieces(&self, p: usize) -> &[Shape] {
+        let (a, b) = (self.patch_start[p] as usize, self.patch_start[p + 1] as usize);
+        &self.pieces[self.piece_start[a] as usize..self.piece_start[b] as usize]
+    }
+
     /// Element areas.
     pub fn areas(&self) -> Vec<f32> {
-        self.elements.iter().map(Shape::area).collect()
+        (0..self.n()).map(|e| self.element_pieces(e).iter().map(|s| s.area() as f64).sum::<f64>() as f32).collect()
+    }
+
+    /// The area-weighted centroid of a set of pieces.
+    pub fn centroid(pieces: &[Shape]) -> Vec3 {
+        let (mut c, mut a) = (glam::DVec3::ZERO, 0.0f64);
+        for s in pieces {
+            c += s.centroid().as_dvec3() * s.area() as f64;
+            a += s.area() as f64;
+        }
+        (c / a.max(1e-300)).as_vec3()
     }
 
     /// The spread of element areas (min, max, mean, coefficient of variation).
@@ -394,22 +526,65 @@ impl TwoMesh {
 
     /// The spread of patch areas.
     pub fn patch_area_stats(&self) -> AreaStats {
-        area_stats(&self.patches.iter().map(Shape::area).collect::<Vec<_>>())
+        let a = self.areas();
+        area_stats(
+            &self.patch_start.windows(2).map(|w| a[w[0] as usize..w[1] as usize].iter().sum()).collect::<Vec<_>>(),
+        )
+    }
+
+    /// The piece a ray hit: `tri` is the scene triangle, `point` the hit point.
+    pub fn piece_at(&self, tri: u32, point: Vec3) -> Option<u32> {
+        let f = *self.surfaces.face_of_triangle.get(tri as usize)? as usize;
+        let face = &self.surfaces.faces[f];
+        let (u, v) = face.shape.param(point);
+        let m = self.fine[f];
+        let cell = face.shape.cell_at(u, v, m);
+        self.piece_of_cell.get((self.face_first[f] + cell.local(m, face.shape.triangle)) as usize).copied()
     }
 
     /// The element a ray hit: `tri` is the scene triangle, `point` the hit point.
     pub fn element_at(&self, tri: u32, point: Vec3) -> Option<u32> {
-        let f = *self.surfaces.face_of_triangle.get(tri as usize)? as usize;
-        let face = &self.surfaces.faces[f];
-        let (u, v) = face.shape.param(point);
-        let cell = face.shape.cell_at(u, v, face.fine);
-        self.element_of_cell.get((self.face_first[f] + cell.local(face.fine, face.shape.triangle)) as usize).copied()
+        self.piece_at(tri, point).map(|p| self.element_of_piece[p as usize])
     }
 
     /// The emission scaled by `s` per channel (relighting).
     pub fn emission_scaled(&self, s: f32) -> Vec<[f32; 3]> {
         self.emission.iter().map(|e| e.map(|v| v * s)).collect()
     }
+
+    /// The geometry the form factors read: pieces, elements and patches with their
+    /// outlines.
+    pub fn clusters(&self) -> Clusters {
+        Clusters::new(self.pieces.clone(), &self.piece_corners, self.piece_start.clone(), self.patch_start.clone())
+    }
+}
+
+/// The plan of the generated box: `s x s` cells and `t x t` patches per wall.
+pub(crate) fn box_plan(s: u32, t: u32) -> Result<Plan> {
+    if s == 0 || t == 0 {
+        return Err(Error::Input(format!("elements per side {s} and patches per side {t} must be positive")));
+    }
+    if !s.is_multiple_of(t) {
+        return Err(Error::Input(format!("patches per side {t} must divide elements per side {s}")));
+    }
+    let surfaces = Surfaces::closed_box();
+    let fine = vec![s; 6];
+    let first: Vec<u32> = (0..=6).map(|f| f * s * s).collect();
+    let corners = corner_ids(&surfaces.faces, &fine, &first);
+    let mut patches = Vec::new();
+    for f in 0..6u32 {
+        let mut by_cell: HashMap<Cell, usize> = HashMap::new();
+        for l in 0..s * s {
+            let coarse = Cell::from_local(l, s, false).coarsen(s, t, false);
+            let i = *by_cell.entry(coarse).or_insert_with(|| {
+                patches
+                    .push(PlannedPatch { cell: Some(PatchCell { face: f, q: t, cell: coarse }), elements: Vec::new() });
+                patches.len() - 1
+            });
+            patches[i].elements.push(vec![first[f as usize] + l]);
+        }
+    }
+    Ok(Plan { fine, first, corners, patches, regular: 6 })
 }
 
 pub(crate) fn check_counts(elements: usize, patches: usize) -> Result<()> {
@@ -456,24 +631,33 @@ mod tests {
     }
 
     #[test]
-    fn elements_lie_in_their_patch() {
-        let m = TwoMesh::closed_box(8, 2).unwrap();
-        for (p, w) in m.patch_start.windows(2).enumerate() {
-            for e in w[0]..w[1] {
-                let patch = m.patches[p];
-                let (u, v) = patch.param(m.elements[e as usize].centroid());
-                assert!((0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v), "element {e} patch {p}");
-            }
+    fn hits_find_their_element() {
+        let m = TwoMesh::closed_box(6, 3).unwrap();
+        for (i, s) in m.pieces.iter().enumerate() {
+            let (f, _) = face_of_cell(&m.face_first, m.piece_cell[i]);
+            let tri = m.surfaces.face_of_triangle.iter().position(|&x| x as usize == f).unwrap() as u32;
+            assert_eq!(m.piece_at(tri, s.centroid()), Some(i as u32));
+            assert_eq!(m.element_at(tri, s.centroid()), Some(m.element_of_piece[i]));
         }
     }
 
     #[test]
-    fn hits_find_their_element() {
-        let m = TwoMesh::closed_box(6, 3).unwrap();
-        for (e, s) in m.elements.iter().enumerate() {
-            let f = m.element_face[e] as usize;
-            let tri = m.surfaces.face_of_triangle.iter().position(|&x| x as usize == f).unwrap() as u32;
-            assert_eq!(m.element_at(tri, s.centroid()), Some(e as u32));
+    fn box_corners_are_shared_along_edges() {
+        // Neighbouring cells of one wall and of two walls meeting at an edge share corners.
+        let m = TwoMesh::closed_box(4, 2).unwrap();
+        let mut count: HashMap<u32, usize> = HashMap::new();
+        for c in &m.piece_corners {
+            for &id in c {
+                *count.entry(id).or_default() += 1;
+            }
         }
+        // 8 box corners (3 walls, one cell each), 12 edges x 3 inner points (4 cells), and
+        // 6 walls x 9 inner points (4 cells).
+        let mut hist: HashMap<usize, usize> = HashMap::new();
+        for (_, c) in count {
+            *hist.entry(c).or_default() += 1;
+        }
+        assert_eq!(hist.get(&3), Some(&8));
+        assert_eq!(hist.get(&4), Some(&(12 * 3 + 6 * 9)));
     }
 }

@@ -6,7 +6,7 @@ use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
 use lumbre_kdtree::BuildOptions;
-use lumbre_radiosity::{FormFactors, Occluders, Shape, TwoMesh, point_to_shape};
+use lumbre_radiosity::{Clusters, FormFactors, Occluders, Shape, TwoMesh, point_to_shape};
 use lumbre_raytrace::{Prepared, Scene};
 use proptest::prelude::*;
 
@@ -53,6 +53,14 @@ fn prepared(shapes: &[Shape]) -> Prepared {
     Prepared::new(Scene::from_triangles(&tris), &BuildOptions::default())
 }
 
+/// Two shapes as two one-piece elements, each its own patch.
+fn two(from: &Shape, to: &Shape) -> Clusters {
+    let ids = |s: &Shape, first: u32| {
+        if s.triangle { [first, first + 1, first + 2, u32::MAX] } else { [first, first + 1, first + 2, first + 3] }
+    };
+    Clusters::new(vec![*from, *to], &[ids(from, 0), ids(to, 4)], vec![0, 1, 2], vec![0, 1, 2])
+}
+
 fn square(origin: Vec3, u: Vec3, v: Vec3) -> Shape {
     Shape { origin, edge_u: u, edge_v: v, triangle: false }
 }
@@ -84,7 +92,7 @@ fn squares_match_the_closed_forms() {
     let top = square(Vec3::Z, Vec3::Y, Vec3::X);
     let p = prepared(&[bottom, top]);
     let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
-    let f = ff.pair(&occ, &bottom, &top, 0, 1) as f64;
+    let f = ff.pair(&occ, &two(&bottom, &top), 0, 1) as f64;
     assert!((f - parallel(1.0, 1.0, 1.0)).abs() < 2e-3, "parallel: {f} vs {}", parallel(1.0, 1.0, 1.0));
     // Perpendicular unit squares sharing an edge (the floor and a wall).
     let floor = square(Vec3::ZERO, Vec3::X, Vec3::Y);
@@ -92,14 +100,14 @@ fn squares_match_the_closed_forms() {
     let p = prepared(&[floor, wall]);
     let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
     for (from, to) in [(&floor, &wall), (&wall, &floor)] {
-        let f = ff.pair(&occ, from, to, 0, 1) as f64;
+        let f = ff.pair(&occ, &two(from, to), 0, 1) as f64;
         assert!((f - perpendicular(1.0, 1.0, 1.0)).abs() < 2e-3, "perpendicular: {f}");
     }
     // A 2 x 1 wall on a 1 x 1 floor: the closed form is not symmetric.
     let tall = square(Vec3::ZERO, Vec3::Z * 2.0, Vec3::X);
     let p = prepared(&[floor, tall]);
     let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
-    let f = ff.pair(&occ, &floor, &tall, 0, 1) as f64;
+    let f = ff.pair(&occ, &two(&floor, &tall), 0, 1) as f64;
     assert!((f - perpendicular(1.0, 1.0, 2.0)).abs() < 2e-3, "{f} vs {}", perpendicular(1.0, 1.0, 2.0));
 }
 
@@ -110,18 +118,18 @@ fn occluders_block() {
     let top = square(Vec3::Z, Vec3::Y, Vec3::X);
     let free = {
         let p = prepared(&[bottom, top]);
-        ff.pair(&Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps }, &bottom, &top, 0, 1)
+        ff.pair(&Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps }, &two(&bottom, &top), 0, 1)
     };
     // A large blocker halfway: nothing passes.
     let blocker = square(Vec3::new(-2.0, -2.0, 0.5), Vec3::X * 5.0, Vec3::Y * 5.0);
     let p = prepared(&[bottom, top, blocker]);
     let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
-    assert_eq!(ff.pair(&occ, &bottom, &top, 0, 1), 0.0);
+    assert_eq!(ff.pair(&occ, &two(&bottom, &top), 0, 1), 0.0);
     // Half a blocker: some passes.
     let half = square(Vec3::new(-2.0, -2.0, 0.5), Vec3::X * 2.5, Vec3::Y * 5.0);
     let p = prepared(&[bottom, top, half]);
     let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
-    let f = ff.pair(&occ, &bottom, &top, 0, 1);
+    let f = ff.pair(&occ, &two(&bottom, &top), 0, 1);
     assert!(f > 0.2 * free && f < 0.8 * free, "{f} of {free}");
 }
 
@@ -132,7 +140,7 @@ fn closed_box_rows_sum_to_one_and_open_box_rows_less() {
     for (e, s) in f.row_sums().iter().enumerate() {
         assert!((s - 1.0).abs() < 1e-4, "element {e}: row sum {s}");
     }
-    let cornell = TwoMesh::fixed(common::cornell(), 600, 60).unwrap();
+    let cornell = TwoMesh::fixed(common::cornell(), 600, 60).unwrap().0;
     let f = FormFactors::default().cpu(&cornell).unwrap();
     let sums = f.row_sums();
     // With occluders a row's sum is at most 1 up to the visibility estimate's noise (the
@@ -185,10 +193,21 @@ fn reciprocity_holds_within_monte_carlo_error() {
 fn gpu_form_factors_equal_the_cpu() {
     let gpu = test_gpu(lumbre_gpu::wgpu::Features::empty()).unwrap();
     // FMA contraction and the GPU's atan2 and sqrt move values by a few ulps; a shadow ray
-    // can only flip where it grazes an edge, which these scenes avoid.
-    let tol = Tolerance { abs: 1e-6, rel: 1e-4 };
-    let mesh = TwoMesh::fixed(common::cornell(), 400, 100).unwrap();
+    // can only flip where it grazes an edge, which these scenes avoid. Near a patch,
+    // Lambert's sum cancels terms of order 1 (its near edges) to a small factor, so the
+    // rounding of either side reaches a few 1e-6 in absolute terms (a patch's bound can also
+    // pick the sum over its boundary on one side and over its pieces on the other).
+    let tol = Tolerance { abs: 5e-6, rel: 1e-4 };
+    let mesh = TwoMesh::fixed(common::cornell(), 400, 100).unwrap().0;
     conformance(&FormFactors::default(), &gpu, &mesh, tol).unwrap();
+    // A scanned mesh: elements of many triangles, patches of many elements (boundaries,
+    // bounds and area tables on both sides).
+    let teapot = lumbre_radiosity::Surfaces::load(&common::scene("teapot.obj")).unwrap();
+    let mesh = TwoMesh::fixed(teapot, 300, 30).unwrap().0;
+    assert!(mesh.pieces.len() > 5 * mesh.n());
+    conformance(&FormFactors { samples: 4, ..FormFactors::default() }, &gpu, &mesh, tol).unwrap();
+    let full = FormFactors { samples: 4, full: true, ..FormFactors::default() };
+    conformance(&full, &gpu, &mesh, tol).unwrap();
     let boxed = TwoMesh::closed_box(4, 2).unwrap();
     let full = FormFactors { full: true, block_rows: Some(7), ..FormFactors::default() };
     let f = conformance(&full, &gpu, &boxed, tol).unwrap();

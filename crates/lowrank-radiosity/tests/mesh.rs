@@ -1,9 +1,99 @@
-//! Meshing: the generated box at the paper's sizes, 2MF on OBJ scenes, 2MCE.
+//! Meshing: the generated box at the paper's sizes, 2MF and 2MCE on any triangle scene
+//! (exact cover of the scene's area, one patch per element, connected patches, n and k near
+//! the request), by proptest over random meshes and soups.
 
 mod common;
 
+use std::collections::{HashMap, HashSet};
+
+use glam::Vec3;
 use lumbre_gpu::Progress;
 use lumbre_radiosity::{Coherence, Surfaces, TwoMesh};
+use lumbre_raytrace::Scene;
+use proptest::prelude::*;
+
+/// Checks what every mesh must satisfy: the pieces of each face tile it exactly once, every
+/// piece in one element and every element in one patch (ranges that partition), every
+/// element's pieces of one material, every patch connected through shared corners; and the
+/// hit lookup finds each piece.
+fn check_mesh(m: &TwoMesh) {
+    let s = &m.surfaces;
+    assert_eq!(*m.piece_start.last().unwrap() as usize, m.pieces.len());
+    assert_eq!(*m.patch_start.last().unwrap() as usize, m.n());
+    assert!(m.piece_start.windows(2).all(|w| w[1] > w[0]), "an empty element");
+    assert!(m.patch_start.windows(2).all(|w| w[1] > w[0]), "an empty patch");
+    // Every cell is exactly one piece.
+    let cells = *m.face_first.last().unwrap() as usize;
+    assert_eq!(m.pieces.len(), cells);
+    let mut seen = vec![false; cells];
+    for &c in &m.piece_cell {
+        assert!(!std::mem::replace(&mut seen[c as usize], true), "cell {c} twice");
+    }
+    // The pieces of each face cover its area.
+    let mut area = vec![0.0f64; s.faces.len()];
+    for (i, p) in m.pieces.iter().enumerate() {
+        let f = m.face_first.partition_point(|&x| x <= m.piece_cell[i]) - 1;
+        area[f] += p.area() as f64;
+        assert_eq!(m.piece_of_cell[m.piece_cell[i] as usize] as usize, i);
+    }
+    for (f, face) in s.faces.iter().enumerate() {
+        let want = face.shape.area() as f64;
+        assert!((area[f] - want).abs() <= 1e-4 * want, "face {f}: pieces cover {} of {want}", area[f]);
+    }
+    // Elements: one material each.
+    for e in 0..m.n() {
+        let range = m.piece_start[e] as usize..m.piece_start[e + 1] as usize;
+        let mats: HashSet<u32> =
+            range.map(|i| s.faces[m.face_first.partition_point(|&x| x <= m.piece_cell[i]) - 1].material).collect();
+        assert_eq!(mats.len(), 1, "element {e} mixes materials");
+        assert!(
+            m.element_pieces(e)
+                .iter()
+                .all(|p| m.element_of_piece[m.piece_start[e] as usize] == e as u32 && p.area() > 0.0)
+        );
+    }
+    // Patches connected through shared corners.
+    for p in 0..m.k() {
+        let a = m.piece_start[m.patch_start[p] as usize] as usize;
+        let b = m.piece_start[m.patch_start[p + 1] as usize] as usize;
+        let mut at: HashMap<u32, Vec<usize>> = HashMap::new();
+        for i in a..b {
+            for &c in m.piece_corners[i].iter().filter(|&&c| c != u32::MAX) {
+                at.entry(c).or_default().push(i);
+            }
+        }
+        let mut reached = HashSet::from([a]);
+        let mut stack = vec![a];
+        while let Some(i) = stack.pop() {
+            for &c in m.piece_corners[i].iter().filter(|&&c| c != u32::MAX) {
+                for &j in &at[&c] {
+                    if reached.insert(j) {
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        assert_eq!(reached.len(), b - a, "patch {p} is not connected");
+    }
+}
+
+/// A height field of `side x side` quads (two triangles each) over `[0, size]^2`, heights
+/// from `h(i, j)`, one material.
+fn height_field(side: u32, size: f32, h: impl Fn(u32, u32) -> f32) -> Vec<[Vec3; 3]> {
+    let at = |i: u32, j: u32| Vec3::new(i as f32 * size / side as f32, h(i, j), j as f32 * size / side as f32);
+    let mut tris = Vec::new();
+    for j in 0..side {
+        for i in 0..side {
+            tris.push([at(i, j), at(i, j + 1), at(i + 1, j + 1)]);
+            tris.push([at(i, j), at(i + 1, j + 1), at(i + 1, j)]);
+        }
+    }
+    tris
+}
+
+fn near(got: usize, want: usize, tol: f64) -> bool {
+    (got as f64 / want as f64 - 1.0).abs() <= tol + 1e-9
+}
 
 #[test]
 fn the_box_has_the_papers_sizes() {
@@ -17,36 +107,55 @@ fn the_box_has_the_papers_sizes() {
     }
     let big = TwoMesh::closed_box(192, 24).unwrap();
     assert_eq!((big.n(), big.k()), (221_184, 3456));
+    check_mesh(&TwoMesh::closed_box(12, 3).unwrap());
 }
 
 #[test]
-fn cornell_2mf_has_near_uniform_elements() {
-    let m = TwoMesh::fixed(common::cornell(), 20_000, 500).unwrap();
-    let c = m.patch_sizes()[0];
-    assert!(m.patch_sizes().iter().all(|&x| x == c), "every patch has r^2 elements");
-    assert_eq!(m.n(), c as usize * m.k());
-    assert!(m.k() > 250 && m.k() < 1000, "k = {}", m.k());
-    let a = m.area_stats();
-    // Faces are cut so that patches have near the target area; elements follow.
-    assert!(a.cv < 0.5 && a.max / a.min < 8.0, "{a:?}");
-    // Every element lies on its face and inside its patch.
-    for (p, w) in m.patch_start.windows(2).enumerate() {
-        for e in w[0] as usize..w[1] as usize {
-            let (u, v) = m.patches[p].param(m.elements[e].centroid());
-            assert!(u > -1e-4 && v > -1e-4 && u < 1.0001 && v < 1.0001, "element {e} outside patch {p}");
-        }
+fn cornell_2mf_meets_the_request() {
+    for (elements, patches) in [(2000, 200), (20_000, 500), (500, 50)] {
+        let (m, report) = TwoMesh::fixed(common::cornell(), elements, patches).unwrap();
+        assert!(
+            near(m.n(), elements, 0.1) && near(m.k(), patches, 0.1),
+            "{} x {} for {elements} x {patches}",
+            m.n(),
+            m.k()
+        );
+        assert!(report.note.is_none());
+        check_mesh(&m);
+        // Faces are cut so that elements have near the target area.
+        let a = m.area_stats();
+        assert!(a.cv < 0.5 && a.max / a.min < 12.0, "{a:?}");
+        // Emitters: the light's elements and nothing else.
+        let lit = m.emission.iter().filter(|e| e[0] > 0.0).count();
+        assert!(lit > 0 && lit < m.n() / 20);
     }
-    // Emitters: the light's elements and nothing else.
-    let lit = m.emission.iter().filter(|e| e[0] > 0.0).count();
-    assert!(lit > 0 && lit < m.n() / 20);
     assert!(TwoMesh::fixed(common::cornell(), 0, 10).is_err());
     assert!(TwoMesh::fixed(common::cornell(), 10, 0).is_err());
     assert!(TwoMesh::fixed(common::cornell(), 10, 20).is_err());
 }
 
 #[test]
+fn a_scanned_mesh_is_clustered_to_the_request() {
+    // The teapot: 6320 small triangles, far more than the elements asked for.
+    let surfaces = Surfaces::load(&common::scene("teapot.obj")).unwrap();
+    let triangles = surfaces.prepared.tris.len();
+    for (elements, patches) in [(1000, 60), (3000, 200)] {
+        let (m, report) = TwoMesh::fixed(surfaces.clone(), elements, patches).unwrap();
+        assert!(
+            near(m.n(), elements, 0.1) && near(m.k(), patches, 0.1),
+            "{} x {} for {elements} x {patches}",
+            m.n(),
+            m.k()
+        );
+        assert!(report.clustered_faces > 0 && report.note.is_none());
+        assert!(m.n() < triangles, "elements merge triangles");
+        check_mesh(&m);
+    }
+}
+
+#[test]
 fn surfaces_report_bad_files() {
-    let e = Surfaces::load_obj(&common::scene("no-such-file.obj")).unwrap_err();
+    let e = Surfaces::load(&common::scene("no-such-file.obj")).unwrap_err();
     assert!(e.to_string().contains("no-such-file.obj"), "{e}");
 }
 
@@ -61,9 +170,7 @@ fn coherence_splits_more_as_the_threshold_falls() {
         assert!(m.k() >= last, "threshold {threshold}: k {} < {last}", m.k());
         assert_eq!(m.k(), 54 + 3 * r.splits);
         last = m.k();
-        // Patches of a 2MCE mesh are whole: each element in exactly one, contiguous ranges.
-        assert_eq!(m.patch_start.last().copied(), Some(m.n() as u32));
-        assert!(m.patch_sizes().iter().all(|&c| c > 0));
+        check_mesh(&m);
     }
     assert!(last > 54 * 4, "a low threshold splits most patches (k = {last})");
     // A_min stops splitting: the starting patches (area 4/9) split once, their children
@@ -91,7 +198,7 @@ fn coherence_finds_a_target_k_and_splits_where_views_change() {
     // smaller than in the middle of the walls.
     let sizes = m.patch_sizes();
     let wall_middle = |p: usize| {
-        let c = m.patches[p].centroid();
+        let c = TwoMesh::centroid(m.patch_pieces(p));
         let d = [c.x.abs(), (c.y - 1.0).abs(), c.z.abs()];
         d.iter().filter(|&&v| v < 0.5).count() == 2
     };
@@ -105,10 +212,78 @@ fn coherence_finds_a_target_k_and_splits_where_views_change() {
 }
 
 #[test]
-fn coherence_runs_on_obj_scenes() {
+fn coherence_runs_on_any_scene() {
     let (m, r) =
         TwoMesh::coherent(common::cornell(), 4000, 60, &Coherence { threshold: 0.2, ..Coherence::default() }, &())
             .unwrap();
     assert!(m.k() >= 50 && r.evaluated >= m.k() / 4);
-    assert!(m.n() >= 2000);
+    assert!(near(m.n(), 4000, 0.35), "n = {}", m.n());
+    check_mesh(&m);
+    // Grouped patches of a scanned mesh split by median cuts, to a target k.
+    let teapot = Surfaces::load(&common::scene("teapot.obj")).unwrap();
+    let opts = Coherence { target: Some(120), ..Coherence::default() };
+    let (m, r) = TwoMesh::coherent(teapot, 1200, 30, &opts, &()).unwrap();
+    assert!(near(m.k(), 120, 0.1), "k = {} ({r:?})", m.k());
+    check_mesh(&m);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Gentle height fields (any request their triangles allow): every property, and n and
+    /// k within 10% of the request.
+    #[test]
+    fn height_fields_mesh_to_the_request(
+        side in 6u32..24,
+        amp in 0.0f32..0.05,
+        seed in any::<u32>(),
+        per_tri in 0.3f64..6.0,
+        per_patch in 6usize..30,
+    ) {
+        // Requests of at least 50 elements and 10 patches: below, one cell more or less is
+        // already 10%.
+        let mut rng = common::Rng(seed);
+        let heights: Vec<f32> = (0..(side + 1) * (side + 1)).map(|_| rng.next() * amp).collect();
+        let tris = height_field(side, 1.0, |i, j| heights[(j * (side + 1) + i) as usize]);
+        let elements = ((tris.len() as f64 * per_tri) as usize).max(50);
+        let patches = (elements / per_patch).max(10);
+        let surfaces = Surfaces::from_scene(Scene::from_triangles(&tris)).unwrap();
+        let (m, report) = TwoMesh::fixed(surfaces, elements, patches).unwrap();
+        check_mesh(&m);
+        prop_assert!(near(m.n(), elements, 0.1) && near(m.k(), patches, 0.1),
+            "{} x {} for {elements} x {patches} ({report:?})", m.n(), m.k());
+        prop_assert!(report.note.is_none());
+    }
+
+    /// Random soups (triangles anywhere, any orientation, some sharing vertices): the
+    /// structural properties hold whatever n and k come out, and a note says why when they
+    /// are far from the request.
+    #[test]
+    fn soups_mesh_whole(count in 1usize..60, seed in any::<u32>(), elements in 1usize..400, per_patch in 1usize..20) {
+        let mut rng = common::Rng(seed);
+        let mut points: Vec<Vec3> = Vec::new();
+        let mut tris = Vec::new();
+        for _ in 0..count {
+            let mut corner = || {
+                if !points.is_empty() && rng.next() < 0.5 {
+                    points[rng.below(points.len())]
+                } else {
+                    let p = Vec3::new(rng.next(), rng.next(), rng.next()) * 4.0;
+                    points.push(p);
+                    p
+                }
+            };
+            let t = [corner(), corner(), corner()];
+            tris.push(t);
+        }
+        let (scene, _) = Scene::from_triangles_report(&tris);
+        prop_assume!(!scene.triangles.is_empty());
+        let surfaces = Surfaces::from_scene(scene).unwrap();
+        let patches = (elements / per_patch).max(1);
+        let (m, report) = TwoMesh::fixed(surfaces, elements, patches).unwrap();
+        check_mesh(&m);
+        if !(near(m.n(), elements, 0.1) && near(m.k(), patches, 0.1)) {
+            prop_assert!(report.note.is_some());
+        }
+    }
 }

@@ -3,16 +3,19 @@
 //! import kdtree/traverse
 //! import shared/sampling
 // Element-to-patch form factors with visibility, one thread per pair: a line-by-line port
-// of lumbre_radiosity's FormFactors::pair (formfactor.rs). The exact unoccluded
-// point-to-patch factor at N stratified points of the element (shared by its row), times
-// the kernel-weighted visible fraction of N shadow rays to stratified points of the patch.
+// of lumbre_radiosity's FormFactors::pair (formfactor.rs) and of Clusters (outline.rs).
+// Elements are ranges of pieces and patches ranges of elements. The exact unoccluded
+// factor to a patch at N points of the element (shared by its row), over the patch's
+// boundary edges when its bound allows (else over its elements' outlines, else their
+// pieces), times the kernel-weighted visible fraction of N shadow rays to points of the
+// patch.
 
 struct Params {
     bmin: vec3<f32>,
     // first row of this block's dispatch, in the whole matrix
     row0: u32,
     bmax: vec3<f32>,
-    // columns (patches)
+    // columns (patches, or elements when full)
     cols: u32,
     // first pair of this dispatch within the block, and how many
     pair0: u32,
@@ -21,18 +24,34 @@ struct Params {
     mult: u32,
     seed: u32,
     eps: f32,
-    _pad: vec2<u32>,
+    // 1: columns are elements (the full matrix)
+    full: u32,
+    // elements
+    n: u32,
+    // where the patch ranges, the elements' edge ranges and the patches' edge ranges start
+    // in `ranges`
+    off_patch: u32,
+    off_element_edges: u32,
+    off_patch_edges: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
 @group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
-// four vec4 per shape: origin | triangle flag, edge_u | area, edge_v | 0, normal | 0
-@group(0) @binding(4) var<storage, read> elements: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> patches: array<vec4<f32>>;
+// four vec4 per piece, in element order: origin | triangle flag, edge_u | area,
+// edge_v | cumulative area fraction in its element, normal | ... in its patch
+@group(0) @binding(4) var<storage, read> pieces: array<vec4<f32>>;
+// element piece ranges (n + 1), patch element ranges (k + 1), element edge ranges (n + 1),
+// patch edge ranges (k + 1)
+@group(0) @binding(5) var<storage, read> ranges: array<u32>;
+// two vec4 per element, then per patch: sphere centre | radius, normal cone axis | spread
+@group(0) @binding(6) var<storage, read> bounds: array<vec4<f32>>;
+// two vec4 per directed boundary edge: its ends
+@group(0) @binding(7) var<storage, read> edges: array<vec4<f32>>;
 // this block's rows, row-major
-@group(0) @binding(6) var<storage, read_write> factors: array<f32>;
+@group(0) @binding(8) var<storage, read_write> factors: array<f32>;
 
 const WG: u32 = 64u;
 const COS2_MIN: f32 = 1e-10;
@@ -46,8 +65,10 @@ struct Shape {
     tri: bool,
 }
 
-fn shape_of(a: vec4<f32>, b: vec4<f32>, c: vec4<f32>, d: vec4<f32>) -> Shape {
-    return Shape(a.xyz, b.xyz, c.xyz, d.xyz, b.w, a.w != 0.0);
+fn piece(i: u32) -> Shape {
+    let a = pieces[4u * i];
+    let b = pieces[4u * i + 1u];
+    return Shape(a.xyz, b.xyz, pieces[4u * i + 2u].xyz, pieces[4u * i + 3u].xyz, b.w, a.w != 0.0);
 }
 
 fn shape_point(s: Shape, u_in: f32, v_in: f32) -> vec3<f32> {
@@ -60,7 +81,6 @@ fn shape_point(s: Shape, u_in: f32, v_in: f32) -> vec3<f32> {
     return s.o + s.u * u + s.v * v;
 }
 
-// lumbre_radiosity::kernel
 fn ff_kernel(x: vec3<f32>, nx: vec3<f32>, y: vec3<f32>, ny: vec3<f32>) -> f32 {
     let d = y - x;
     let r2 = dot(d, d);
@@ -114,6 +134,87 @@ fn point_to_shape(x: vec3<f32>, n: vec3<f32>, s: Shape) -> f32 {
     return max(-sum / (2.0 * PI), 0.0);
 }
 
+// lumbre_radiosity::contour over edges e0..e1
+fn contour(x: vec3<f32>, n: vec3<f32>, e0: u32, e1: u32) -> f32 {
+    var sum = 0.0;
+    for (var i = e0; i < e1; i++) {
+        let a = edges[2u * i].xyz - x;
+        let b = edges[2u * i + 1u].xyz - x;
+        let c = cross(a, b);
+        let l = length(c);
+        if l > 0.0 {
+            sum += dot(n, c) / l * atan2(l, dot(a, b));
+        }
+    }
+    return max(-sum / (2.0 * PI), 0.0);
+}
+
+// lumbre_radiosity::Bound::clear of the bound at vec4 index b
+fn clear(x: vec3<f32>, n: vec3<f32>, b: u32) -> bool {
+    let s = bounds[b];
+    let c = bounds[b + 1u];
+    let d = x - s.xyz;
+    let dist = length(d);
+    return -dot(n, d) >= s.w && dot(c.xyz, d) - s.w - c.w * (dist + s.w) > 0.0;
+}
+
+// Clusters::to_element
+fn to_element(x: vec3<f32>, n: vec3<f32>, e: u32) -> f32 {
+    if clear(x, n, 2u * e) {
+        let o = params.off_element_edges + e;
+        return contour(x, n, ranges[o], ranges[o + 1u]);
+    }
+    var sum = 0.0;
+    for (var j = ranges[e]; j < ranges[e + 1u]; j++) {
+        sum += point_to_shape(x, n, piece(j));
+    }
+    return sum;
+}
+
+// Clusters::to_patch
+fn to_patch(x: vec3<f32>, n: vec3<f32>, p: u32) -> f32 {
+    if clear(x, n, 2u * (params.n + p)) {
+        let o = params.off_patch_edges + p;
+        return contour(x, n, ranges[o], ranges[o + 1u]);
+    }
+    var sum = 0.0;
+    for (var e = ranges[params.off_patch + p]; e < ranges[params.off_patch + p + 1u]; e++) {
+        sum += to_element(x, n, e);
+    }
+    return sum;
+}
+
+struct Point {
+    p: vec3<f32>,
+    n: vec3<f32>,
+}
+
+// lumbre_radiosity::sample over pieces lo..hi, by the element (slot 2) or patch (slot 3)
+// cumulative fractions
+fn sample(lo_in: u32, hi_in: u32, slot: u32, u_in: f32, v: f32) -> Point {
+    var lo = lo_in;
+    var hi = hi_in - 1u;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        if pieces[4u * mid + slot].w > u_in {
+            hi = mid;
+        } else {
+            lo = mid + 1u;
+        }
+    }
+    var below = 0.0;
+    if lo != lo_in {
+        below = pieces[4u * (lo - 1u) + slot].w;
+    }
+    let w = pieces[4u * lo + slot].w - below;
+    var u = 0.0;
+    if w > 0.0 {
+        u = clamp((u_in - below) / w, 0.0, ONE_MINUS_EPSILON);
+    }
+    let s = piece(lo);
+    return Point(shape_point(s, u, v), s.n);
+}
+
 fn blocked(x: vec3<f32>, nx: vec3<f32>, y: vec3<f32>, ny: vec3<f32>) -> bool {
     let o = x + nx * params.eps;
     let t = y + ny * params.eps;
@@ -131,31 +232,43 @@ fn pairs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let idx = params.pair0 + t;
     let e = params.row0 + idx / params.cols;
     let p = idx % params.cols;
-    let elem = shape_of(elements[4u * e], elements[4u * e + 1u], elements[4u * e + 2u], elements[4u * e + 3u]);
-    let pat = shape_of(patches[4u * p], patches[4u * p + 1u], patches[4u * p + 2u], patches[4u * p + 3u]);
     let n = max(params.samples, 1u);
     // lumbre_radiosity::element_seed and pair_seeds
     let sx = hash_u32(e ^ hash_u32(params.seed ^ 0x27d4eb2fu));
     let pair = hash_u32(e ^ hash_u32(p ^ hash_u32(params.seed)));
     let sy = hash_u32(pair);
     let b = hash_u32(pair ^ 0xc2b2ae35u) % n;
+    // the column's pieces: an element's, or a patch's (its elements' together)
+    var col_lo = ranges[p];
+    var col_hi = ranges[p + 1u];
+    var slot = 2u;
+    if params.full == 0u {
+        col_lo = ranges[ranges[params.off_patch + p]];
+        col_hi = ranges[ranges[params.off_patch + p + 1u]];
+        slot = 3u;
+    }
     var unoccluded = 0.0;
     var g_all = 0.0;
     var g_seen = 0.0;
     for (var i = 0u; i < n; i++) {
         let ux = stratified(n, i, sx);
-        let x = shape_point(elem, ux.x, ux.y);
-        let f = point_to_shape(x, elem.n, pat);
+        let xs = sample(ranges[e], ranges[e + 1u], 2u, ux.x, ux.y);
+        var f = 0.0;
+        if params.full != 0u {
+            f = to_element(xs.p, xs.n, p);
+        } else {
+            f = to_patch(xs.p, xs.n, p);
+        }
         if f <= 0.0 {
             continue;
         }
         unoccluded += f;
         let uy = stratified(n, (i * params.mult + b) % n, sy);
-        let y = shape_point(pat, uy.x, uy.y);
-        let g = ff_kernel(x, elem.n, y, pat.n);
+        let ys = sample(col_lo, col_hi, slot, uy.x, uy.y);
+        let g = ff_kernel(xs.p, xs.n, ys.p, ys.n);
         if g > 0.0 {
             g_all += g;
-            if !blocked(x, elem.n, y, pat.n) {
+            if !blocked(xs.p, xs.n, ys.p, ys.n) {
                 g_seen += g;
             }
         }

@@ -95,7 +95,7 @@ const RADIOSITY_MESH: (usize, usize) = (6000, 400);
 fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     use lumbre_radiosity::{FormFactors, LowRank, Precompute, Shading, Solve, Surfaces, TwoMesh, render_radiosity};
     let surfaces = Surfaces::from_scene(setup.prepared.scene.clone()).map_err(err)?;
-    let mesh = TwoMesh::fixed(surfaces, RADIOSITY_MESH.0, RADIOSITY_MESH.1).map_err(err)?;
+    let (mesh, _) = TwoMesh::fixed(surfaces, RADIOSITY_MESH.0, RADIOSITY_MESH.1).map_err(err)?;
     let ff = FormFactors { samples: 4, ..FormFactors::default() };
     let placed = backend.place(&ff, &mesh).map_err(err)?;
     let (f, mut report) = ff.run_placed(&placed, &()).map_err(err)?;

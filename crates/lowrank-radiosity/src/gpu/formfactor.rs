@@ -24,7 +24,12 @@ struct Params {
     mult: u32,
     seed: u32,
     eps: f32,
-    _pad: [u32; 2],
+    full: u32,
+    n: u32,
+    off_patch: u32,
+    off_element_edges: u32,
+    off_patch_edges: u32,
+    _pad: u32,
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::radiosity::FORMFACTOR_PARAMS_SIZE);
 
@@ -33,36 +38,74 @@ pub(crate) fn shapes_to_gpu(shapes: &[Shape]) -> Vec<[f32; 4]> {
     shapes.iter().flat_map(|s| s.to_gpu()).collect()
 }
 
-/// A meshed scene on the GPU: the kd-tree, the elements and the columns' shapes (patches,
-/// or elements again for the full matrix).
+/// A meshed scene on the GPU: the kd-tree, the pieces (with their area tables), the
+/// element and patch ranges, and their outlines.
 #[derive(Clone, Debug)]
 pub struct GpuMesh {
     /// The scene's kd-tree and triangles.
     pub tree: GpuKdTree,
-    /// The row shapes (elements).
-    pub rows: Buffer<[f32; 4]>,
-    /// The column shapes.
-    pub cols: Buffer<[f32; 4]>,
-    /// Number of rows.
+    /// Four vec4 per piece: the shape ([`Shape::to_gpu`]) with the cumulative area
+    /// fractions in its element and its patch in the third's and fourth's `w`.
+    pub pieces: Buffer<[f32; 4]>,
+    /// Element piece ranges, patch element ranges, element and patch edge ranges.
+    pub ranges: Buffer<u32>,
+    /// Two vec4 per element, then per patch: the [`crate::Bound`].
+    pub bounds: Buffer<[f32; 4]>,
+    /// Two vec4 per boundary edge: elements' first, then patches'.
+    pub edges: Buffer<[f32; 4]>,
+    /// Elements.
     pub n: usize,
-    /// Number of columns.
+    /// Patches.
     pub k: usize,
+    /// Columns: k, or n for the full matrix.
+    pub cols: usize,
+    /// Whether columns are elements.
+    pub full: bool,
     /// The scene's ray offset.
     pub eps: f32,
 }
 
 impl GpuMesh {
-    /// Uploads the elements and patches (or the elements twice when `full`).
+    /// Uploads the mesh's clusters ([`TwoMesh::clusters`]); columns are patches, or the
+    /// elements when `full`.
     pub fn upload(gpu: &Gpu, mesh: &TwoMesh, full: bool) -> Result<GpuMesh> {
         let p = &mesh.surfaces.prepared;
-        let rows = gpu.upload(&shapes_to_gpu(&mesh.elements))?;
-        let cols = if full { rows.clone() } else { gpu.upload(&shapes_to_gpu(&mesh.patches))? };
+        let c = mesh.clusters();
+        let (n, k) = (c.n(), c.k());
+        let mut pieces = shapes_to_gpu(&c.pieces);
+        for (i, (e, q)) in c.element_cdf.iter().zip(&c.patch_cdf).enumerate() {
+            pieces[4 * i + 2][3] = *e;
+            pieces[4 * i + 3][3] = *q;
+        }
+        let element_edges = c.elements.edges.len() as u32;
+        let mut ranges: Vec<u32> = Vec::with_capacity(2 * (n + k + 2));
+        ranges.extend(&c.piece_start);
+        ranges.extend(&c.patch_start);
+        ranges.extend(&c.elements.edge_start);
+        ranges.extend(c.patches.edge_start.iter().map(|&s| s + element_edges));
+        let bound = |b: &crate::Bound| {
+            [[b.center.x, b.center.y, b.center.z, b.radius], [b.axis.x, b.axis.y, b.axis.z, b.spread]]
+        };
+        let bounds: Vec<[f32; 4]> = c.elements.bound.iter().chain(&c.patches.bound).flat_map(bound).collect();
+        let edges: Vec<[f32; 4]> = c
+            .elements
+            .edges
+            .iter()
+            .chain(&c.patches.edges)
+            .flat_map(|[a, b]| [a.extend(0.0).to_array(), b.extend(0.0).to_array()])
+            .collect();
+        // A mesh without edges still binds a buffer.
+        let edges = if edges.is_empty() { vec![[0.0; 4]; 2] } else { edges };
         Ok(GpuMesh {
             tree: GpuKdTree::upload(gpu, &p.tree, &p.tris)?,
-            rows,
-            cols,
-            n: mesh.n(),
-            k: if full { mesh.n() } else { mesh.k() },
+            pieces: gpu.upload(&pieces)?,
+            ranges: gpu.upload(&ranges)?,
+            bounds: gpu.upload(&bounds)?,
+            edges: gpu.upload(&edges)?,
+            n,
+            k,
+            cols: if full { n } else { k },
+            full,
             eps: p.eps,
         })
     }
@@ -91,15 +134,22 @@ impl FormFactors {
                     mult: self.multiplier(),
                     seed: self.seed,
                     eps: mesh.eps,
-                    _pad: [0; 2],
+                    full: mesh.full as u32,
+                    n: mesh.n as u32,
+                    off_patch: (mesh.n + 1) as u32,
+                    off_element_edges: (mesh.n + mesh.k + 2) as u32,
+                    off_patch_edges: (2 * mesh.n + mesh.k + 3) as u32,
+                    _pad: 0,
                 })?;
                 let res = [
                     params.as_entire_binding(),
                     a.clone(),
                     b.clone(),
                     c.clone(),
-                    mesh.rows.binding(),
-                    mesh.cols.binding(),
+                    mesh.pieces.binding(),
+                    mesh.ranges.binding(),
+                    mesh.bounds.binding(),
+                    mesh.edges.binding(),
                     buf.binding(),
                 ];
                 rec.dispatch("form factors", &kernel, &res, (pairs as u64).div_ceil(64))?;
@@ -111,8 +161,8 @@ impl FormFactors {
 
     /// The output matrix for `mesh`, in blocks that fit one binding.
     pub fn output(&self, gpu: &Gpu, mesh: &GpuMesh) -> Result<BlockMatrix> {
-        let rows = block_rows(gpu, mesh.k.max(1) as u64 * 4, 1, self.block_rows)?;
-        BlockMatrix::zeroed(gpu, mesh.n, mesh.k, rows)
+        let rows = block_rows(gpu, mesh.cols.max(1) as u64 * 4, 1, self.block_rows)?;
+        BlockMatrix::zeroed(gpu, mesh.n, mesh.cols, rows)
     }
 }
 
@@ -132,8 +182,8 @@ impl Compute for FormFactors {
 
     fn cpu_reported(&self, mesh: &TwoMesh, progress: &dyn Progress) -> Result<(Matrix, Report)> {
         let mut report = Report::default();
-        let cols = if self.full { &mesh.elements } else { &mesh.patches };
-        let f = report.time("form factors", || self.matrix(&Occluders::of(mesh), &mesh.elements, cols, progress));
+        let clusters = mesh.clusters();
+        let f = report.time("form factors", || self.matrix(&Occluders::of(mesh), &clusters, progress));
         report.stat("pairs", (f.rows * f.cols) as f64);
         report.stat("samples per pair", self.samples.max(1) as f64);
         Ok((f, report))

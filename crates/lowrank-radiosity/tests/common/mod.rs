@@ -12,7 +12,7 @@ pub fn scene(name: &str) -> PathBuf {
 
 /// The diffuse Cornell box.
 pub fn cornell() -> Surfaces {
-    Surfaces::load_obj(&scene("CornellBox-Diffuse.obj")).unwrap()
+    Surfaces::load(&scene("CornellBox-Diffuse.obj")).unwrap()
 }
 
 /// A xorshift generator for test data.

@@ -1,0 +1,247 @@
+//! The surfaces radiosity meshes: a scene's triangles, with the pairs that form a
+//! parallelogram (a quad of the file) joined into one face, or the generated closed box.
+
+use std::path::Path;
+
+use glam::Vec3;
+use lumbre_gpu::{Error, Result};
+use lumbre_kdtree::BuildOptions;
+use lumbre_raytrace::{Material, Prepared, Scene, Triangle};
+
+use crate::shape::Shape;
+
+/// A rectangle of a face, in its `(u, v)` coordinates, whose elements emit `ke` (the
+/// generated box's light is part of its ceiling, so the ceiling stays one square face).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LightRect {
+    /// Lower `(u, v)` corner.
+    pub min: [f32; 2],
+    /// Upper `(u, v)` corner.
+    pub max: [f32; 2],
+    /// Emitted radiance of the elements whose centroid lies inside.
+    pub ke: Vec3,
+}
+
+/// A base surface that elements and patches are cut from: a scene triangle, a quad of the
+/// scene (two triangles forming a parallelogram), or a square wall of the generated box.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Face {
+    /// The surface.
+    pub shape: Shape,
+    /// Diffuse reflectance (the material's `Kd`).
+    pub kd: Vec3,
+    /// Emitted radiance (the material's `Ke`).
+    pub ke: Vec3,
+    /// Elements inside this rectangle emit its radiance instead of `ke`.
+    pub light: Option<LightRect>,
+    /// The scene material (faces of one material may merge into one element).
+    pub material: u32,
+    /// The corners as the scene has them (exactly: faces that share a vertex share these
+    /// values), in [`Shape::corners`] order; a triangle repeats its third.
+    pub vertices: [Vec3; 4],
+}
+
+/// A scene as radiosity sees it: the ray-casting geometry and the faces elements are cut
+/// from, before the two meshes are chosen.
+#[derive(Clone, Debug)]
+pub struct Surfaces {
+    /// The scene and its kd-tree (shadow rays).
+    pub prepared: Prepared,
+    /// The faces.
+    pub faces: Vec<Face>,
+    /// For each scene triangle, the face it belongs to.
+    pub face_of_triangle: Vec<u32>,
+}
+
+/// The Cornell box's colours (`CornellBox-Diffuse.mtl`).
+pub const WHITE: Vec3 = Vec3::new(0.725, 0.71, 0.68);
+/// Left wall.
+pub const RED: Vec3 = Vec3::new(0.63, 0.065, 0.05);
+/// Right wall.
+pub const GREEN: Vec3 = Vec3::new(0.14, 0.45, 0.091);
+/// The light's reflectance.
+pub const LIGHT_KD: Vec3 = Vec3::splat(0.78);
+/// The light's emitted radiance.
+pub const LIGHT_KE: Vec3 = Vec3::new(17.0, 12.0, 4.0);
+
+/// Relative tolerance of the parallelogram test (against the quad's size).
+const QUAD_TOLERANCE: f32 = 1e-5;
+
+/// The parallelogram that triangles `a` and `b` form when they share an edge, lie in one
+/// plane and their far corners are opposite corners of a parallelogram (the two halves of
+/// a quad, however it was split); `None` otherwise. The parallelogram keeps `a`'s winding.
+fn quad_of(a: [Vec3; 3], b: [Vec3; 3]) -> Option<(Shape, [Vec3; 4])> {
+    for i in 0..3 {
+        // a's edge (s0 -> s1) must be b's edge (s1 -> s0).
+        let (s0, s1, o1) = (a[i], a[(i + 1) % 3], a[(i + 2) % 3]);
+        for j in 0..3 {
+            if b[j] != s1 || b[(j + 1) % 3] != s0 {
+                continue;
+            }
+            let o2 = b[(j + 2) % 3];
+            let size = (s1 - s0).length().max((o2 - o1).length());
+            if ((s0 + s1) - (o1 + o2)).length() > QUAD_TOLERANCE * size {
+                return None;
+            }
+            // Corners o1, s0, o2, s1 counter-clockwise: origin o1, edges to s0 and s1.
+            let shape = Shape { origin: o1, edge_u: s0 - o1, edge_v: s1 - o1, triangle: false };
+            return Some((shape, [o1, s0, o2, s1]));
+        }
+    }
+    None
+}
+
+impl Surfaces {
+    /// The faces of `scene`: each triangle, except that two consecutive triangles of one
+    /// material that form a parallelogram (a quad of the file, split in two) are one
+    /// parallelogram face, which meshes into a regular grid. Faces take their material's
+    /// `Kd` and `Ke` (other material kinds are treated as diffuse with their `Kd`).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// let (o, x, y) = (Vec3::ZERO, Vec3::X, Vec3::Y);
+    /// // A unit square as two triangles: one parallelogram face.
+    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[o, x, x + y], [o, x + y, y]]);
+    /// let s = lumbre_radiosity::Surfaces::from_scene(scene).unwrap();
+    /// assert_eq!(s.faces.len(), 1);
+    /// assert!(!s.faces[0].shape.triangle && s.faces[0].shape.area() == 1.0);
+    /// assert_eq!(s.face_of_triangle, vec![0, 0]);
+    /// ```
+    pub fn from_scene(scene: Scene) -> Result<Surfaces> {
+        if scene.triangles.is_empty() {
+            return Err(Error::Input("the scene has no triangles".into()));
+        }
+        let corners = |t: &Triangle| t.v.map(|i| scene.positions[i as usize]);
+        let mut faces = Vec::with_capacity(scene.triangles.len());
+        let mut face_of_triangle = Vec::with_capacity(scene.triangles.len());
+        let mut i = 0;
+        while i < scene.triangles.len() {
+            let t = &scene.triangles[i];
+            let m = &scene.materials[t.material as usize];
+            let face =
+                |(shape, vertices)| Face { shape, kd: m.kd, ke: m.ke, light: None, material: t.material, vertices };
+            let next = scene.triangles.get(i + 1).filter(|n| n.material == t.material);
+            if let Some(quad) = next.and_then(|n| quad_of(corners(t), corners(n))) {
+                face_of_triangle.extend([faces.len() as u32; 2]);
+                faces.push(face(quad));
+                i += 2;
+                continue;
+            }
+            let p = corners(t);
+            let shape = Shape { origin: p[0], edge_u: p[1] - p[0], edge_v: p[2] - p[0], triangle: true };
+            face_of_triangle.push(faces.len() as u32);
+            faces.push(face((shape, [p[0], p[1], p[2], p[2]])));
+            i += 1;
+        }
+        Ok(Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle })
+    }
+
+    /// Loads a scene file ([`Scene::load`]: OBJ/MTL or glTF); errors name the file and line.
+    pub fn load(path: &Path) -> Result<Surfaces> {
+        let (scene, _) = Scene::load_obj(path).map_err(|e| Error::Input(e.to_string()))?;
+        Surfaces::from_scene(scene)
+    }
+
+    /// The benchmark scene: a closed box `[-1, 1] x [0, 2] x [-1, 1]` of six square walls
+    /// facing inwards, with the Cornell box's colours (left red, right green, the others
+    /// white) and a square light of side 0.5 in the middle of the ceiling (part of the
+    /// ceiling face: its elements emit [`LIGHT_KE`]).
+    ///
+    /// ```
+    /// let s = lumbre_radiosity::Surfaces::closed_box();
+    /// assert_eq!((s.faces.len(), s.prepared.tris.len()), (6, 12));
+    /// ```
+    pub fn closed_box() -> Surfaces {
+        let (x, y, z) = (Vec3::X * 2.0, Vec3::Y * 2.0, Vec3::Z * 2.0);
+        let walls = [
+            (Vec3::new(-1.0, 0.0, -1.0), z, x, WHITE), // floor, +y
+            (Vec3::new(-1.0, 2.0, -1.0), x, z, WHITE), // ceiling, -y
+            (Vec3::new(-1.0, 0.0, -1.0), x, y, WHITE), // back, +z
+            (Vec3::new(-1.0, 0.0, 1.0), y, x, WHITE),  // front, -z
+            (Vec3::new(-1.0, 0.0, -1.0), y, z, RED),   // left, +x
+            (Vec3::new(1.0, 0.0, -1.0), z, y, GREEN),  // right, -x
+        ];
+        let names = ["floor", "ceiling", "backWall", "frontWall", "leftWall", "rightWall"];
+        let mut tris = Vec::new();
+        let mut faces = Vec::new();
+        let mut materials = Vec::new();
+        for (w, &(o, u, v, kd)) in walls.iter().enumerate() {
+            tris.push([o, o + u, o + u + v]);
+            tris.push([o, o + u + v, o + v]);
+            let light = (w == 1).then_some(LightRect { min: [0.375; 2], max: [0.625; 2], ke: LIGHT_KE });
+            faces.push(Face {
+                shape: Shape { origin: o, edge_u: u, edge_v: v, triangle: false },
+                kd,
+                ke: Vec3::ZERO,
+                light,
+                material: w as u32,
+                vertices: [o, o + u, o + u + v, o + v],
+            });
+            materials.push(Material { name: names[w].into(), kd, ..Material::default() });
+        }
+        let mut scene = Scene::from_triangles(&tris);
+        scene.materials = materials;
+        scene.triangles =
+            scene.triangles.iter().enumerate().map(|(i, t)| Triangle { material: i as u32 / 2, ..*t }).collect();
+        let face_of_triangle = (0..12).map(|i| i / 2).collect();
+        Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle }
+    }
+
+    /// The total area of the faces.
+    pub fn area(&self) -> f64 {
+        self.faces.iter().map(|f| f.shape.area() as f64).sum()
+    }
+
+    /// The emitted radiance at the point `(u, v)` of face `f` (its light rectangle's where
+    /// the point lies inside it).
+    pub(crate) fn ke_at(&self, f: usize, u: f32, v: f32) -> Vec3 {
+        let face = &self.faces[f];
+        match face.light {
+            Some(r) if u > r.min[0] && u < r.max[0] && v > r.min[1] && v < r.max[1] => r.ke,
+            _ => face.ke,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quads_join_whichever_diagonal_splits_them() {
+        let (o, x, y) = (Vec3::new(1.0, 2.0, 3.0), Vec3::new(2.0, 0.0, 0.5), Vec3::new(0.0, 1.0, 0.0));
+        let c = [o, o + x, o + x + y, o + y];
+        for split in [[[0, 1, 2], [0, 2, 3]], [[0, 1, 3], [1, 2, 3]], [[1, 2, 3], [0, 1, 3]]] {
+            let a = split[0].map(|i| c[i]);
+            let b = split[1].map(|i| c[i]);
+            let (q, v) = quad_of(a, b).expect("a quad");
+            assert_eq!(q.corners()[0], v[0]);
+            assert!((q.area() - x.cross(y).length()).abs() < 1e-5);
+            let n = (a[1] - a[0]).cross(a[2] - a[0]).normalize();
+            assert!((q.normal() - n).length() < 1e-5, "winding kept");
+            let mut corners = q.corners();
+            corners.sort_by(|p, q| p.to_array().partial_cmp(&q.to_array()).unwrap());
+            let mut want = c.to_vec();
+            want.sort_by(|p, q| p.to_array().partial_cmp(&q.to_array()).unwrap());
+            for (p, w) in corners.iter().zip(&want) {
+                assert!((*p - *w).length() < 1e-5);
+            }
+        }
+        // A kite (not a parallelogram) and triangles without a common edge stay apart.
+        assert!(quad_of([o, o + x, o + y], [o + x, o + x + y * 3.0, o + y]).is_none());
+        assert!(quad_of([o, o + x, o + y], [o + x * 5.0, o + x * 6.0, o + y * 5.0]).is_none());
+    }
+
+    #[test]
+    fn the_cornell_boxs_parallelograms_are_faces() {
+        // Its walls are not all parallelograms (the real box is not a cube): the floor, back
+        // and left walls stay two triangles each.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+        let s = Surfaces::load(path.as_ref()).unwrap();
+        let quads = s.faces.iter().filter(|f| !f.shape.triangle).count();
+        assert_eq!(s.faces.len(), 36 - quads);
+        assert!((12..=15).contains(&quads), "{quads} parallelograms");
+        let total: f64 = s.prepared.tris.iter().map(|t| 0.5 * (t[1] - t[0]).cross(t[2] - t[0]).length() as f64).sum();
+        assert!((s.area() - total).abs() < 1e-4 * total);
+    }
+}
