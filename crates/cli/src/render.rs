@@ -41,8 +41,9 @@ pub struct RenderArgs {
     pub camera: Option<String>,
 }
 
-/// Loads an OBJ scene, reporting dropped input on stderr; the camera is `spec` or one
-/// framing the scene, and scenes without lights get the default light.
+/// Loads a scene file (OBJ or glTF), reporting dropped input on stderr; the camera is `spec`,
+/// else the file's first camera, else one framing the scene, and scenes without lights get
+/// the default light.
 pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera), String> {
     load_scene_counted(path, spec, aspect).map(|(scene, camera, _)| (scene, camera))
 }
@@ -50,13 +51,13 @@ pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene
 /// [`load_scene`], also returning the load report's summary (triangles kept and dropped) for
 /// the command's own summary line.
 pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String), String> {
-    let (mut scene, report) = Scene::load_obj(path).map_err(|e| e.to_string())?;
+    let (mut scene, report) = Scene::load(path).map_err(|e| e.to_string())?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
         eprintln!("warning: {}: {report}", path.display());
     }
     let camera = match spec {
         Some(c) => Camera::parse(c)?,
-        None => Camera::frame(scene.bounds, aspect),
+        None => scene.default_camera(aspect),
     };
     lumbre_raytrace::add_default_light(&mut scene, &camera);
     let summary = format!("{} triangles ({} dropped)", report.triangles, report.dropped());

@@ -139,6 +139,7 @@ fn furnace(le: f32, rho: f32) -> Prepared {
         materials: vec![material],
         lights: vec![],
         bounds: (Vec3::ZERO, Vec3::ONE),
+        ..Default::default()
     };
     Prepared::new(scene, &Default::default())
 }

@@ -1,11 +1,18 @@
 //! Input and output for Lumbre's ray tracers: scenes, materials, lights, the camera, images
 //! and point clouds.
 //!
-//! - [`Scene::load_obj`]: OBJ + MTL through `tobj`, behind a line scanner that reports the
+//! - [`Scene::load`]: a scene file by its extension (`.obj`, `.gltf`, `.glb`).
+//!   [`Scene::load_obj`]: OBJ + MTL through `tobj`, behind a line scanner that reports the
 //!   file and line of malformed input; out-of-range faces, non-finite and degenerate triangles
 //!   are dropped and counted in a [`LoadReport`]. Materials map to five [`MaterialKind`]s;
 //!   emissive triangles become [`Light::Area`] lights. [`Scene::triangle_positions`] is the
 //!   kd-tree builder's input.
+//! - [`Scene::load_gltf`]: glTF 2.0 (`.gltf` with external or embedded buffers, `.glb`)
+//!   through the `gltf` crate, with the same validation: the default scene's triangle
+//!   primitives under their node transforms, base colour and emission as diffuse and emitter
+//!   materials (base colour textures baked into per-triangle colours, since the renderers
+//!   have no textures), and perspective cameras in [`Scene::cameras`]
+//!   ([`Scene::default_camera`] picks the first, else frames the bounds).
 //! - [`Camera`]: pinhole camera (`frame`, `orbit`, `parse` for the CLI), with [`GpuCamera`]
 //!   whose ray formula [`Camera::ray`] shares, and [`stratified`] pixel samples built on the
 //!   integer hash [`hash_u32`] that WGSL reproduces bit for bit.
@@ -42,6 +49,7 @@
 mod camera;
 mod emitters;
 mod error;
+mod gltf;
 mod gpu;
 mod image;
 mod material;

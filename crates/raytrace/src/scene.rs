@@ -8,6 +8,7 @@ use std::path::Path;
 
 use glam::{DVec3, Vec3};
 
+use crate::camera::Camera;
 use crate::error::LoadError;
 use crate::material::{GpuMaterial, Material, MaterialKind};
 use crate::obj;
@@ -112,6 +113,8 @@ pub struct LoadReport {
     pub dropped_non_finite: usize,
     /// Triangles dropped because they have no area (collinear corners to f32 precision).
     pub dropped_degenerate: usize,
+    /// glTF mesh primitives skipped because they are points or lines, not triangles.
+    pub skipped_primitives: usize,
     /// Materials in the scene (including the default material when it was added).
     pub materials: usize,
     /// Things worth telling the user (missing material library, unknown material names, ...).
@@ -132,6 +135,9 @@ impl fmt::Display for LoadReport {
             "{} triangles, {} materials; dropped {} out of range, {} non-finite, {} degenerate",
             self.triangles, self.materials, self.dropped_out_of_range, self.dropped_non_finite, self.dropped_degenerate
         )?;
+        if self.skipped_primitives > 0 {
+            write!(f, "; skipped {} point or line primitives", self.skipped_primitives)?;
+        }
         for w in &self.warnings {
             write!(f, "\nwarning: {w}")?;
         }
@@ -169,13 +175,17 @@ pub struct Scene {
     pub lights: Vec<Light>,
     /// Axis-aligned bounds of the positions: `(min, max)`.
     pub bounds: (Vec3, Vec3),
+    /// The cameras the file defines, in file order (glTF camera nodes; none for OBJ). See
+    /// [`Scene::default_camera`].
+    pub cameras: Vec<Camera>,
 }
 
-/// Triangles before validation: global indices into raw position/normal arrays.
-struct RawTri {
-    v: [usize; 3],
-    n: Option<[usize; 3]>,
-    material: u32,
+/// Triangles before validation: global indices into raw position/normal arrays (an index
+/// past the end marks a corner out of range: the triangle is dropped and counted).
+pub(crate) struct RawTri {
+    pub(crate) v: [usize; 3],
+    pub(crate) n: Option<[usize; 3]>,
+    pub(crate) material: u32,
 }
 
 /// Whether a triangle is degenerate: the sine of its angle at `p0` is at most f32's epsilon
@@ -193,6 +203,49 @@ fn area(p: [Vec3; 3]) -> f32 {
 }
 
 impl Scene {
+    /// Loads a scene file by its extension (case-insensitive): `.obj` with
+    /// [`Scene::load_obj`], `.gltf` and `.glb` with [`Scene::load_gltf`]. Any other extension
+    /// is an error naming it and the three accepted.
+    ///
+    /// ```
+    /// use lumbre_raytrace::Scene;
+    /// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/");
+    /// let (obj, _) = Scene::load(format!("{dir}CornellBox-Diffuse.obj").as_ref()).unwrap();
+    /// let (gltf, _) = Scene::load(format!("{dir}CornellBox-Diffuse.gltf").as_ref()).unwrap();
+    /// assert_eq!(obj.triangle_positions(), gltf.triangle_positions());
+    /// let err = Scene::load("scene.fbx".as_ref()).unwrap_err();
+    /// assert_eq!(err.to_string(), "scene.fbx: unsupported scene format \".fbx\": expected .obj, .gltf or .glb");
+    /// ```
+    pub fn load(path: &Path) -> Result<(Scene, LoadReport), LoadError> {
+        let ext = path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
+        match ext.as_deref() {
+            Some("obj") => Scene::load_obj(path),
+            Some("gltf" | "glb") => Scene::load_gltf(path),
+            Some(other) => Err(LoadError::new(
+                path,
+                format!("unsupported scene format \".{other}\": expected .obj, .gltf or .glb"),
+            )),
+            None => Err(LoadError::new(path, "no file extension: expected .obj, .gltf or .glb")),
+        }
+    }
+
+    /// The camera to render from when the user gives none: the file's first camera
+    /// ([`Scene::cameras`]) if it has one, else [`Camera::frame`] of the bounds for an image
+    /// of this aspect (width / height).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::{Camera, Scene};
+    /// let mut scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+    /// assert_eq!(scene.default_camera(1.5), Camera::frame(scene.bounds, 1.5));
+    /// let cam = Camera::parse("0,0,5, 0,0,0, 0,1,0, 30").unwrap();
+    /// scene.cameras.push(cam);
+    /// assert_eq!(scene.default_camera(1.5), cam);
+    /// ```
+    pub fn default_camera(&self, aspect: f32) -> Camera {
+        self.cameras.first().copied().unwrap_or_else(|| Camera::frame(self.bounds, aspect))
+    }
+
     /// Loads an OBJ file and the MTL libraries it names (relative to the OBJ's folder).
     ///
     /// Polygons are triangulated as fans. Malformed lines (numbers, indices, statements) are
@@ -350,7 +403,20 @@ impl Scene {
         }
         let mut report = LoadReport { dropped_out_of_range: scan.dropped_out_of_range, warnings, ..Default::default() };
         let scene = Scene::assemble(&raw_positions, &raw_normals, &raw_tris, materials, &mut report);
-        if scene.triangles.is_empty() {
+        scene.check_loaded(path, &report, scan.first_out_of_range.as_deref())?;
+        Ok((scene, report))
+    }
+
+    /// The loaders' last check: an error naming `path` when the scene has no valid triangle
+    /// (with the drop counts and the first out-of-range index, if any) or a size outside
+    /// [`SCENE_SIZE_RANGE`].
+    pub(crate) fn check_loaded(
+        &self,
+        path: &Path,
+        report: &LoadReport,
+        first_out_of_range: Option<&str>,
+    ) -> Result<(), LoadError> {
+        if self.triangles.is_empty() {
             return Err(LoadError::new(
                 path,
                 format!(
@@ -358,12 +424,11 @@ impl Scene {
                     report.dropped_out_of_range,
                     report.dropped_non_finite,
                     report.dropped_degenerate,
-                    scan.first_out_of_range.as_deref().map(|f| format!("; {f}")).unwrap_or_default()
+                    first_out_of_range.map(|f| format!("; {f}")).unwrap_or_default()
                 ),
             ));
         }
-        scene.check_size().map_err(|e| LoadError::new(path, e))?;
-        Ok((scene, report))
+        self.check_size().map_err(|e| LoadError::new(path, e))
     }
 
     /// A scene of the given triangles with the default material and no lights. Non-finite and
@@ -392,7 +457,7 @@ impl Scene {
 
     /// Validates raw triangles, compacts the arrays to what valid triangles use, computes the
     /// bounds and the area lights, and fills in the report's counts.
-    fn assemble(
+    pub(crate) fn assemble(
         raw_positions: &[Vec3],
         raw_normals: &[Vec3],
         raw_tris: &[RawTri],
