@@ -47,6 +47,7 @@
 //! ```
 
 mod camera;
+mod compose;
 mod emitters;
 mod error;
 mod gltf;
@@ -55,6 +56,7 @@ mod image;
 mod material;
 pub mod metrics;
 mod obj;
+mod obj_write;
 mod path;
 mod points;
 pub mod sampling;
@@ -67,6 +69,7 @@ pub use camera::{
     Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera, ONE_MINUS_EPSILON, hash_f32, hash_u32,
     stratified,
 };
+pub use compose::{BOX_FACES, SceneBuilder, stand_on};
 pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
 pub use gpu::{
