@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use bytemuck::Pod;
 
+use crate::transfers::Direction;
 use crate::{Error, Gpu, Result};
 
 /// A storage buffer of `len` values of `T` on the GPU.
@@ -239,6 +240,7 @@ impl Gpu {
         self.scoped(|| {
             if bytes.len().is_multiple_of(4) && at.is_multiple_of(4) {
                 self.queue().write_buffer(&buf.raw, at, bytes);
+                self.count_transfer(Direction::Up, bytes.len() as u64);
             } else {
                 // Pad to 4-byte alignment by re-writing the neighbouring bytes we already have.
                 let start = at / 4 * 4;
@@ -247,6 +249,7 @@ impl Gpu {
                 let off = (at - start) as usize;
                 padded[off..off + bytes.len()].copy_from_slice(bytes);
                 self.queue().write_buffer(&buf.raw, start, &padded);
+                self.count_transfer(Direction::Up, padded.len() as u64);
             }
             Ok(())
         })
@@ -265,6 +268,7 @@ impl Gpu {
             let mut padded = bytes.to_vec();
             padded.resize(buf.size() as usize, 0);
             self.queue().write_buffer(&buf, 0, &padded);
+            self.count_transfer(Direction::Up, padded.len() as u64);
             Ok(buf)
         })
     }
@@ -296,6 +300,11 @@ impl Gpu {
 
     /// Reads bytes `range` (4-byte aligned) of any buffer with `COPY_SRC` usage.
     pub fn download_bytes(&self, raw: &wgpu::Buffer, range: Range<u64>) -> Result<Vec<u8>> {
+        self.read_back(raw, range, Direction::Down)
+    }
+
+    /// Reads bytes `range` back, counting them as `dir` (data or timestamps).
+    pub(crate) fn read_back(&self, raw: &wgpu::Buffer, range: Range<u64>, dir: Direction) -> Result<Vec<u8>> {
         let size = range.end - range.start;
         let staging = self.scoped(|| {
             let staging = self.device().create_buffer(&wgpu::BufferDescriptor {
@@ -329,6 +338,7 @@ impl Gpu {
         mapped.map_err(|e| Error::Validation(format!("buffer map failed: {e}")))?;
         let data = staging.get_mapped_range(..).map_err(|e| Error::Validation(format!("mapped range: {e}")))?.to_vec();
         staging.unmap();
+        self.count_transfer(dir, data.len() as u64);
         Ok(data)
     }
 }

@@ -1,10 +1,13 @@
 //! The headless GPU context: adapter choice, device creation, error capture.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::pipeline_cache::{DiskCache, PipelineCacheState};
+use crate::transfers::Counters;
 use crate::{Error, Kernel, Result};
 
 /// Optional features Lumbre uses when the adapter has them. Every code path that uses one
@@ -15,7 +18,8 @@ pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SUBGROUP_BARRIER)
     .union(wgpu::Features::SHADER_INT64)
     .union(wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX)
-    .union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
+    .union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS)
+    .union(wgpu::Features::PIPELINE_CACHE);
 
 /// How to build a [`Gpu`]. [`GpuOptions::from_env`] is what [`Gpu::new`] uses.
 ///
@@ -35,6 +39,12 @@ pub struct GpuOptions {
     pub disable_features: wgpu::Features,
     /// How long to wait for GPU work before giving up with [`Error::Timeout`].
     pub timeout: Duration,
+    /// The folder of the on-disk pipeline cache: the driver's compiled pipelines are kept
+    /// there between runs (one file per adapter and driver), which shortens a cold start.
+    /// `None`: no cache. Only Vulkan keeps one; elsewhere this is ignored (see
+    /// [`Gpu::pipeline_cache_state`]). Reading or writing the file never fails a run: a
+    /// problem is a warning on stderr and the run goes on without the cache.
+    pub pipeline_cache: Option<PathBuf>,
 }
 
 impl Default for GpuOptions {
@@ -44,21 +54,59 @@ impl Default for GpuOptions {
             max_binding_size: None,
             disable_features: wgpu::Features::empty(),
             timeout: Duration::from_secs(600),
+            pipeline_cache: None,
         }
     }
 }
 
+/// The environment variable that places the pipeline cache: a folder, or `off`.
+///
+/// ```
+/// assert_eq!(lumbre_gpu::PIPELINE_CACHE_ENV, "LUMBRE_PIPELINE_CACHE");
+/// ```
+pub const PIPELINE_CACHE_ENV: &str = "LUMBRE_PIPELINE_CACHE";
+
 impl GpuOptions {
-    /// Defaults, with `adapter` from the `LUMBRE_ADAPTER` environment variable.
+    /// What an application gets ([`Gpu::new`] and the `lumbre` tool use it): the defaults,
+    /// with `adapter` from `LUMBRE_ADAPTER`, and the pipeline cache in the folder
+    /// `LUMBRE_PIPELINE_CACHE` names, none if it is `off`, and the user's cache folder
+    /// ([`user_cache_dir`]) if it is unset.
     ///
     /// ```
     /// let opts = lumbre_gpu::GpuOptions::from_env();
     /// assert!(opts.max_binding_size.is_none());
+    /// if std::env::var("LUMBRE_PIPELINE_CACHE").is_ok_and(|v| v == "off") {
+    ///     assert!(opts.pipeline_cache.is_none());
+    /// }
     /// ```
     pub fn from_env() -> Self {
         let adapter = std::env::var("LUMBRE_ADAPTER").ok().filter(|s| !s.is_empty());
-        Self { adapter, ..Self::default() }
+        let pipeline_cache = cache_setting(std::env::var_os(PIPELINE_CACHE_ENV), user_cache_dir());
+        Self { adapter, pipeline_cache, ..Self::default() }
     }
+}
+
+/// The pipeline cache folder for a value of `LUMBRE_PIPELINE_CACHE`: `off` none, a folder
+/// itself, unset or empty `default`.
+fn cache_setting(value: Option<std::ffi::OsString>, default: Option<PathBuf>) -> Option<PathBuf> {
+    match value.filter(|v| !v.is_empty()) {
+        Some(v) if v.eq_ignore_ascii_case("off") => None,
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => default,
+    }
+}
+
+/// The user's cache folder for Lumbre: `$XDG_CACHE_HOME/lumbre`, else `$HOME/.cache/lumbre`
+/// (`None` when neither variable holds an absolute path).
+///
+/// ```
+/// if let Some(dir) = lumbre_gpu::user_cache_dir() {
+///     assert!(dir.is_absolute() && dir.ends_with("lumbre"));
+/// }
+/// ```
+pub fn user_cache_dir() -> Option<PathBuf> {
+    let absolute = |var: &str| std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute());
+    absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|h| h.join(".cache"))).map(|d| d.join("lumbre"))
 }
 
 /// One adapter as the system reports it.
@@ -126,8 +174,20 @@ pub(crate) struct Inner {
     pub(crate) timeout: Duration,
     pub(crate) kernels: Mutex<HashMap<(&'static str, &'static str), Kernel>>,
     pub(crate) compiles: AtomicUsize,
+    pub(crate) transfers: Counters,
+    pub(crate) disk_cache: Option<DiskCache>,
+    pub(crate) cache_state: PipelineCacheState,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+impl Drop for Inner {
+    /// Keeps the pipelines compiled by this context for the next run.
+    fn drop(&mut self) {
+        if let Some(c) = &self.disk_cache {
+            c.save_or_warn();
+        }
+    }
 }
 
 /// A headless GPU context: adapter, device, queue and the kernel cache.
@@ -219,6 +279,10 @@ impl Gpu {
         if let Some(max) = opts.max_binding_size {
             limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(max);
         }
+        let (disk_cache, cache_state) = match &opts.pipeline_cache {
+            Some(dir) => DiskCache::open(&device, &info, dir),
+            None => (None, PipelineCacheState::Off),
+        };
         Ok(Gpu(Arc::new(Inner {
             adapter,
             device,
@@ -228,6 +292,9 @@ impl Gpu {
             timeout: opts.timeout,
             kernels: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
+            transfers: Counters::default(),
+            disk_cache,
+            cache_state,
             lost,
             uncaptured,
         })))
@@ -334,5 +401,21 @@ impl Gpu {
                 Err(Error::DeviceLost(e.to_string()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_variable_names_a_folder_or_turns_the_cache_off() {
+        let home = Some(PathBuf::from("/home/u/.cache/lumbre"));
+        assert_eq!(cache_setting(None, home.clone()), home);
+        assert_eq!(cache_setting(Some("".into()), home.clone()), home);
+        assert_eq!(cache_setting(Some("off".into()), home.clone()), None);
+        assert_eq!(cache_setting(Some("OFF".into()), home.clone()), None);
+        assert_eq!(cache_setting(Some("/tmp/pc".into()), home), Some(PathBuf::from("/tmp/pc")));
+        assert_eq!(cache_setting(None, None), None);
     }
 }

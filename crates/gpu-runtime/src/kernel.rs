@@ -69,12 +69,15 @@ impl Gpu {
                 module: &module,
                 entry_point: Some(entry),
                 compilation_options: Default::default(),
-                cache: None,
+                cache: self.0.disk_cache.as_ref().map(|c| &c.cache),
             });
             let layout = pipeline.get_bind_group_layout(0);
             Ok(Kernel { pipeline, layout, name, bindings })
         })?;
         self.0.compiles.fetch_add(1, Ordering::Relaxed);
+        if let Some(c) = &self.0.disk_cache {
+            c.touch();
+        }
         if let Ok(mut m) = self.0.kernels.lock() {
             m.insert(key, kernel.clone());
         }

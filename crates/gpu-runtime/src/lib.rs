@@ -20,24 +20,30 @@ mod context;
 mod copy;
 mod error;
 mod kernel;
+mod pipeline_cache;
 mod recorder;
 mod report;
 pub mod testing;
 mod timing;
+mod transfers;
 
 pub use buffer::{Buffer, Fit, pieces};
 pub use compute::{Backend, Compute, Placed};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
-pub use context::{AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, adapters};
+pub use context::{
+    AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, PIPELINE_CACHE_ENV, adapters, user_cache_dir,
+};
 pub use copy::{
     COPY_WORKGROUP, CopyKernel, copy_cpu, copy_time, copy_time_between, copy_time_u32, copy_variant_times, iota_cpu,
     record_iota,
 };
 pub use error::{Error, Result};
 pub use kernel::{Kernel, grid};
+pub use pipeline_cache::PipelineCacheState;
 pub use recorder::Recorder;
 pub use report::{Progress, Report};
 pub use timing::{BUSY_SPAN, KeepBusy, TimingSource, Timings, WARM_UP, busy_median_time, median_time};
+pub use transfers::{Traffic, Transfers};
 
 pub use lumbre_shaders as shaders;
 pub use wgpu;

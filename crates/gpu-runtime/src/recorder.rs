@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
 
+use crate::transfers::Direction;
 use crate::{Buffer, Error, Gpu, Kernel, Result, Timings, timing::TimingSource};
 
 const QUERIES_PER_SET: u32 = 512;
@@ -208,7 +209,7 @@ impl Recorder {
         let Some(resolve) = resolve else {
             return Ok(Timings { passes: Vec::new(), span: Duration::ZERO, wall, source: TimingSource::WallClock });
         };
-        let raw = gpu.download_bytes(&resolve, 0..resolve.size())?;
+        let raw = gpu.read_back(&resolve, 0..resolve.size(), Direction::Timestamps)?;
         let ticks: &[u64] = bytemuck::cast_slice(&raw);
         let period = gpu.queue().get_timestamp_period() as f64;
         let nanos = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
