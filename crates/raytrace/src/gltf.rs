@@ -234,13 +234,16 @@ fn parse_json(path: &Path, bytes: &[u8], in_glb: bool) -> Result<json::Root, Loa
     match ::gltf::Document::from_json(root) {
         Ok(doc) => Ok(doc.into_json()),
         Err(::gltf::Error::Validation(errors)) => {
-            // POSITION accessors must carry min and max, which this loader computes itself:
-            // files that omit them are accepted.
+            // Not errors here: POSITION bounds, missing or malformed (this loader computes the
+            // bounds itself), and accessors without a buffer view (the specification fills
+            // them with zeros, and so does this loader).
             let errors: Vec<String> = errors
                 .iter()
                 .filter(|(p, e)| {
                     let p = p.to_string();
-                    !(*e == json::validation::Error::Missing && (p.ends_with(".min") || p.ends_with(".max")))
+                    let bounds = p.ends_with("[\"POSITION\"].min") || p.ends_with("[\"POSITION\"].max");
+                    let zeros = p.starts_with("accessors[") && p.ends_with("].bufferView");
+                    !(bounds || zeros && *e == json::validation::Error::Missing)
                 })
                 .map(|(p, e)| format!("{p}: {e}"))
                 .collect();
@@ -1010,8 +1013,13 @@ impl<'a> Loader<'a> {
 
     /// Walks the node trees and builds the scene.
     fn load(mut self) -> Result<(Scene, LoadReport), LoadError> {
-        self.read_materials()?;
         let root = self.root;
+        for ext in &root.extensions_used {
+            if !json::extensions::ENABLED_EXTENSIONS.contains(&ext.as_str()) {
+                self.warnings.push(format!("extension {ext} ignored"));
+            }
+        }
+        self.read_materials()?;
         let mut seen = vec![false; root.nodes.len()];
         let mut stack: Vec<(usize, Mat4)> = self.root_nodes()?.into_iter().rev().map(|n| (n, Mat4::IDENTITY)).collect();
         let mut skinned = false;

@@ -235,6 +235,39 @@ fn indexed_strip_fan_and_glb() {
 }
 
 #[test]
+fn sparse_and_zero_filled_accessors() {
+    let mut b = one_triangle();
+    let one = b.view(&[2]);
+    let y2 = b.view(&[0.0f32, 2.0, 0.0].map(f32::to_le_bytes).concat());
+    let ix = b.view(&[1u16, 2].map(u16::to_le_bytes).concat());
+    let xy = b.view(&[1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0].map(f32::to_le_bytes).concat());
+    // Accessor 1: accessor 0 with vertex 2 replaced by (0, 2, 0). Accessor 2: zeros with
+    // vertices 1 and 2 given sparsely, and no bounds. Accessor 3: zeros (normals).
+    b.accessor(format!(
+        r#"{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,2,0],
+            "sparse":{{"count":1,"indices":{{"bufferView":{one},"componentType":5121}},"values":{{"bufferView":{y2}}}}}}}"#
+    ));
+    b.accessor(format!(
+        r#"{{"componentType":5126,"count":3,"type":"VEC3",
+            "sparse":{{"count":2,"indices":{{"bufferView":{ix},"componentType":5123}},"values":{{"bufferView":{xy}}}}}}}"#
+    ));
+    b.accessor(r#"{"componentType":5126,"count":3,"type":"VEC3"}"#.to_owned());
+    let members = r#""scene":0,"scenes":[{"nodes":[0,1]}],"nodes":[{"mesh":0},{"mesh":1,"translation":[0,0,1]}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":1}}]},{"primitives":[{"attributes":{"POSITION":2,"NORMAL":3}}]}]"#;
+    let (scene, report) = load("sparse.gltf", b.embedded(members)).unwrap();
+    assert_eq!(
+        scene.triangle_positions(),
+        vec![[Vec3::ZERO, Vec3::X, Vec3::Y * 2.0], [Vec3::Z, Vec3::new(1.0, 0.0, 1.0), Vec3::new(0.0, 1.0, 1.0)]]
+    );
+    // Zero normals are not kept: the geometric normal shades those triangles.
+    assert!(!scene.triangles[1].has_normals());
+    assert!(report.warnings.iter().any(|w| w.contains("zero or non-finite normals")), "{report}");
+    // A sparse index past the accessor's elements is an error naming it.
+    let bad = b.embedded(members).replace(r#""count":1,"indices""#, r#""count":2,"indices""#);
+    fails("sparse.gltf", bad, "accessor 1 (POSITION of mesh 0 primitive 0 of node 0), sparse indices: 2 elements");
+}
+
+#[test]
 fn base_colour_emission_and_lights() {
     let mut b = Builder::default();
     let wall = b.vec3(&[Vec3::ZERO, Vec3::X, Vec3::Y]);
@@ -312,6 +345,11 @@ fn base_colour_texture_is_baked_per_triangle() {
     );
     let (scene, report) = load("tex.gltf", b.embedded(&members)).unwrap();
     assert_eq!(report.triangles, 6);
+    assert!(report.warnings.is_empty(), "{report}");
+    // An extension the file uses (not requires) and this loader lacks is named in a warning.
+    let used = format!(r#""extensionsUsed":["KHR_texture_transform"],{members}"#);
+    let (_, report) = load("used.gltf", b.embedded(&used)).unwrap();
+    assert_eq!(report.warnings, vec!["extension KHR_texture_transform ignored".to_owned()]);
     let srgb = |c: f32| lumbre_raytrace::srgb_to_linear(c / 255.0);
     let left = Vec3::new(1.0, srgb(128.0), 0.0);
     let right = Vec3::new(0.0, srgb(64.0), 1.0);
