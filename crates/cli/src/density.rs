@@ -9,9 +9,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_density::{
-    Bounces, Density, PhotonOptions, PhotonTracer, Problem, Progressive, camera_disks, nearest_radii,
-};
+use lumbre_density::{Bounces, CameraDensity, PhotonOptions};
 use lumbre_gpu::{Backend, Compute, Progress, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
@@ -57,7 +55,8 @@ pub struct Estimated {
     pub image: Image,
     /// Every stage's time and statistics: photons, segments, disks, pairs, index, gather.
     pub report: Report,
-    /// One line: photons traced, segments, disks, pairs found, and the stage times.
+    /// One line: photons traced, segments, disks, pairs found, the stage times, GPU (or CPU)
+    /// time beside wall time, and on the GPU the transfers between host and device.
     pub summary: String,
 }
 
@@ -70,9 +69,23 @@ fn time_of(report: &Report, wall: Duration) -> Duration {
     report.gpu.unwrap_or(wall)
 }
 
+/// The library's algorithm for these options.
+fn camera_density(camera: Camera, width: u32, height: u32, o: &DensityOptions) -> CameraDensity {
+    // Photons: the indirect flights, unless the irradiance of all of them is wanted.
+    let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
+    CameraDensity {
+        k: o.k,
+        photons: PhotonOptions { photons: o.photons, seed: o.seed, bounces, ..Default::default() },
+        passes: o.passes,
+        alpha: o.alpha,
+        ..CameraDensity::new(camera, width, height, o.radius)
+    }
+}
+
 /// Renders `prepared` from `camera` at `width` x `height` by density estimation on
-/// `backend` (photons, density, direct light there; the disks at the camera's first hits
-/// on the CPU).
+/// `backend`: photons, disks at the camera's first hits and the estimate
+/// ([`CameraDensity`]: on the GPU they stay there from the photons to the sums), then the
+/// direct light by the path tracer.
 pub fn estimate(
     prepared: &Prepared,
     camera: Camera,
@@ -94,66 +107,18 @@ pub fn estimate(
     if !(o.alpha > 0.0 && o.alpha <= 1.0) {
         return Err(format!("--alpha must be in (0, 1], got {}", o.alpha));
     }
-    let mut report = Report::default();
-    // Photons: the indirect flights, unless the irradiance of all of them is wanted.
-    let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
-    let (mut trace_time, mut disk_time, mut upload, mut density_time) = Default::default();
-    let (mut build, mut gather) = (Duration::ZERO, Duration::ZERO);
-    let (mut segments, mut pairs) = (0usize, 0u64);
-    let mut disks = None;
-    let mut progressive: Option<Progressive> = None;
-    let mut last = None;
-    for pass in 0..o.passes {
-        let seed = o.seed.wrapping_add(pass);
-        let tracer =
-            PhotonTracer { options: PhotonOptions { photons: o.photons, seed, bounces, ..Default::default() } };
-        let t = Instant::now();
-        let placed = backend.place(&tracer, prepared).map_err(err)?;
-        let (photons, r) = tracer.run_placed(&placed, progress).map_err(err)?;
-        trace_time += time_of(&r, t.elapsed());
-        report.merge(r);
-        // Disks at the first hits (radii from the first pass's photons with --k).
-        let t = Instant::now();
-        if disks.is_none() {
-            let mut d = camera_disks(prepared, &camera, width, height, o.radius).map_err(err)?;
-            if let Some(k) = o.k {
-                nearest_radii(&mut d.disks, &photons.segments, k, o.radius / 16.0, o.radius).map_err(err)?;
-            }
-            if o.passes > 1 {
-                progressive = Some(Progressive::new(&d.disks, o.alpha).map_err(err)?);
-            }
-            disks = Some(d);
-        }
-        let query = match &progressive {
-            Some(p) => p.disks(),
-            None => disks.as_ref().map(|d| d.disks.clone()).unwrap_or_default(),
-        };
-        disk_time += t.elapsed();
-        // The estimate.
-        segments += photons.segments.len();
-        let problem = Problem { segments: photons.segments, disks: query };
-        let density = Density::default();
-        let t = Instant::now();
-        let placed = backend.place(&density, &problem).map_err(err)?;
-        upload += t.elapsed();
-        let t = Instant::now();
-        let (est, r) = density.run_placed(&placed, progress).map_err(err)?;
-        density_time += time_of(&r, t.elapsed());
-        let (b, g) = split(&r);
-        (build, gather) = (build + b, gather + g);
-        report.merge(r);
-        pairs += est.pairs();
-        if let Some(p) = &mut progressive {
-            p.add_pass(&est, o.photons as u64).map_err(err)?;
-        }
-        last = Some(est);
-    }
-    let disks = disks.ok_or("no pass ran")?;
-    let irradiance = match (&progressive, last) {
-        (Some(p), _) => p.irradiance(),
-        (None, Some(est)) => est.irradiance,
-        (None, None) => return Err("no pass ran".into()),
-    };
+    let started = Instant::now();
+    let moved = backend.gpu().map(|g| g.transfers());
+    let alg = camera_density(camera, width, height, o);
+    let t = Instant::now();
+    let placed = backend.place(&alg, prepared).map_err(err)?;
+    let upload = t.elapsed();
+    let t = Instant::now();
+    let (out, mut report) = alg.run_placed(&placed, progress).map_err(err)?;
+    let density_wall = t.elapsed();
+    let density_time = time_of(&report, density_wall);
+    let (trace, disk_time, build, gather) = split(&report);
+    let stats = ["photons", "segments", "disks", "pairs found"].map(|s| report.get(s).unwrap_or(0.0));
     // Direct light by the path tracer (one bounce: emission and next-event estimation).
     let mut direct_time = Duration::ZERO;
     let direct = if o.irradiance || o.indirect_only {
@@ -168,12 +133,14 @@ pub fn estimate(
         report.merge(r);
         Some(image)
     };
+    let irradiance = out.per_pixel();
+    let disks = &out.disks;
     let mut image = Image::new(width, height);
     for (pixel, &d) in disks.pixel_disk.iter().enumerate() {
         let (x, y) = (pixel as u32 % width, pixel as u32 / width);
         let mut value = direct.as_ref().map_or(Vec3::ZERO, |img| img.get(x, y));
         if d != lumbre_density::NO_DISK {
-            let e = Vec3::from(irradiance[d as usize]);
+            let e = irradiance[pixel];
             value += if o.irradiance {
                 e
             } else {
@@ -183,40 +150,51 @@ pub fn estimate(
         }
         image.set(x, y, value);
     }
+    let wall = started.elapsed();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let passes =
         if o.passes > 1 { format!(" in {} progressive passes (alpha {})", o.passes, o.alpha) } else { String::new() };
-    let summary = format!(
+    let gpu_time = density_time + direct_time;
+    let mut summary = format!(
         "{} photons traced{passes} ({:.1} ms), {} segments, {} disks ({:.1} ms), {} pairs found; index build {:.2} ms, \
-         gather {:.2} ms (density {:.2} ms, upload {:.1} ms){}",
-        o.photons as u64 * o.passes as u64,
-        ms(trace_time),
-        segments,
-        disks.disks.len(),
+         gather {:.2} ms; density {:.2} ms (wall {:.1} ms, upload {:.1} ms){}; {} {:.1} ms, wall {:.1} ms",
+        stats[0],
+        ms(trace),
+        stats[1],
+        stats[2],
         ms(disk_time),
-        pairs,
+        stats[3],
         ms(build),
         ms(gather),
         ms(density_time),
+        ms(density_wall),
         ms(upload),
         if direct.is_some() { format!(", direct light {:.1} ms", ms(direct_time)) } else { String::new() },
+        if backend.gpu().is_some() { "GPU" } else { "CPU" },
+        ms(gpu_time),
+        ms(wall),
     );
+    if let (Some(gpu), Some(before)) = (backend.gpu(), moved) {
+        summary += &format!("; transfers {}", gpu.transfers() - before);
+    }
     Ok(Estimated { image, report, summary })
 }
 
-/// Index build and gather times of a density report: the stages named after the gather
-/// (`bvh traverse`, `octree leaves`, `brute force`), and the others but transfers.
-fn split(r: &Report) -> (Duration, Duration) {
-    let mut build = Duration::ZERO;
-    let mut gather = Duration::ZERO;
+/// Photon tracing, disk, index build and gather times of a density report: the stages
+/// named after the gather (`bvh traverse`, `octree leaves`, `brute force`), those of the
+/// tracing and of the disks, and the others (but transfers) as the build.
+fn split(r: &Report) -> (Duration, Duration, Duration, Duration) {
+    let (mut trace, mut disks, mut build, mut gather) = Default::default();
     for (s, d) in &r.stages {
         match s.as_str() {
             "bvh traverse" | "octree leaves" | "brute force" => gather += *d,
-            "download" | "upload" | "prepare" => {}
+            "trace photons" | "photons" => trace += *d,
+            "camera disks" | "nearest radii" => disks += *d,
+            "download" | "upload" | "prepare" | "progressive" | "camera density" => {}
             _ => build += *d,
         }
     }
-    (build, gather)
+    (trace, disks, build, gather)
 }
 
 pub fn run(args: &DensityArgs, backend: &Backend) -> Result<(), String> {

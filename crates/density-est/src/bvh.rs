@@ -58,8 +58,13 @@ pub(crate) struct QuantGrid {
 
 impl QuantGrid {
     pub fn new(prep: &Prepared) -> QuantGrid {
-        let size = prep.root.hi - prep.root.lo;
-        QuantGrid { lo: prep.root.lo, step: size / 65535.0, inv: Vec3::splat(65535.0) / size }
+        QuantGrid::of_root(&prep.root)
+    }
+
+    /// The grid of a root box.
+    pub fn of_root(root: &Aabb) -> QuantGrid {
+        let size = root.hi - root.lo;
+        QuantGrid { lo: root.lo, step: size / 65535.0, inv: Vec3::splat(65535.0) / size }
     }
 
     /// Three words holding `b` rounded outwards by one step more than needed (so the decoded
@@ -92,7 +97,12 @@ pub(crate) fn centre_grid(prep: &Prepared) -> (Vec3, Vec3) {
         let c = Vec3::from(d.centre);
         b = b.union(Aabb { lo: c, hi: c });
     }
-    (b.lo, Vec3::splat(1024.0) / (b.hi - b.lo).max(Vec3::splat(prep.pad)))
+    centre_grid_of(&b, prep.pad)
+}
+
+/// [`centre_grid`] of the box of the centres `b` (the zero box without disks).
+pub(crate) fn centre_grid_of(b: &Aabb, pad: f32) -> (Vec3, Vec3) {
+    (b.lo, Vec3::splat(1024.0) / (b.hi - b.lo).max(Vec3::splat(pad)))
 }
 
 /// Stage `morton`: 30-bit codes of the disk centres.

@@ -2,11 +2,13 @@
 //! and radii fixed or from the nearest photon hits.
 
 use glam::Vec3;
-use lumbre_gpu::{Error, Result};
+use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{PointKdTree, QueryOptions, Ray};
 use lumbre_raytrace::{Camera, Prepared};
 use rayon::prelude::*;
 
+use crate::gpu::disks::GpuCameraDisks;
+use crate::gpu::photons::GpuPhotonScene;
 use crate::{Disk, Segment};
 
 /// `pixel_disk` entry of a pixel whose ray leaves the scene.
@@ -93,7 +95,70 @@ pub fn camera_disks(p: &Prepared, camera: &Camera, width: u32, height: u32, radi
     Ok(out)
 }
 
-fn check_radius(r: f32) -> Result<()> {
+/// The disks at a camera's first hits through [`Compute`]: the CPU path is
+/// [`camera_disks`], the GPU path `density/disks.wgsl`, which leaves the disks on the GPU
+/// for the estimate ([`GpuProblem::resident`](crate::GpuProblem::resident)). The GPU reads
+/// the scene as photon tracing does (one upload serves both: [`GpuPhotonScene`]).
+///
+/// ```
+/// use lumbre_density::CameraDiskPass;
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_raytrace::{Camera, Prepared, Scene};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+/// let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
+/// let pass = CameraDiskPass { camera: Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap(), width: 16, height: 12, radius: 0.05 };
+/// let disks = pass.run(&Backend::Cpu, &Prepared::new(scene, &Default::default()))?;
+/// assert_eq!(disks.pixel_disk.len(), 16 * 12);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CameraDiskPass {
+    /// The camera.
+    pub camera: Camera,
+    /// Image width.
+    pub width: u32,
+    /// Image height.
+    pub height: u32,
+    /// The radius of every disk.
+    pub radius: f32,
+}
+
+impl Compute for CameraDiskPass {
+    type Input = Prepared;
+    type Output = CameraDisks;
+    type GpuInput = GpuPhotonScene;
+    type GpuOutput = GpuCameraDisks;
+
+    fn name(&self) -> &'static str {
+        "camera disks"
+    }
+
+    fn cpu(&self, p: &Prepared) -> Result<CameraDisks> {
+        camera_disks(p, &self.camera, self.width, self.height, self.radius)
+    }
+
+    /// Stage `camera disks`; stat `disks`.
+    fn cpu_reported(&self, p: &Prepared, _: &dyn Progress) -> Result<(CameraDisks, Report)> {
+        let mut report = Report::default();
+        let out = report.time(self.name(), || self.cpu(p))?;
+        report.stat("disks", out.disks.len() as f64);
+        Ok((out, report))
+    }
+
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
+        crate::gpu::photons::upload(gpu, p)
+    }
+
+    fn record(&self, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraDisks> {
+        crate::gpu::disks::record(rec, scene, &self.camera, self.width, self.height, self.radius)
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuCameraDisks) -> Result<CameraDisks> {
+        crate::gpu::disks::download(gpu, out)
+    }
+}
+
+pub(crate) fn check_radius(r: f32) -> Result<()> {
     if r.is_finite() && r > 0.0 {
         Ok(())
     } else {

@@ -15,7 +15,11 @@
 //! - [`PhotonTracer`]: photons from the scene's emitters, diffuse bounces, flights as
 //!   segments, CPU and GPU with the same random numbers.
 //! - [`Progressive`]: pass after pass of new photons with each disk's radius shrinking
-//!   (Hachisuka's progressive photon mapping, alpha 0.7), so the estimate converges.
+//!   (Hachisuka's progressive photon mapping, alpha 0.7), so the estimate converges; on the
+//!   GPU, [`GpuProgressive`].
+//! - [`CameraDensity`]: all of it seen from a camera (photons, [`CameraDiskPass`], the
+//!   estimate, progressive passes). On the GPU the flights and disks are made and consumed
+//!   on the device ([`GpuProblem::resident`]): no download-then-upload between stages.
 //! - [`table1`]: the paper's Table 1 workloads ([`uniform_workload`]) timed per method.
 //!
 //! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
@@ -44,6 +48,7 @@ mod bench;
 mod boxes;
 mod brute;
 mod bvh;
+mod camera;
 mod crossing;
 mod disks;
 mod estimate;
@@ -56,10 +61,14 @@ mod progressive;
 mod wide;
 
 pub use bench::{BenchOptions, MAX_FLIP_RATE, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
+pub use camera::{CameraDensity, CameraEstimate};
 pub use crossing::crossing;
-pub use disks::{CameraDisks, NO_DISK, camera_disks, disks_at, nearest_radii};
+pub use disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, disks_at, nearest_radii};
 pub use estimate::Estimate;
+pub use gpu::camera::GpuCameraEstimate;
+pub use gpu::disks::{GpuCameraDisks, GpuDisks};
 pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
+pub use gpu::progressive::GpuProgressive;
 pub use gpu::{GpuEstimate, GpuProblem};
 pub use octree::{Filter, MAX_LEVEL_ENTRIES, MAX_OCTREE_DEPTH, OctreeOptions};
 pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, Photons, photon_random};
@@ -248,8 +257,8 @@ impl Compute for PhotonTracer {
             }
         }
         report.stat("photons", self.options.photons as f64);
-        let segments: u64 = output.parts.iter().flat_map(|p| p.per_photon.iter()).map(|&c| c as u64).sum();
-        report.stat("segments traced", segments as f64);
+        report.stat("segments traced", output.traced as f64);
+        report.stat("segments", output.segments as f64);
         Ok(report)
     }
 }

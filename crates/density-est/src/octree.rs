@@ -134,8 +134,13 @@ pub(crate) struct Grid {
 
 impl Grid {
     pub fn new(prep: &Prepared, depth: u32) -> Grid {
-        let size = prep.root.hi - prep.root.lo;
-        Grid { lo: prep.root.lo, size, depth, inv_finest: Vec3::splat((1u32 << depth) as f32) / size, pad: prep.pad }
+        Grid::of_root(&prep.root, prep.pad, depth)
+    }
+
+    /// The grid of a root box and padding.
+    pub fn of_root(root: &Aabb, pad: f32, depth: u32) -> Grid {
+        let size = root.hi - root.lo;
+        Grid { lo: root.lo, size, depth, inv_finest: Vec3::splat((1u32 << depth) as f32) / size, pad }
     }
 
     /// The padded box of `cell` at `level`.

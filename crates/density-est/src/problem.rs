@@ -263,14 +263,6 @@ impl Problem {
         for b in &unpadded {
             bounds = bounds.union(*b);
         }
-        let largest = if bounds.lo.is_finite() { bounds.lo.abs().max(bounds.hi.abs()).max_element() } else { 0.0 };
-        let pad = (BOX_PAD * largest).max(MIN_PAD);
-        let root = if bounds.lo.is_finite() {
-            bounds.padded(pad)
-        } else {
-            Aabb { lo: Vec3::ZERO, hi: Vec3::ZERO }.padded(pad)
-        };
-        let disk_boxes = unpadded.iter().map(|b| b.padded(pad)).collect();
         let mut total = [0f64; 3];
         let mut max = 0f32;
         for s in &self.segments {
@@ -279,7 +271,31 @@ impl Problem {
                 max = max.max(p);
             }
         }
-        let scale_exp = scale_exponent(max as f64, total.into_iter().fold(0.0, f64::max));
-        Ok(Prepared { disks, disk_boxes, root, pad, scale_exp })
+        let f = frame(bounds, max, total.into_iter().fold(0.0, f64::max));
+        let disk_boxes = unpadded.iter().map(|b| b.padded(f.pad)).collect();
+        Ok(Prepared { disks, disk_boxes, root: f.root, pad: f.pad, scale_exp: f.scale_exp })
     }
+}
+
+/// The root box, box padding and fixed-point exponent of an input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Frame {
+    /// Around every segment and disk box, padded.
+    pub root: Aabb,
+    /// Padding of every box ([`BOX_PAD`] times the largest coordinate).
+    pub pad: f32,
+    /// Power sums are integers in units of 2^-scale_exp.
+    pub scale_exp: i32,
+}
+
+/// The frame of an input whose segments and unpadded disk boxes lie in `bounds` (empty:
+/// nothing), whose largest segment power (over channels) is `max_power` and whose total
+/// power (largest channel) is `total_power`: what [`Problem::prepare`] derives, and what the
+/// GPU derives for inputs it made from the same few numbers, reduced on the device.
+pub(crate) fn frame(bounds: Aabb, max_power: f32, total_power: f64) -> Frame {
+    let largest = if bounds.lo.is_finite() { bounds.lo.abs().max(bounds.hi.abs()).max_element() } else { 0.0 };
+    let pad = (BOX_PAD * largest).max(MIN_PAD);
+    let root =
+        if bounds.lo.is_finite() { bounds.padded(pad) } else { Aabb { lo: Vec3::ZERO, hi: Vec3::ZERO }.padded(pad) };
+    Frame { root, pad, scale_exp: scale_exponent(max_power as f64, total_power) }
 }

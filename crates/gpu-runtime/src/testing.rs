@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::{Gpu, GpuOptions};
+use crate::{Gpu, GpuOptions, Transfers};
 
 /// Whether `LUMBRE_REQUIRE_GPU=1` is set.
 pub fn gpu_required() -> bool {
@@ -58,4 +58,46 @@ pub fn test_gpu(features: wgpu::Features) -> Option<Gpu> {
         Ok(gpu) => gpu,
         Err(why) => panic!("{why}"),
     }
+}
+
+/// The largest upload that counts as a kernel's parameters (a uniform) rather than data.
+///
+/// ```
+/// assert_eq!(lumbre_gpu::testing::PARAMS_BYTES, 256);
+/// ```
+pub const PARAMS_BYTES: u64 = 256;
+
+/// Checks the transfers `moved` between a pipeline's first upload of its inputs and its
+/// final download for a round trip: data read back and sent up again. Passes when at most
+/// `reads` read-backs of data of at most `read_bytes` bytes in all happened (the few
+/// scalars a pipeline may read to size its next stage) and every upload was no larger on
+/// average than kernel parameters ([`PARAMS_BYTES`]). Timestamp read-backs are timing, not
+/// data, and do not count. The error says what moved.
+///
+/// ```
+/// use lumbre_gpu::{Traffic, Transfers, testing::between_stages};
+/// let params_only = Transfers { uploads: Traffic { calls: 12, bytes: 12 * 48 }, ..Default::default() };
+/// assert!(between_stages(&params_only, 0, 0).is_ok());
+/// let sizes = Transfers { downloads: Traffic { calls: 2, bytes: 16 }, ..params_only };
+/// assert!(between_stages(&sizes, 2, 16).is_ok());
+/// // A buffer read back and sent up again.
+/// let round_trip = Transfers {
+///     uploads: Traffic { calls: 13, bytes: 12 * 48 + 40_000 },
+///     downloads: Traffic { calls: 1, bytes: 40_000 },
+///     ..Default::default()
+/// };
+/// assert!(between_stages(&round_trip, 2, 16).is_err());
+/// ```
+pub fn between_stages(moved: &Transfers, reads: u64, read_bytes: u64) -> Result<(), String> {
+    let mut wrong = Vec::new();
+    if moved.downloads.calls > reads || moved.downloads.bytes > read_bytes {
+        wrong.push(format!(
+            "{} read back between stages, more than {reads} reads of {read_bytes} bytes in all",
+            moved.downloads
+        ));
+    }
+    if moved.uploads.bytes > moved.uploads.calls * PARAMS_BYTES {
+        wrong.push(format!("{} sent up between stages: more than kernel parameters", moved.uploads));
+    }
+    if wrong.is_empty() { Ok(()) } else { Err(format!("{}; all transfers: {moved}", wrong.join("; "))) }
 }

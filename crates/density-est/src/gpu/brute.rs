@@ -41,5 +41,5 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem) -> Result<GpuEstima
     }
     let mut report = Report::default();
     report.stat("pairs tested", input.segments as f64 * disks as f64);
-    Ok(GpuEstimate { acc, prep: input.prep.clone(), report, counters: None, counts_visits: false })
+    Ok(GpuEstimate::new(input, acc, report, None))
 }

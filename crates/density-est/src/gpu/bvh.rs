@@ -9,7 +9,7 @@ use lumbre_gpu::{Buffer, Fit, Recorder, Report, Result, pieces, record_iota, wgp
 use lumbre_shaders::density::BVH;
 
 use super::{ACC_WORDS, GpuEstimate, GpuProblem, accumulators, scale};
-use crate::bvh::{QuantGrid, centre_grid};
+use crate::bvh::QuantGrid;
 use crate::problem::DiskData;
 
 #[repr(C)]
@@ -101,16 +101,16 @@ fn dispatch(
 }
 
 fn base_params(input: &GpuProblem) -> Params {
-    let prep = &input.prep;
-    let (lo, inv) = centre_grid(prep);
-    let grid = QuantGrid::new(prep);
-    let size = prep.root.hi - prep.root.lo;
+    let frame = &input.layout.frame;
+    let (lo, inv) = input.layout.centre_grid;
+    let grid = QuantGrid::of_root(&frame.root);
+    let size = frame.root.hi - frame.root.lo;
     Params {
         lo: lo.into(),
         disks: input.disks() as u32,
         inv: inv.into(),
         root_lo: grid.lo.into(),
-        tau: 0.5 * prep.pad,
+        tau: 0.5 * frame.pad,
         step: grid.step.into(),
         scale: scale(input),
         qinv: grid.inv.into(),
@@ -218,5 +218,5 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem) -> Result<GpuEstima
     record_traverse(rec, input, &bvh, &acc, &counters)?;
     let mut report = Report::default();
     report.stat("bvh nodes", input.disks().saturating_sub(1).max(1) as f64);
-    Ok(GpuEstimate { acc, prep: input.prep.clone(), report, counters: Some(counters), counts_visits: true })
+    Ok(GpuEstimate { counts_visits: true, ..GpuEstimate::new(input, acc, report, Some(counters)) })
 }

@@ -6,7 +6,7 @@
 //! the recording flushes the recorder once per level (work recorded before it runs first).
 
 use lumbre_compact::{Compact, Emit, GpuCompacted, GpuStream, HistoPyramid, ScanKind, Select, record_scan};
-use lumbre_gpu::{Buffer, Compute, Fit, Recorder, Report, Result, Timings, record_iota};
+use lumbre_gpu::{Buffer, Compute, Fit, Recorder, Report, Result, record_iota};
 use lumbre_shaders::density::OCTREE;
 
 use super::{GpuEstimate, GpuProblem, accumulators, scale};
@@ -43,17 +43,6 @@ struct Level {
     node_count: usize,
     segs: usize,
     disks: usize,
-}
-
-/// Submits what `rec` holds and gives it a fresh recorder; the passes' times go to `report`.
-fn flush(rec: &mut Recorder, report: &mut Report) -> Result<()> {
-    let gpu = rec.gpu().clone();
-    let done = std::mem::replace(rec, gpu.recorder());
-    let t: Timings = done.submit()?;
-    for (stage, d) in Report::from_timings("octree", &t).stages {
-        report.add_stage(&stage, d);
-    }
-    Ok(())
 }
 
 /// Every binding of the shader, in order; `None` entries get the stand-in.
@@ -150,7 +139,6 @@ fn compact(
 pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOptions) -> Result<GpuEstimate> {
     opts.check()?;
     let gpu = rec.gpu().clone();
-    let prep = &input.prep;
     gpu.check_size(
         "segments (the octree binds them whole; Method::Bvh takes them in pieces)",
         input.seg_geom.size_bytes(),
@@ -162,7 +150,8 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
     // Stands in for unused bindings: 32 bytes, one node.
     let stand_in = gpu.zeroed::<u32>(8)?;
     let b = Bindings { input, stand_in: &stand_in, acc: &acc, counters: &counters };
-    let grid = Grid::new(prep, opts.max_depth);
+    let frame = &input.layout.frame;
+    let grid = Grid::of_root(&frame.root, frame.pad, opts.max_depth);
     let base = Params {
         lo: grid.lo.into(),
         depth: opts.max_depth,
@@ -254,7 +243,7 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         rec.copy_range(scan.carry(), scan.carry().len() - 1, &sizes, 0, 1)?;
         rec.copy_range(&kept[0].count, 0, &sizes, 1, 1)?;
         rec.copy_range(&kept[1].count, 0, &sizes, 2, 1)?;
-        flush(rec, &mut report)?;
+        super::flush(rec, "octree", &mut report)?;
         let got = gpu.download(&sizes)?;
         let (s, next_segs, next_disks) = (got[0] as usize, got[1] as usize, got[2] as usize);
         if s == 0 {
@@ -309,5 +298,5 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         level = next;
     }
     report.stat("octree depth reached", leaf_levels as f64);
-    Ok(GpuEstimate { acc, prep: input.prep.clone(), report, counters: Some(counters), counts_visits: false })
+    Ok(GpuEstimate::new(input, acc, report, Some(counters)))
 }

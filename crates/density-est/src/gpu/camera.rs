@@ -1,0 +1,135 @@
+//! [`CameraDensity`] on the GPU: the disks at the camera's first hits, then per pass the
+//! photon tracing, the problem derived on the device and the method's passes (and the
+//! progressive update), all on the caller's recorder but for the submissions that read
+//! back sizes; the disks, flights and sums never leave the device until the result.
+
+use lumbre_gpu::{Buffer, Gpu, Recorder, Report, Result};
+
+use super::disks::{GpuCameraDisks, GpuDisks};
+use super::photons::{GpuPhotonScene, GpuPhotons};
+use super::progressive::{GpuProgressive, record_count_pairs};
+use super::{ACC_WORDS, GpuEstimate, GpuProblem};
+use crate::fixed::Acc;
+use crate::problem::DiskData;
+use crate::{CameraDensity, CameraEstimate, Estimate, nearest_radii};
+
+/// A [`CameraDensity`] run on the GPU: its disks, the last pass's sums or the progressive
+/// state, and what the run learnt on the host (see [`CameraDensity`]).
+#[derive(Clone, Debug)]
+pub struct GpuCameraEstimate {
+    pub(crate) disks: GpuCameraDisks,
+    /// The last pass's estimate (the result of a single pass).
+    pub(crate) last: GpuEstimate,
+    pub(crate) progressive: Option<GpuProgressive>,
+    /// (low, high) words of the crossings of every pass (single pass; the progressive state
+    /// counts its own).
+    pub(crate) pairs: Buffer<u32>,
+    /// Each pass's counters of node visits and pairs tested, if its method counts them.
+    pub(crate) counters: Vec<(Buffer<u32>, bool)>,
+    pub(crate) report: Report,
+    pub(crate) segments: u64,
+    pub(crate) traced: u64,
+}
+
+/// Records the whole run.
+pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraEstimate> {
+    alg.check()?;
+    let gpu = rec.gpu().clone();
+    let mut report = Report::default();
+    let disks = super::disks::record(rec, scene, &alg.camera, alg.width, alg.height, alg.radius)?;
+    let mut progressive = if alg.passes > 1 { Some(GpuProgressive::new(&gpu, &disks.disks, alg.alpha)?) } else { None };
+    let pairs = gpu.zeroed::<u32>(2)?;
+    let (mut segments, mut traced) = (0u64, 0u64);
+    let mut counters = Vec::new();
+    let mut last = None;
+    for pass in 0..alg.passes {
+        let flights = super::photons::record(rec, scene, &alg.tracer(pass).options)?;
+        for t in &flights.timings {
+            report.merge(Report::from_timings("photons", t));
+        }
+        segments += flights.segments as u64;
+        traced += flights.traced;
+        if let (0, Some(k)) = (pass, alg.k) {
+            let at = progressive.as_ref().map_or(&disks.disks, |p| p.disks());
+            report.merge(host_radii(rec, &flights, at, k, alg.radius)?);
+        }
+        let at = progressive.as_ref().map_or(&disks.disks, |p| p.disks());
+        let problem = GpuProblem::resident(rec, &flights, at)?;
+        let mut est = super::record(&alg.density, rec, &problem)?;
+        report.merge(std::mem::take(&mut est.report));
+        if let Some(c) = &est.counters {
+            counters.push((c.clone(), est.counts_visits));
+        }
+        match &mut progressive {
+            Some(p) => p.add_pass(rec, &est, alg.photons.photons as u64)?,
+            None => record_count_pairs(rec, &est, &disks.disks, &pairs)?,
+        }
+        last = Some(est);
+    }
+    let last = last.ok_or_else(|| lumbre_gpu::Error::Input("at least one pass".into()))?;
+    Ok(GpuCameraEstimate { disks, last, progressive, pairs, counters, report, segments, traced })
+}
+
+/// Radii from the `k` nearest flight ends, found on the host: submits what `rec` holds,
+/// reads the flights and the disks back, and writes the radii (the run's one round trip).
+fn host_radii(rec: &mut Recorder, flights: &GpuPhotons, disks: &GpuDisks, k: usize, radius: f32) -> Result<Report> {
+    let gpu = rec.gpu().clone();
+    let mut report = Report::default();
+    super::flush(rec, "photons", &mut report)?;
+    let photons = super::photons::download(&gpu, flights)?;
+    let mut d = disks.download(&gpu)?;
+    report.time("nearest radii", || nearest_radii(&mut d, &photons.segments, k, radius / 16.0, radius))?;
+    let raw: Vec<[f32; 4]> =
+        d.iter().flat_map(|d| [d.centre.extend(d.radius).to_array(), d.normal.extend(0.0).to_array()]).collect();
+    gpu.write(&disks.raw, 0, &raw)?;
+    Ok(report)
+}
+
+/// Reads the disks and their irradiance back.
+pub(crate) fn download(gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
+    let disks = super::disks::download(gpu, &out.disks)?;
+    let n = disks.disks.len();
+    let irradiance = match &out.progressive {
+        Some(p) => {
+            let state = gpu.download_range(&p.state, 0..n)?;
+            super::progressive::irradiance(&disks.disks, &state, p.photons)
+        }
+        None => {
+            let words = gpu.download_range(&out.last.acc, 0..ACC_WORDS * n)?;
+            let accs: Vec<Acc> = words.chunks_exact(ACC_WORDS).map(Acc::from_words).collect();
+            let radii: Vec<DiskData> =
+                disks.disks.iter().map(|d| DiskData { radius: d.radius, ..Default::default() }).collect();
+            Estimate::from_accs(&accs, &radii, out.last.layout.frame.scale_exp).irradiance
+        }
+    };
+    Ok(CameraEstimate { disks, irradiance })
+}
+
+/// The run's statistics: the stages before the last submission, the totals, the counters.
+pub(crate) fn stats(alg: &CameraDensity, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<Report> {
+    let mut report = out.report.clone();
+    let pairs = match &out.progressive {
+        Some(p) => p.pairs(gpu)?,
+        None => {
+            let w = gpu.download(&out.pairs)?;
+            w[0] as u64 | (w[1] as u64) << 32
+        }
+    };
+    alg.totals(&mut report, out.segments, out.last.layout.disks, pairs);
+    report.stat("segments traced", out.traced as f64);
+    let (mut visits, mut tested, mut counts_visits) = (0u64, 0u64, false);
+    for (c, v) in &out.counters {
+        let w = gpu.download(c)?;
+        let word = |i: usize| w[i] as u64 | (w[i + 1] as u64) << 32;
+        visits += word(0);
+        tested += word(2);
+        counts_visits |= *v;
+    }
+    if counts_visits {
+        report.stat("bvh node visits", visits as f64);
+    }
+    if !out.counters.is_empty() {
+        report.stat("pairs tested", tested as f64);
+    }
+    Ok(report)
+}

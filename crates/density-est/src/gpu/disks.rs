@@ -1,0 +1,184 @@
+//! Query disks at a camera's first hits on the GPU (`density/disks.wgsl`), the twin of
+//! `camera_disks` (disks.rs): `camera_hits` casts a ray through every pixel's centre and
+//! flags the pixels that see the scene, a compaction lists them in pixel order, and
+//! `make_disks` writes one disk per listed pixel. The number of disks stays on the GPU
+//! (later stages read it there); nothing is read back.
+
+use glam::Vec3;
+use lumbre_compact::{Compact, Emit, GpuStream, Select};
+use lumbre_gpu::{Buffer, Error, Gpu, Recorder, Result};
+use lumbre_raytrace::{Camera, GpuCamera};
+use lumbre_shaders::density::DISKS;
+
+use super::photons::GpuPhotonScene;
+use crate::{CameraDisks, Disk, NO_DISK};
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    cam: GpuCamera,
+    bmin: [f32; 3],
+    count: u32,
+    bmax: [f32; 3],
+    width: u32,
+    radius: f32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::density::DISKS_PARAMS_SIZE);
+
+const WG: u64 = 64;
+
+/// Query disks on the GPU, the twin of a `Vec<`[`Disk`]`>`: two vec4s per disk (centre and
+/// radius, normal), and their number, which may exist only on the GPU. Made by
+/// [`CameraDiskPass`](crate::CameraDiskPass) (see [`GpuCameraDisks`]), read by
+/// [`GpuProblem::resident`](crate::GpuProblem::resident), shrunk in place by
+/// [`GpuProgressive`](crate::GpuProgressive).
+#[derive(Clone, Debug)]
+pub struct GpuDisks {
+    /// Two vec4s per disk slot: centre and radius, normal (w unused).
+    pub(crate) raw: Buffer<[f32; 4]>,
+    /// The number of disks: one `u32`.
+    pub(crate) count: Buffer<u32>,
+    /// Disk slots: the most disks there can be.
+    pub(crate) capacity: usize,
+}
+
+impl GpuDisks {
+    /// The most disks there can be (the number itself is on the GPU: see
+    /// [`GpuDisks::download`]).
+    ///
+    /// ```no_run
+    /// use lumbre_density::{CameraDiskPass, PhotonTracer};
+    /// use lumbre_gpu::{Compute, Gpu};
+    /// use lumbre_raytrace::{Camera, Prepared, Scene};
+    /// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
+    /// let gpu = Gpu::new()?;
+    /// let pass = CameraDiskPass { camera: Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap(), width: 8, height: 6, radius: 0.05 };
+    /// let scene = pass.upload(&gpu, &Prepared::new(scene, &Default::default()))?;
+    /// let mut rec = gpu.recorder();
+    /// let made = pass.record(&mut rec, &scene)?;
+    /// rec.submit()?;
+    /// assert_eq!(made.disks().capacity(), 48);
+    /// assert!(made.disks().download(&gpu)?.len() <= 48);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Reads the disks back (their number, then as many disks).
+    pub fn download(&self, gpu: &Gpu) -> Result<Vec<Disk>> {
+        let n = gpu.download(&self.count)?[0] as usize;
+        if n > self.capacity {
+            return Err(Error::Validation(format!("{n} disks in {} slots", self.capacity)));
+        }
+        let raw = gpu.download_range(&self.raw, 0..2 * n)?;
+        Ok(raw
+            .chunks_exact(2)
+            .map(|d| Disk {
+                centre: Vec3::new(d[0][0], d[0][1], d[0][2]),
+                normal: Vec3::new(d[1][0], d[1][1], d[1][2]),
+                radius: d[0][3],
+            })
+            .collect())
+    }
+}
+
+/// Disks at a camera's first hits on the GPU, with the pixel and material of each: the GPU
+/// output of [`CameraDiskPass`](crate::CameraDiskPass) (see [`GpuDisks`] for an example).
+#[derive(Clone, Debug)]
+pub struct GpuCameraDisks {
+    pub(crate) disks: GpuDisks,
+    /// Per disk: its pixel.
+    pub(crate) pixels: Buffer<u32>,
+    /// Per disk: its material.
+    pub(crate) material: Buffer<u32>,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+}
+
+impl GpuCameraDisks {
+    /// The disks themselves.
+    pub fn disks(&self) -> &GpuDisks {
+        &self.disks
+    }
+}
+
+/// Records the disks at the first hits of `camera`'s rays through each pixel's centre.
+pub(crate) fn record(
+    rec: &mut Recorder,
+    scene: &GpuPhotonScene,
+    camera: &Camera,
+    width: u32,
+    height: u32,
+    radius: f32,
+) -> Result<GpuCameraDisks> {
+    camera.validate().map_err(Error::Input)?;
+    crate::disks::check_radius(radius)?;
+    let gpu = rec.gpu().clone();
+    let n = width as u64 * height as u64;
+    let pixels = u32::try_from(n)
+        .map_err(|_| Error::Input(format!("{width}x{height} pixels: at most 2^32 - 1 disks")))?
+        as usize;
+    let stand_in = gpu.zeroed::<u32>(4)?;
+    let hit_flags = gpu.zeroed::<u32>(pixels.max(1))?;
+    let hits = gpu.zeroed::<[f32; 4]>(2 * pixels.max(1))?;
+    let raw = gpu.zeroed::<[f32; 4]>(2 * pixels.max(1))?;
+    let material = gpu.zeroed::<u32>(pixels.max(1))?;
+    let params = gpu.uniform(&Params {
+        cam: camera.to_gpu(width, height),
+        bmin: scene.tree.bounds.min.into(),
+        count: pixels as u32,
+        bmax: scene.tree.bounds.max.into(),
+        width,
+        radius,
+        _pad: [0; 3],
+    })?;
+    let [nodes, prims, tris] = scene.tree.bindings();
+    let mut res = vec![
+        params.as_entire_binding(),
+        nodes,
+        prims,
+        tris,
+        scene.tri_info.binding(),
+        scene.normals.binding(),
+        hit_flags.binding(),
+        hits.binding(),
+        stand_in.binding(),
+        raw.binding(),
+        material.binding(),
+        stand_in.binding(),
+    ];
+    let groups = (pixels as u64).div_ceil(WG);
+    rec.dispatch("camera disks", &gpu.kernel(&DISKS, "camera_hits")?, &res, groups)?;
+    let stream = GpuStream { values: stand_in.clone(), flags: hit_flags.clone(), len: pixels };
+    let listed =
+        Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() }.record_compact(rec, &stream)?;
+    res[8] = listed.out.binding();
+    res[11] = listed.count.binding();
+    rec.dispatch("camera disks", &gpu.kernel(&DISKS, "make_disks")?, &res, groups)?;
+    drop(res);
+    Ok(GpuCameraDisks {
+        disks: GpuDisks { raw, count: listed.count, capacity: pixels },
+        pixels: listed.out,
+        material,
+        width,
+        height,
+    })
+}
+
+/// Reads the disks back with their pixels and materials.
+pub(crate) fn download(gpu: &Gpu, out: &GpuCameraDisks) -> Result<CameraDisks> {
+    let disks = out.disks.download(gpu)?;
+    let n = disks.len();
+    let pixels = gpu.download_range(&out.pixels, 0..n)?;
+    let material = gpu.download_range(&out.material, 0..n)?;
+    let mut pixel_disk = vec![NO_DISK; out.width as usize * out.height as usize];
+    for (d, &p) in pixels.iter().enumerate() {
+        let slot = pixel_disk
+            .get_mut(p as usize)
+            .ok_or_else(|| Error::Validation(format!("disk {d} at pixel {p}, outside the image")))?;
+        *slot = d as u32;
+    }
+    Ok(CameraDisks { disks, pixel_disk, material, width: out.width, height: out.height })
+}
