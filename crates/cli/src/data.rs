@@ -1,5 +1,7 @@
-//! The scenes bundled in the binary (`crates/cli/data`, a link to `testdata/scenes`), so
-//! `lumbre demo` and `lumbre bench raytrace` run from any folder, installed or copied.
+//! The scenes and reference images bundled in the binary (`crates/cli/data`, a link to
+//! `testdata/scenes`, and `crates/cli/reference`, a link to `testdata/reference`), so
+//! `lumbre demo`, `lumbre scenes` and `lumbre bench raytrace` run from any folder, installed
+//! or copied.
 
 use std::path::Path;
 
@@ -31,10 +33,21 @@ pub fn scene(name: &str, dir: Option<&Path>) -> Result<Scene, String> {
     loaded.map(|(scene, _)| scene).map_err(|e| e.to_string())
 }
 
+// `REFERENCES`: the reference images found in `crates/cli/reference` (a link to
+// `testdata/reference`) at build time, listed by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/references.rs"));
+
+/// The bundled reference image `file` (a name in `testdata/reference`), or `None` when it was
+/// not there when this binary was built (not rendered yet).
+pub fn reference(file: &str) -> Option<Result<lumbre_raytrace::Image, String>> {
+    let (name, bytes) = REFERENCES.iter().find(|(name, _)| *name == file)?;
+    Some(lumbre_raytrace::Image::exr_from_bytes(Path::new(name), bytes).map_err(|e| e.to_string()))
+}
+
 /// The reference image of the demo's side-by-side page: `CornellBox-Diffuse` from the
 /// reference camera at 256x256 by the path tracer at many samples per pixel
 /// (`testdata/reference/README.md` says how it was made).
 pub fn cornell_reference() -> Result<lumbre_raytrace::Image, String> {
-    let bytes = include_bytes!("../reference/CornellBox-Diffuse-256.exr");
-    lumbre_raytrace::Image::exr_from_bytes(Path::new("CornellBox-Diffuse-256.exr"), bytes).map_err(|e| e.to_string())
+    const FILE: &str = "CornellBox-Diffuse-256.exr";
+    reference(FILE).unwrap_or_else(|| Err(format!("{FILE}: not bundled (testdata/reference has no such image)")))
 }

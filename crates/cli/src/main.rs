@@ -15,6 +15,7 @@ mod limits;
 mod progress;
 mod radiosity;
 mod render;
+mod scenes;
 mod table;
 mod volume;
 
@@ -296,6 +297,20 @@ enum Command {
         /// Primary rays per pixel (stratified), 1..=16777216.
         #[arg(long, default_value_t = 4)]
         spp: u32,
+    },
+    /// The scene set: list the named scenes (`set:NAME`, accepted wherever a scene file goes)
+    /// with their triangles, lights, bounds, camera and reference image; optionally write them
+    /// as OBJ + MTL or render their small CPU references.
+    Scenes {
+        /// Only these scenes of the set (default: all).
+        names: Vec<String>,
+        /// Write each scene as DIR/NAME.obj and DIR/NAME.mtl (the folder is created).
+        #[arg(long, value_name = "DIR")]
+        write: Option<PathBuf>,
+        /// Render each scene's small reference (the path tracer on the CPU, 32x32 or 16x16 at
+        /// 16 samples per pixel, one batch: the same bits on every run) as DIR/NAME.exr.
+        #[arg(long, value_name = "DIR")]
+        small: Option<PathBuf>,
     },
     /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
     /// and CIE94 ΔE, with an optional false-colour difference image.
@@ -717,6 +732,7 @@ fn main() -> ExitCode {
             };
             lightcuts::run(&args, &backend)
         })(),
+        Command::Scenes { names, write, small } => scenes::run(&names, write.as_deref(), small.as_deref()),
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
         Command::Bench { which } => match which {

@@ -49,8 +49,14 @@ pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene
 }
 
 /// [`load_scene`], also returning the load report's summary (triangles kept and dropped) for
-/// the command's own summary line.
+/// the command's own summary line. The one way the CLI loads a scene by argument: `set:NAME`
+/// names a scene of the set ([`crate::scenes`]), seen by default from the set's camera.
 pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String), String> {
+    if let Some(name) = crate::scenes::set_name(path) {
+        let (mut scene, camera, summary) = crate::scenes::load(name, spec)?;
+        lumbre_raytrace::add_default_light(&mut scene, &camera);
+        return Ok((scene, camera, summary));
+    }
     let (mut scene, report) = Scene::load(path).map_err(|e| e.to_string())?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
         eprintln!("warning: {}: {report}", path.display());
