@@ -1,24 +1,25 @@
-//! `lumbre radiosity`: low-rank radiosity of an OBJ scene. Two meshes (2MF or 2MCE), form
-//! factors with visibility and the precompute (or a factor file), then the solve for one
-//! lighting or an animation of the emitters' intensity, all on the chosen backend; the
-//! picture casts primary rays to the elements and shows their radiance `B / pi`.
+//! `lumbre radiosity`: low-rank radiosity of a triangle scene. Two meshes (2MF or 2MCE), the
+//! memory and time they will take stated (and refused when they cannot fit), form factors
+//! with visibility and the precompute (or a factor file), then the solve for one lighting or
+//! an animation of the emitters' intensity. On the GPU the factorisation is made and kept
+//! there; the picture casts primary rays to the elements and shows their radiance `B / pi`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use lumbre_gpu::{Backend, Compute};
+use lumbre_gpu::{Backend, Compute, Placed};
 use lumbre_radiosity::{
-    Coherence, Factorization, FormFactors, LowRank, Precompute, Shading, Solve, Storage, Surfaces, TwoMesh,
-    render_radiosity,
+    Coherence, Factorization, FormFactors, GpuFactor, LowRank, Precompute, Resources, Shading, Solve, Storage,
+    Surfaces, TwoMesh, render_radiosity,
 };
-use lumbre_raytrace::Camera;
 
+use crate::limits::{available_memory, human};
 use crate::progress::{bar_progress, progress};
 
 /// How the two meshes are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum MeshMethod {
-    /// Both meshes by regular subdivision.
+    /// Regular patches on large faces, grouped ones elsewhere, to the counts asked for.
     #[value(name = "2mf")]
     Fixed,
     /// Patches split where the view of the scene changes (the paper's Algorithm 1), to the
@@ -48,6 +49,17 @@ pub struct RadiosityArgs {
     pub out: PathBuf,
 }
 
+/// Pair samples per second per CPU core of the form factors (a shadow ray each, through the
+/// kd-tree of a room with a scanned mesh), for the time estimate: measured on the 2-core
+/// machine, rounded down (see benches/RESULTS.md).
+const CPU_PAIR_SAMPLES_PER_CORE: f64 = 2.0e6;
+/// ... and on a GPU (an H100 makes about 1.3e10; a small GPU a tenth of that).
+const GPU_PAIR_SAMPLES: f64 = 1.0e9;
+/// Host memory of the process before the run's own data: the program, the scene's file
+/// buffers and, on the GPU, the driver (lavapipe's compiler the largest seen).
+const PROCESS_BASE_CPU: u64 = 96 << 20;
+const PROCESS_BASE_GPU: u64 = 384 << 20;
+
 fn err(e: lumbre_gpu::Error) -> String {
     e.to_string()
 }
@@ -68,16 +80,12 @@ fn frame_path(out: &Path, frame: Option<u32>) -> PathBuf {
     }
 }
 
-/// The meshes of `args`.
-fn meshes(args: &RadiosityArgs) -> Result<TwoMesh, String> {
-    let surfaces = Surfaces::load(&args.scene).map_err(err)?;
-    match args.method {
+/// The meshes of `args` over `surfaces`.
+fn meshes(args: &RadiosityArgs, surfaces: Surfaces) -> Result<TwoMesh, String> {
+    let (mesh, note) = match args.method {
         MeshMethod::Fixed => {
             let (mesh, report) = TwoMesh::fixed(surfaces, args.elements, args.patches).map_err(err)?;
-            if let Some(note) = report.note {
-                eprintln!("warning: {note}");
-            }
-            Ok(mesh)
+            (mesh, report.note)
         }
         MeshMethod::Coherent => {
             let bar = progress(0, "2MCE patches measured");
@@ -90,66 +98,146 @@ fn meshes(args: &RadiosityArgs) -> Result<TwoMesh, String> {
                 "2MCE: {} patches from {base} ({} splits, {} measured, threshold {:.4})",
                 report.patches, report.splits, report.evaluated, report.threshold
             );
-            Ok(mesh)
+            (mesh, report.counts.note)
+        }
+    };
+    if let Some(note) = note {
+        eprintln!("warning: {note}");
+    }
+    Ok(mesh)
+}
+
+/// The resources of the run, stated on one line, or an error naming the flags to change
+/// when the host cannot hold them.
+fn check_resources(args: &RadiosityArgs, triangles: usize, backend: &Backend) -> Result<(u64, String), String> {
+    let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
+    // The cells: at least one per triangle, and about one per element.
+    let cells = triangles.max(args.elements);
+    let r = Resources::estimate(args.elements, args.patches, cells, triangles, args.samples, args.factored, storage);
+    let host = match backend {
+        Backend::Cpu => r.cpu_host + PROCESS_BASE_CPU,
+        Backend::Gpu(_) => r.gpu_host + PROCESS_BASE_GPU,
+    };
+    let available = available_memory();
+    let flags = format!("--elements {} --patches {}", args.elements, args.patches);
+    if host > available {
+        let hint = if matches!(backend, Backend::Cpu) { ", or use --backend gpu" } else { "" };
+        return Err(format!(
+            "{flags}: the run needs about {} of host memory, more than the {} available: lower --elements or \
+             --patches{hint}",
+            human(host),
+            human(available)
+        ));
+    }
+    let seconds = match backend {
+        Backend::Cpu => r.pair_samples as f64 / (CPU_PAIR_SAMPLES_PER_CORE * rayon::current_num_threads() as f64),
+        Backend::Gpu(_) => r.pair_samples as f64 / GPU_PAIR_SAMPLES,
+    };
+    let mut line = format!(
+        "resources for {flags}: host memory about {}, form factors about {:.0} s ({} point pairs)",
+        human(host),
+        seconds.max(1.0),
+        r.pair_samples
+    );
+    if let Backend::Gpu(_) = backend {
+        line += &format!(", GPU memory about {}", human(r.gpu));
+    }
+    Ok((host, line))
+}
+
+/// The factorisation placed for the solve: loaded from `--load`, made on the CPU, or made
+/// and kept on the GPU (and written to `--save`). Returns it and a line on how it was made.
+fn factor<'a>(
+    args: &RadiosityArgs,
+    mesh: &TwoMesh,
+    backend: &Backend,
+    loaded: &'a mut Option<Factorization>,
+) -> Result<(Placed<'a, Solve>, String), String> {
+    let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
+    if let Some(path) = &args.load {
+        let t = Instant::now();
+        let f = loaded.insert(Factorization::load(path, Some(mesh.fingerprint())).map_err(err)?);
+        let how = format!("loaded {} in {}", path.display(), ms(t.elapsed()));
+        return Ok((backend.place(&Solve { storage, ..Solve::default() }, f).map_err(err)?, how));
+    }
+    let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
+    let pc = Precompute { factored: args.factored, ..Precompute::default() };
+    let bar = progress(mesh.n() as u64, "form factors");
+    match backend {
+        Backend::Gpu(gpu) => {
+            let t = Instant::now();
+            let made = GpuFactor::compute(gpu, mesh, &ff, &pc, storage, args.save.is_some(), &bar_progress(&bar))
+                .map_err(err)?;
+            bar.finish_and_clear();
+            let mut how = format!(
+                "form factors, precompute and layout on the GPU: {} GPU, {} wall ({} samples per pair; {})",
+                ms(made.gpu_time()),
+                ms(t.elapsed()),
+                args.samples,
+                made.report
+            );
+            if let Some(path) = &args.save {
+                made.download(gpu, mesh).map_err(err)?.save(path).map_err(err)?;
+                how += &format!("; saved to {}", path.display());
+            }
+            Ok((Placed::Gpu(gpu.clone(), made.factor), how))
+        }
+        Backend::Cpu => {
+            let t = Instant::now();
+            let (f, _) = ff.cpu_reported(mesh, &bar_progress(&bar)).map_err(err)?;
+            let ff_time = t.elapsed();
+            let lr = LowRank::of_mesh(mesh, f).map_err(err)?;
+            let t = Instant::now();
+            let (p, report) = pc.run_cpu(&lr, &bar_progress(&bar)).map_err(err)?;
+            bar.finish_and_clear();
+            let factor = loaded.insert(p.factor.with_fingerprint(mesh.fingerprint()));
+            let mut how = format!(
+                "form factors {} ({} samples per pair), precompute {} ({report})",
+                ms(ff_time),
+                args.samples,
+                ms(t.elapsed())
+            );
+            if let Some(path) = &args.save {
+                factor.save(path).map_err(err)?;
+                how += &format!("; saved to {}", path.display());
+            }
+            Ok((Placed::Cpu(factor), how))
         }
     }
 }
 
-/// The factorisation: loaded from `--load`, else computed on `backend` (and written to
-/// `--save`). Returns it and a line on how it was made.
-fn factor(args: &RadiosityArgs, mesh: &TwoMesh, backend: &Backend) -> Result<(Factorization, String), String> {
-    if let Some(path) = &args.load {
-        let t = Instant::now();
-        let f = Factorization::load(path, Some(mesh.fingerprint())).map_err(err)?;
-        return Ok((f, format!("loaded {} in {}", path.display(), ms(t.elapsed()))));
-    }
-    let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
-    let bar = progress(mesh.n() as u64, "form factors");
-    let t = Instant::now();
-    let placed = backend.place(&ff, mesh).map_err(err)?;
-    let (f, ff_report) = ff.run_placed(&placed, &bar_progress(&bar)).map_err(err)?;
-    let ff_time = ff_report.gpu.unwrap_or_else(|| t.elapsed());
-    bar.finish_and_clear();
-    drop(placed);
-    let pc = Precompute { factored: args.factored, ..Precompute::default() };
-    let lr = LowRank::of_mesh(mesh, f).map_err(err)?;
-    let t = Instant::now();
-    let placed = backend.place(&pc, &lr).map_err(err)?;
-    let (p, report) = pc.run_placed(&placed, &()).map_err(err)?;
-    let pc_time = report.gpu.unwrap_or_else(|| t.elapsed());
-    let factor = p.factor.with_fingerprint(mesh.fingerprint());
-    let mut how = format!(
-        "form factors {} ({} samples per pair), precompute {} ({report})",
-        ms(ff_time),
-        args.samples,
-        ms(pc_time)
-    );
-    if let Some(path) = &args.save {
-        factor.save(path).map_err(err)?;
-        how += &format!("; saved to {}", path.display());
-    }
-    Ok((factor, how))
+/// The process's peak resident memory (Linux), for the summary.
+pub fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
 }
 
 pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
+    let wall = Instant::now();
     if !(args.light_scale.is_finite() && args.light_scale >= 0.0) {
         return Err(format!("--light-scale must be a finite number >= 0, got {}", args.light_scale));
     }
     if args.samples == 0 {
         return Err("--samples must be at least 1".into());
     }
-    let camera = match &args.camera {
-        Some(c) => Camera::parse(c)?,
-        None => Camera::frame(
-            Surfaces::load(&args.scene).map_err(err)?.prepared.scene.bounds,
-            args.width as f32 / args.height as f32,
-        ),
-    };
+    lumbre_radiosity::TwoMesh::check_request(args.elements, args.patches).map_err(err)?;
+    let (scene, camera, loaded) =
+        crate::render::load_scene_counted(&args.scene, args.camera.as_deref(), args.width as f32 / args.height as f32)?;
+    if scene.emissive_triangles().is_empty() {
+        return Err(format!(
+            "{}: no emitting triangles (a material with Ke > 0): radiosity lights a scene by its emitters",
+            args.scene.display()
+        ));
+    }
+    let (announced, line) = check_resources(args, scene.triangles.len(), backend)?;
+    println!("{line}");
     let t = Instant::now();
-    let mesh = meshes(args)?;
+    let mesh = meshes(args, Surfaces::from_scene(scene).map_err(err)?)?;
     let a = mesh.area_stats();
     println!(
-        "{}: n = {} elements (area {:.3e} .. {:.3e}, spread {:.1}%), k = {} patches ({:?}), meshed in {}",
+        "{}: {loaded}; n = {} elements (area {:.3e} .. {:.3e}, spread {:.1}%), k = {} patches ({:?}, {} pieces), \
+         meshed in {}",
         args.scene.display(),
         mesh.n(),
         a.min,
@@ -157,9 +245,11 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         100.0 * a.cv,
         mesh.k(),
         args.method,
+        mesh.pieces.len(),
         ms(t.elapsed())
     );
-    let (factor, how) = factor(args, &mesh, backend)?;
+    let mut held = None;
+    let (placed, how) = factor(args, &mesh, backend, &mut held)?;
     println!("{how} on {}", backend.describe());
 
     // One lighting, or a ramp of the emitters' intensity over the frames.
@@ -171,29 +261,24 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         })
         .collect();
     let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
-    let t = Instant::now();
-    let placed = backend.place(&Solve { storage, ..Solve::default() }, &factor).map_err(err)?;
-    let upload = t.elapsed();
     // Each frame as its own solve (what an interactive relighting does), then all at once.
     let mut solutions = Vec::with_capacity(lights.len());
-    let (mut kernel, mut wall) = (Duration::ZERO, Duration::ZERO);
+    let (mut kernel, mut solve_wall) = (Duration::ZERO, Duration::ZERO);
     for light in &lights {
         let solve = Solve { lights: vec![light.clone()], storage, block_rows: None };
         let t = Instant::now();
         let (b, report) = solve.run_placed(&placed, &()).map_err(err)?;
         let w = t.elapsed();
-        wall += w;
+        solve_wall += w;
         kernel += report.gpu.unwrap_or(w);
         solutions.push(b.0.into_iter().next().unwrap_or_default());
     }
     let per = |d: Duration| d.as_secs_f64() / frames as f64;
     println!(
-        "solve ({storage:?}, {} values of Y or its factors, placed in {}): {:.3} ms per lighting ({:.0} solves/s), {:.3} ms wall",
-        factor.values(),
-        ms(upload),
+        "solve ({storage:?}): {:.3} ms per lighting ({:.0} solves/s), {:.3} ms wall",
         per(kernel) * 1e3,
         1.0 / per(kernel).max(1e-12),
-        per(wall) * 1e3
+        per(solve_wall) * 1e3
     );
     if frames > 1 {
         let solve = Solve { lights: lights.clone(), storage, block_rows: None };
@@ -215,6 +300,12 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    println!("-> {}", frame_path(&args.out, (args.relight > 0).then_some(0)).display());
+    let peak = peak_memory().map(|p| format!("peak host memory {} of {} announced, ", human(p), human(announced)));
+    println!(
+        "-> {} ({}wall {:.2} s)",
+        frame_path(&args.out, (args.relight > 0).then_some(0)).display(),
+        peak.unwrap_or_default(),
+        wall.elapsed().as_secs_f64()
+    );
     Ok(())
 }

@@ -66,6 +66,7 @@ mod matrix;
 mod mesh;
 mod outline;
 mod precompute;
+mod resources;
 mod shape;
 mod solve;
 mod surfaces;
@@ -75,16 +76,17 @@ pub use display::{Shading, corner_radiosity, render_radiosity};
 pub use factor::{Factorization, Form, MAGIC, VERSION, checksum};
 pub use formfactor::{FormFactors, Occluders, element_seed, full_form_factors, kernel, pair_seeds, point_to_shape};
 pub use gpu::{
-    GpuFactor, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuRows, GpuSystem,
-    RHS_PER_PASS,
+    GpuFactor, GpuFactored, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuRows,
+    GpuSystem, RHS_PER_PASS,
 };
 pub use jacobi::{FullSystem, Jacobi, jacobi_sweep_cpu};
 pub use layout::{Storage, f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
 pub use lowrank::LowRank;
 pub use matrix::{BlockMatrix, Matrix};
 pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh};
-pub use outline::{Bound, Clusters, Outlines, area_cdf, contour, sample};
+pub use outline::{Bound, Clusters, FAR, FEW_PIECES, Outlines, area_cdf, contour, sample};
 pub use precompute::{Precompute, Precomputed, inverse_cpu, u_cpu, vtu_cpu, y_cpu};
+pub use resources::Resources;
 pub use shape::{Cell, Shape};
 pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, solve_tolerance, vte_cpu};
 pub use surfaces::{Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, RED, Surfaces, WHITE};

@@ -438,6 +438,18 @@ impl TwoMesh {
         Ok((Self::assemble(surfaces, plan)?, report))
     }
 
+    /// Checks a request before any work: both counts positive, no more patches than
+    /// elements.
+    ///
+    /// ```
+    /// use lumbre_radiosity::TwoMesh;
+    /// assert!(TwoMesh::check_request(4000, 250).is_ok());
+    /// assert!(TwoMesh::check_request(10, 20).is_err());
+    /// ```
+    pub fn check_request(elements: usize, patches: usize) -> Result<()> {
+        check_counts(elements, patches)
+    }
+
     /// 2MF on the generated box ([`Surfaces::closed_box`]): `s x s` elements and `t x t`
     /// patches per wall (`t` divides `s`), so n = 6 s^2 and k = 6 t^2 (the paper's sizes:
     /// s = 24, 48, 96, 192 and t = 6, 12, 24).

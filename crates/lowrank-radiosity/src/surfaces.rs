@@ -138,7 +138,7 @@ impl Surfaces {
 
     /// Loads a scene file ([`Scene::load`]: OBJ/MTL or glTF); errors name the file and line.
     pub fn load(path: &Path) -> Result<Surfaces> {
-        let (scene, _) = Scene::load_obj(path).map_err(|e| Error::Input(e.to_string()))?;
+        let (scene, _) = Scene::load(path).map_err(|e| Error::Input(e.to_string()))?;
         Surfaces::from_scene(scene)
     }
 

@@ -289,3 +289,41 @@ fn factored_files_round_trip() {
     assert!(Factorization::load(&path, Some(7)).unwrap_err().to_string().contains("truncated"));
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_factor_made_on_the_gpu_solves_like_the_cpu() {
+    // A scanned mesh (merged elements, grouped patches): form factors, precompute and layout
+    // on the GPU with nothing but the pivot state and the f16 scale read back, against the
+    // CPU's factorisation. Both make their own form factors, which agree to a few 1e-6 (see
+    // the form factor test), so B agrees to 1e-3 of its largest value.
+    let gpu = gpu();
+    let teapot = lumbre_radiosity::Surfaces::load(&common::scene("teapot.obj")).unwrap();
+    let (mesh, _) = TwoMesh::fixed(teapot, 300, 30).unwrap();
+    let ff = FormFactors { samples: 4, ..FormFactors::default() };
+    for (count, factored) in [(1, false), (2, false), (1, true), (2, true)] {
+        let ls = lights(mesh.n(), count, 3);
+        let pc = Precompute { factored, ..Precompute::default() };
+        let lr = LowRank::of_mesh(&mesh, ff.cpu(&mesh).unwrap()).unwrap();
+        let cpu_factor = pc.cpu(&lr).unwrap().factor;
+        let exact = solve_cpu(&cpu_factor, &ls).unwrap();
+        let bmax = exact.iter().flatten().flatten().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
+        for storage in [Storage::F32, Storage::F16] {
+            let made = lumbre_radiosity::GpuFactor::compute(&gpu, &mesh, &ff, &pc, storage, true, &()).unwrap();
+            assert!(made.report.stage("form factors").is_some() && made.gpu_time() > std::time::Duration::ZERO);
+            let placed = lumbre_gpu::Placed::<Solve>::Gpu(gpu.clone(), made.factor.clone());
+            let (b, _) = Solve { lights: ls.clone(), storage, block_rows: None }.run_placed(&placed, &()).unwrap();
+            let tol = Tolerance { abs: 1e-3 * bmax, rel: 1e-3 };
+            if let Some(d) = exact.disagreement(&b, tol) {
+                panic!("factored {factored} {storage:?}: {d}");
+            }
+            // The kept precompute downloads to the CPU's factorisation.
+            let down = made.download(&gpu, &mesh).unwrap();
+            assert_eq!((down.n, down.k, down.fingerprint), (mesh.n(), mesh.k(), mesh.fingerprint()));
+            assert!(solve_cpu(&down, &ls).unwrap().disagreement(&exact, tol).is_none());
+        }
+    }
+    // Without keep there is nothing to download.
+    let made = lumbre_radiosity::GpuFactor::compute(&gpu, &mesh, &ff, &Precompute::default(), Storage::F32, false, &())
+        .unwrap();
+    assert!(made.download(&gpu, &mesh).is_err());
+}

@@ -46,7 +46,8 @@ struct Params {
 // element piece ranges (n + 1), patch element ranges (k + 1), element edge ranges (n + 1),
 // patch edge ranges (k + 1)
 @group(0) @binding(5) var<storage, read> ranges: array<u32>;
-// two vec4 per element, then per patch: sphere centre | radius, normal cone axis | spread
+// three vec4 per element, then per patch: sphere centre | radius, normal cone axis | spread,
+// vector area | piece count (u32 bits)
 @group(0) @binding(6) var<storage, read> bounds: array<vec4<f32>>;
 // two vec4 per directed boundary edge: its ends
 @group(0) @binding(7) var<storage, read> edges: array<vec4<f32>>;
@@ -55,6 +56,9 @@ struct Params {
 
 const WG: u32 = 64u;
 const COS2_MIN: f32 = 1e-10;
+// lumbre_radiosity::FAR and FEW_PIECES
+const FAR: f32 = 8.0;
+const FEW_PIECES: u32 = 8u;
 
 struct Shape {
     o: vec3<f32>,
@@ -158,11 +162,29 @@ fn clear(x: vec3<f32>, n: vec3<f32>, b: u32) -> bool {
     return -dot(n, d) >= s.w && dot(c.xyz, d) - s.w - c.w * (dist + s.w) > 0.0;
 }
 
+// lumbre_radiosity::Bound::far
+fn far(x: vec3<f32>, b: u32) -> bool {
+    let s = bounds[b];
+    let d = x - s.xyz;
+    let r = FAR * s.w;
+    return bitcast<u32>(bounds[b + 2u].w) > FEW_PIECES && dot(d, d) > r * r;
+}
+
+// lumbre_radiosity::Bound::far_factor
+fn far_factor(x: vec3<f32>, n: vec3<f32>, b: u32) -> f32 {
+    let d = bounds[b].xyz - x;
+    let r2 = dot(d, d);
+    return (max(dot(n, d), 0.0) * max(-dot(bounds[b + 2u].xyz, d), 0.0)) / (PI * r2 * r2);
+}
+
 // Clusters::to_element
 fn to_element(x: vec3<f32>, n: vec3<f32>, e: u32) -> f32 {
-    if clear(x, n, 2u * e) {
+    if clear(x, n, 3u * e) {
         let o = params.off_element_edges + e;
         return contour(x, n, ranges[o], ranges[o + 1u]);
+    }
+    if far(x, 3u * e) {
+        return far_factor(x, n, 3u * e);
     }
     var sum = 0.0;
     for (var j = ranges[e]; j < ranges[e + 1u]; j++) {
@@ -173,9 +195,13 @@ fn to_element(x: vec3<f32>, n: vec3<f32>, e: u32) -> f32 {
 
 // Clusters::to_patch
 fn to_patch(x: vec3<f32>, n: vec3<f32>, p: u32) -> f32 {
-    if clear(x, n, 2u * (params.n + p)) {
+    let b = 3u * (params.n + p);
+    if clear(x, n, b) {
         let o = params.off_patch_edges + p;
         return contour(x, n, ranges[o], ranges[o + 1u]);
+    }
+    if far(x, b) {
+        return far_factor(x, n, b);
     }
     var sum = 0.0;
     for (var e = ranges[params.off_patch + p]; e < ranges[params.off_patch + p + 1u]; e++) {

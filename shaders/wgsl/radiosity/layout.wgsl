@@ -56,3 +56,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         words[t] = out;
     }
 }
+
+// The largest |value| of this block of rows (`rows x channels k`, row-major), merged into
+// `largest` as f32 bits (non-negative floats order as their bits; NaN is skipped): what
+// the f16 scale is made from (lumbre_radiosity::max_abs).
+@group(0) @binding(3) var<storage, read_write> largest: atomic<u32>;
+
+var<workgroup> block_max: atomic<u32>;
+
+@compute @workgroup_size(256)
+fn max_abs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let t = flat_index(wid, nwg, lid, WG);
+    if lid == 0u {
+        atomicStore(&block_max, 0u);
+    }
+    workgroupBarrier();
+    if t < params.rows * params.channels * params.k {
+        let v = abs(y[t]);
+        if v == v {
+            atomicMax(&block_max, bitcast<u32>(v));
+        }
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        atomicMax(&largest, atomicLoad(&block_max));
+    }
+}

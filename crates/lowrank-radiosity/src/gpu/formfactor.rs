@@ -1,5 +1,7 @@
 //! Form factors on the GPU: `radiosity/formfactor.wgsl`, one thread per element-patch pair.
 
+use std::time::Duration;
+
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::GpuKdTree;
 
@@ -49,7 +51,8 @@ pub struct GpuMesh {
     pub pieces: Buffer<[f32; 4]>,
     /// Element piece ranges, patch element ranges, element and patch edge ranges.
     pub ranges: Buffer<u32>,
-    /// Two vec4 per element, then per patch: the [`crate::Bound`].
+    /// Three vec4 per element, then per patch: the [`crate::Bound`] (the piece count as the
+    /// bits of the last `w`).
     pub bounds: Buffer<[f32; 4]>,
     /// Two vec4 per boundary edge: elements' first, then patches'.
     pub edges: Buffer<[f32; 4]>,
@@ -84,7 +87,11 @@ impl GpuMesh {
         ranges.extend(&c.elements.edge_start);
         ranges.extend(c.patches.edge_start.iter().map(|&s| s + element_edges));
         let bound = |b: &crate::Bound| {
-            [[b.center.x, b.center.y, b.center.z, b.radius], [b.axis.x, b.axis.y, b.axis.z, b.spread]]
+            [
+                [b.center.x, b.center.y, b.center.z, b.radius],
+                [b.axis.x, b.axis.y, b.axis.z, b.spread],
+                [b.area.x, b.area.y, b.area.z, f32::from_bits(b.pieces)],
+            ]
         };
         let bounds: Vec<[f32; 4]> = c.elements.bound.iter().chain(&c.patches.bound).flat_map(bound).collect();
         let edges: Vec<[f32; 4]> = c
@@ -112,51 +119,87 @@ impl GpuMesh {
 }
 
 impl FormFactors {
-    /// Records the form factors of `mesh` into `out` (`mesh.n x mesh.k` in row blocks).
-    pub fn record_into(&self, rec: &mut Recorder, mesh: &GpuMesh, out: &BlockMatrix) -> Result<()> {
-        let gpu = rec.gpu().clone();
-        let kernel = gpu.kernel(&lumbre_shaders::radiosity::FORMFACTOR, "pairs")?;
-        let [a, b, c] = mesh.tree.bindings();
-        for (blk, buf) in out.blocks.iter().enumerate() {
-            let (row0, rows) = out.block_range(blk);
-            let total = rows * out.cols;
+    /// The dispatches that fill `out`: (block, first pair in the block, pairs).
+    fn dispatches(out: &BlockMatrix) -> Vec<(usize, usize, usize)> {
+        let mut all = Vec::new();
+        for blk in 0..out.blocks.len() {
+            let total = out.block_range(blk).1 * out.cols;
             let mut pair0 = 0;
             while pair0 < total {
                 let pairs = PAIRS_PER_DISPATCH.min(total - pair0);
-                let params = gpu.uniform(&Params {
-                    bmin: mesh.tree.bounds.min.to_array(),
-                    row0: row0 as u32,
-                    bmax: mesh.tree.bounds.max.to_array(),
-                    cols: out.cols as u32,
-                    pair0: pair0 as u32,
-                    pairs: pairs as u32,
-                    samples: self.samples.max(1),
-                    mult: self.multiplier(),
-                    seed: self.seed,
-                    eps: mesh.eps,
-                    full: mesh.full as u32,
-                    n: mesh.n as u32,
-                    off_patch: (mesh.n + 1) as u32,
-                    off_element_edges: (mesh.n + mesh.k + 2) as u32,
-                    off_patch_edges: (2 * mesh.n + mesh.k + 3) as u32,
-                    _pad: 0,
-                })?;
-                let res = [
-                    params.as_entire_binding(),
-                    a.clone(),
-                    b.clone(),
-                    c.clone(),
-                    mesh.pieces.binding(),
-                    mesh.ranges.binding(),
-                    mesh.bounds.binding(),
-                    mesh.edges.binding(),
-                    buf.binding(),
-                ];
-                rec.dispatch("form factors", &kernel, &res, (pairs as u64).div_ceil(64))?;
+                all.push((blk, pair0, pairs));
                 pair0 += pairs;
             }
         }
+        all
+    }
+
+    /// Records one dispatch of [`Self::dispatches`].
+    fn record_one(
+        &self,
+        rec: &mut Recorder,
+        mesh: &GpuMesh,
+        out: &BlockMatrix,
+        d: (usize, usize, usize),
+    ) -> Result<()> {
+        let (blk, pair0, pairs) = d;
+        let gpu = rec.gpu().clone();
+        let kernel = gpu.kernel(&lumbre_shaders::radiosity::FORMFACTOR, "pairs")?;
+        let [a, b, c] = mesh.tree.bindings();
+        let (row0, _) = out.block_range(blk);
+        let params = gpu.uniform(&Params {
+            bmin: mesh.tree.bounds.min.to_array(),
+            row0: row0 as u32,
+            bmax: mesh.tree.bounds.max.to_array(),
+            cols: out.cols as u32,
+            pair0: pair0 as u32,
+            pairs: pairs as u32,
+            samples: self.samples.max(1),
+            mult: self.multiplier(),
+            seed: self.seed,
+            eps: mesh.eps,
+            full: mesh.full as u32,
+            n: mesh.n as u32,
+            off_patch: (mesh.n + 1) as u32,
+            off_element_edges: (mesh.n + mesh.k + 2) as u32,
+            off_patch_edges: (2 * mesh.n + mesh.k + 3) as u32,
+            _pad: 0,
+        })?;
+        let res = [
+            params.as_entire_binding(),
+            a,
+            b,
+            c,
+            mesh.pieces.binding(),
+            mesh.ranges.binding(),
+            mesh.bounds.binding(),
+            mesh.edges.binding(),
+            out.blocks[blk].binding(),
+        ];
+        rec.dispatch("form factors", &kernel, &res, (pairs as u64).div_ceil(64))
+    }
+
+    /// Records the form factors of `mesh` into `out` (`mesh.n x mesh.cols` in row blocks).
+    pub fn record_into(&self, rec: &mut Recorder, mesh: &GpuMesh, out: &BlockMatrix) -> Result<()> {
+        for d in Self::dispatches(out) {
+            self.record_one(rec, mesh, out, d)?;
+        }
         Ok(())
+    }
+
+    /// Computes the form factors of `mesh` into `out`, one submission per dispatch so that
+    /// `progress` hears of the rows done (a long run shows its progress); returns the GPU
+    /// time.
+    pub fn run_into(&self, gpu: &Gpu, mesh: &GpuMesh, out: &BlockMatrix, progress: &dyn Progress) -> Result<Duration> {
+        let mut time = Duration::ZERO;
+        for d in Self::dispatches(out) {
+            let mut rec = gpu.recorder();
+            self.record_one(&mut rec, mesh, out, d)?;
+            time += rec.submit()?.gpu();
+            let (row0, _) = out.block_range(d.0);
+            progress.update("form factors", (row0 + (d.1 + d.2) / out.cols.max(1)) as u64, mesh.n as u64);
+        }
+        Ok(time)
     }
 
     /// The output matrix for `mesh`, in blocks that fit one binding.
