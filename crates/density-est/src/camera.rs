@@ -19,10 +19,8 @@ use crate::{CameraDiskPass, CameraDisks, Density, PhotonOptions, PhotonTracer, P
 /// On the GPU, photons, flights, disks and sums stay on the device: the host reads back
 /// only a few numbers between stages (per tracing, each batch's number of flights; per
 /// pass, the 16 words of [`GpuProblem::resident`](crate::GpuProblem::resident); per
-/// octree level, its sizes), then the result. With `k`, the radii come from the nearest
-/// photon hits, found on the host: the first pass's flight ends and the disks come back
-/// and the radii go up again (the one round trip; there is no GPU nearest-neighbour
-/// search yet).
+/// octree level, its sizes), then the result. With `k`, the radii from the nearest photon
+/// hits are found there too (a grid of the first pass's flight ends, sorted by cell).
 ///
 /// ```
 /// use lumbre_density::{CameraDensity, PhotonOptions};

@@ -6,7 +6,7 @@
 
 use lumbre_density::{
     Bounces, CameraDensity, CameraDiskPass, Density, Estimate, GpuProblem, GpuProgressive, MAX_FLIP_RATE, Method,
-    NO_DISK, OctreeOptions, PhotonOptions, PhotonTracer, Problem, Progressive,
+    NO_DISK, OctreeOptions, PhotonOptions, PhotonTracer, Problem, Progressive, nearest_radii,
 };
 use lumbre_gpu::testing::{between_stages, gpu_required, test_gpu, try_test_gpu};
 use lumbre_gpu::{Agree, Compute, Gpu, GpuOptions, Tolerance};
@@ -86,6 +86,36 @@ fn kept_flights_on_the_gpu_are_the_cpus_for_every_selection() {
         let (cpu, on_gpu) = (t.cpu(&p).unwrap(), t.gpu(&gpu, &p).unwrap());
         assert!(on_gpu.segments.iter().all(|s| bounces.keeps(s.bounce)), "{bounces:?}");
         assert_eq!(cpu.disagreement(&on_gpu, tol), None, "{bounces:?}");
+    }
+}
+
+#[test]
+fn nearest_hit_radii_on_the_gpu_are_the_cpus() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let p = cornell();
+    let pass = CameraDiskPass { camera: camera(), width: 32, height: 24, radius: 0.2 };
+    let t = tracer(20_000, Bounces::All, 5);
+    let scene = t.upload(&gpu, &p).unwrap();
+    // Few neighbours (radii well inside the range), many (most at the cap), and more than
+    // there are ends within reach (all at the cap).
+    for (k, max) in [(1usize, 0.2f32), (10, 0.2), (200, 0.05), (1_000_000, 0.2)] {
+        let mut rec = gpu.recorder();
+        let disks = pass.record(&mut rec, &scene).unwrap();
+        let flights = t.record(&mut rec, &scene).unwrap();
+        disks.disks().record_nearest_radii(&mut rec, &flights, k, max / 16.0, max).unwrap();
+        rec.submit().unwrap();
+        let got = disks.disks().download(&gpu).unwrap();
+        let mut want = got.clone();
+        nearest_radii(&mut want, &t.download(&gpu, &flights).unwrap().segments, k, max / 16.0, max).unwrap();
+        let differ = want.iter().zip(&got).filter(|(a, b)| (a.radius - b.radius).abs() > 1e-6 * a.radius).count();
+        eprintln!("k {k}: {differ} of {} radii differ from the CPU's", want.len());
+        // Squared distances may round differently where a GPU fuses multiply-adds.
+        assert!(differ <= want.len() / 200, "k {k}: {differ} of {} radii differ", want.len());
+        let inside = want.iter().filter(|d| d.radius > max / 16.0 && d.radius < max).count();
+        match k {
+            1 | 10 => assert!(inside > want.len() / 2, "k {k}: {inside} radii inside the range"),
+            _ => assert!(want.iter().filter(|d| d.radius == max).count() > want.len() / 2, "k {k}"),
+        }
     }
 }
 
@@ -199,10 +229,11 @@ fn run_resident(gpu: &Gpu, alg: &CameraDensity, p: &Prepared) -> (lumbre_density
 fn a_camera_density_run_reads_back_only_sizes_between_stages() {
     let Some(gpu) = own_gpu() else { return };
     let p = cornell();
-    for passes in [1u32, 3] {
+    for (passes, k) in [(1u32, None), (3, None), (2, Some(16))] {
         let alg = CameraDensity {
             photons: PhotonOptions { photons: 20_000, bounces: Bounces::IndirectOnly, ..Default::default() },
             passes,
+            k,
             ..CameraDensity::new(camera(), 32, 24, 0.08)
         };
         let (out, moved) = run_resident(&gpu, &alg, &p);
@@ -210,7 +241,7 @@ fn a_camera_density_run_reads_back_only_sizes_between_stages() {
         // batch's two sizes (8 bytes; 20000 photons are one batch on any device) and the
         // problem's 16 words (64 bytes); uploads are kernel parameters only.
         between_stages(&moved.stages, 2 * passes as u64, 72 * passes as u64)
-            .unwrap_or_else(|e| panic!("{passes} passes: {e}"));
+            .unwrap_or_else(|e| panic!("{passes} passes, k {k:?}: {e}"));
         assert!(moved.upload.uploads.bytes > 1000, "the scene went up: {}", moved.upload);
         assert_eq!(moved.upload.downloads.calls, 0);
         // The result: the disks (count, 32 bytes each, pixel, material) and per disk the sums
@@ -225,7 +256,7 @@ fn a_camera_density_run_reads_back_only_sizes_between_stages() {
         assert_eq!(cpu.disks.pixel_disk.len(), out.disks.pixel_disk.len());
         let mean = |e: &[[f32; 3]]| e.iter().map(|v| v[0] as f64).sum::<f64>() / e.len().max(1) as f64;
         let (a, b) = (mean(&cpu.irradiance), mean(&out.irradiance));
-        assert!((a - b).abs() <= 0.02 * a, "{passes} passes: mean irradiance cpu {a} gpu {b}");
+        assert!((a - b).abs() <= 0.02 * a, "{passes} passes, k {k:?}: mean irradiance cpu {a} gpu {b}");
     }
 }
 

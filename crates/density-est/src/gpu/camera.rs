@@ -5,13 +5,13 @@
 
 use lumbre_gpu::{Buffer, Gpu, Recorder, Report, Result};
 
-use super::disks::{GpuCameraDisks, GpuDisks};
-use super::photons::{GpuPhotonScene, GpuPhotons};
+use super::disks::GpuCameraDisks;
+use super::photons::GpuPhotonScene;
 use super::progressive::{GpuProgressive, record_count_pairs};
 use super::{ACC_WORDS, GpuEstimate, GpuProblem};
 use crate::fixed::Acc;
 use crate::problem::DiskData;
-use crate::{CameraDensity, CameraEstimate, Estimate, nearest_radii};
+use crate::{CameraDensity, CameraEstimate, Estimate};
 
 /// A [`CameraDensity`] run on the GPU: its disks, the last pass's sums or the progressive
 /// state, and what the run learnt on the host (see [`CameraDensity`]).
@@ -50,8 +50,7 @@ pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonS
         segments += flights.segments as u64;
         traced += flights.traced;
         if let (0, Some(k)) = (pass, alg.k) {
-            let at = progressive.as_ref().map_or(&disks.disks, |p| p.disks());
-            report.merge(host_radii(rec, &flights, at, k, alg.radius)?);
+            super::nearest::record(rec, &flights, &disks.disks, k, alg.radius / 16.0, alg.radius)?;
         }
         let at = progressive.as_ref().map_or(&disks.disks, |p| p.disks());
         let problem = GpuProblem::resident(rec, &flights, at)?;
@@ -68,21 +67,6 @@ pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonS
     }
     let last = last.ok_or_else(|| lumbre_gpu::Error::Input("at least one pass".into()))?;
     Ok(GpuCameraEstimate { disks, last, progressive, pairs, counters, report, segments, traced })
-}
-
-/// Radii from the `k` nearest flight ends, found on the host: submits what `rec` holds,
-/// reads the flights and the disks back, and writes the radii (the run's one round trip).
-fn host_radii(rec: &mut Recorder, flights: &GpuPhotons, disks: &GpuDisks, k: usize, radius: f32) -> Result<Report> {
-    let gpu = rec.gpu().clone();
-    let mut report = Report::default();
-    super::flush(rec, "photons", &mut report)?;
-    let photons = super::photons::download(&gpu, flights)?;
-    let mut d = disks.download(&gpu)?;
-    report.time("nearest radii", || nearest_radii(&mut d, &photons.segments, k, radius / 16.0, radius))?;
-    let raw: Vec<[f32; 4]> =
-        d.iter().flat_map(|d| [d.centre.extend(d.radius).to_array(), d.normal.extend(0.0).to_array()]).collect();
-    gpu.write(&disks.raw, 0, &raw)?;
-    Ok(report)
 }
 
 /// Reads the disks and their irradiance back.

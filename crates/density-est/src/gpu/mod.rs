@@ -6,6 +6,7 @@ mod brute;
 mod bvh;
 pub(crate) mod camera;
 pub(crate) mod disks;
+mod nearest;
 mod octree;
 pub(crate) mod photons;
 pub(crate) mod problem;
