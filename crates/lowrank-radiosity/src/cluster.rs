@@ -6,6 +6,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use glam::Vec3;
+use rayon::slice::ParallelSliceMut;
 
 use crate::shape::{Cell, Shape};
 use crate::surfaces::Face;
@@ -117,7 +118,7 @@ impl Graph {
         for i in 0..items {
             pairs.extend(corners(i).iter().filter(|&&c| c != u32::MAX).map(|&c| (c, i as u32)));
         }
-        pairs.sort_unstable();
+        pairs.par_sort_unstable();
         pairs.dedup();
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut a = 0;
@@ -141,7 +142,7 @@ impl Graph {
             a = b;
         }
         let mut adj: Vec<(u32, u32)> = edges.iter().flat_map(|&(x, y)| [(x, y), (y, x)]).collect();
-        adj.sort_unstable();
+        adj.par_sort_unstable();
         adj.dedup();
         let mut start = vec![0u32; items + 1];
         for &(x, _) in &adj {
@@ -192,11 +193,13 @@ pub(crate) struct Items<'a> {
     pub centroid: &'a [Vec3],
     /// Items of different groups never share a cluster.
     pub group: &'a [u32],
+    /// The order seeds are taken in, when known ([`morton_order`] otherwise).
+    pub order: Option<&'a [u32]>,
 }
 
 /// Items in Morton order of their centroids (seeds taken in this order grow into
 /// compact, spatially coherent clusters).
-fn morton_order(centroid: &[Vec3]) -> Vec<u32> {
+pub(crate) fn morton_order(centroid: &[Vec3]) -> Vec<u32> {
     let (lo, hi) = centroid.iter().fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(a, b), &c| (a.min(c), b.max(c)));
     let scale = ((1u32 << lumbre_morton::BITS_64) - 1) as f32 / (hi - lo).max_element().max(1e-30);
     let mut keyed: Vec<(u64, u32)> = centroid
@@ -215,7 +218,7 @@ fn morton_order(centroid: &[Vec3]) -> Vec<u32> {
 
 /// Clusters items by region growing: seeds in Morton order; a cluster takes the nearest
 /// (to its seed) unclaimed neighbour of its own group whose normal is within `cos_max` of
-/// the seed's, until its area reaches its target (a neighbour that would overshoot more
+/// the cluster's mean normal, until its area reaches its target (a neighbour that would overshoot more
 /// than it fills is left). Targets diffuse the error: each cluster's target is `target`
 /// plus what the clusters before fell short of it (within one target either way), so the
 /// count follows the total area however the items' sizes round. Clusters under a third of
@@ -225,10 +228,16 @@ pub(crate) fn grow(graph: &Graph, items: &Items<'_>, target: f64, cos_max: f32) 
     const NONE: u32 = u32::MAX;
     let n = items.area.len();
     let mut cluster = vec![NONE; n];
+    // The cluster that last queued each item: an item is queued once per cluster.
+    let mut queued = vec![NONE; n];
     let mut seeds: Vec<u32> = Vec::new();
     let mut heap: BinaryHeap<(Reverse<u32>, u32)> = BinaryHeap::new();
     let mut carry = 0.0f64;
-    for s in morton_order(items.centroid) {
+    let order = match items.order {
+        Some(o) => std::borrow::Cow::Borrowed(o),
+        None => std::borrow::Cow::Owned(morton_order(items.centroid)),
+    };
+    for &s in order.iter() {
         let s = s as usize;
         if cluster[s] != NONE {
             continue;
@@ -236,22 +245,26 @@ pub(crate) fn grow(graph: &Graph, items: &Items<'_>, target: f64, cos_max: f32) 
         let c = seeds.len() as u32;
         seeds.push(s as u32);
         cluster[s] = c;
-        let (axis, origin, group) = (items.normal[s], items.centroid[s], items.group[s]);
+        let (origin, group) = (items.centroid[s], items.group[s]);
         let goal = target + carry;
         let mut area = items.area[s];
+        // The cluster's mean normal (area-weighted), against which candidates are measured.
+        let mut sum = items.normal[s].as_dvec3() * area;
         heap.clear();
-        let push = |heap: &mut BinaryHeap<_>, cluster: &[u32], i: usize| {
+        let push = |heap: &mut BinaryHeap<_>, cluster: &[u32], queued: &mut [u32], i: usize| {
             for &j in graph.of(i) {
-                if cluster[j as usize] == NONE {
+                if cluster[j as usize] == NONE && queued[j as usize] != c {
+                    queued[j as usize] = c;
                     // Distances as ordered bits of a non-negative f32.
                     heap.push((Reverse((items.centroid[j as usize] - origin).length().to_bits()), j));
                 }
             }
         };
-        push(&mut heap, &cluster, s);
+        push(&mut heap, &cluster, &mut queued, s);
         while area < goal {
             let Some((_, j)) = heap.pop() else { break };
             let j = j as usize;
+            let axis = sum.normalize_or_zero().as_vec3();
             if cluster[j] != NONE || items.group[j] != group || items.normal[j].dot(axis) < cos_max {
                 continue;
             }
@@ -260,7 +273,8 @@ pub(crate) fn grow(graph: &Graph, items: &Items<'_>, target: f64, cos_max: f32) 
             }
             cluster[j] = c;
             area += items.area[j];
-            push(&mut heap, &cluster, j);
+            sum += items.normal[j].as_dvec3() * items.area[j];
+            push(&mut heap, &cluster, &mut queued, j);
         }
         carry = (goal - area).clamp(-target, target);
     }
@@ -268,7 +282,8 @@ pub(crate) fn grow(graph: &Graph, items: &Items<'_>, target: f64, cos_max: f32) 
 }
 
 /// Joins clusters under `small` in area to their smallest neighbour of the same group with
-/// a compatible mean normal, smallest first; renumbers the clusters densely.
+/// a compatible mean normal (or, failing one, the neighbour of the same group whose normal
+/// is nearest), smallest first; renumbers the clusters densely.
 fn merge_small(
     graph: &Graph,
     items: &Items<'_>,
@@ -307,18 +322,23 @@ fn merge_small(
             continue;
         }
         let n_c = normal[rc].normalize_or_zero();
-        let mut best: Option<usize> = None;
+        // The smallest neighbour of the same group within the cone, else (a fragment the
+        // cone left alone) the one whose normal is nearest.
+        let mut best: Option<(bool, f64, usize)> = None;
         for &i in &members[c] {
             for &j in graph.of(i as usize) {
                 let rj = root(&mut parent, cluster[j as usize]) as usize;
-                if rj == rc || group[rj] != group[rc] || (normal[rj].normalize_or_zero().dot(n_c) as f32) < cos_max {
+                if rj == rc || group[rj] != group[rc] {
                     continue;
                 }
-                if best.is_none_or(|b| area[rj] < area[b]) {
-                    best = Some(rj);
+                let cos = normal[rj].normalize_or_zero().dot(n_c);
+                let key = if cos as f32 >= cos_max { (true, -area[rj], rj) } else { (false, cos, rj) };
+                if best.is_none_or(|b| (key.0, key.1) > (b.0, b.1)) {
+                    best = Some(key);
                 }
             }
         }
+        let best = best.map(|b| b.2);
         if let Some(b) = best {
             parent[rc] = b as u32;
             area[b] += area[rc];
@@ -397,7 +417,7 @@ mod tests {
         let group: Vec<u32> = (0..n).map(|i| (i >= 20) as u32).collect();
         let corners: Vec<[u32; 2]> = (0..n as u32).map(|i| [i, i + 1]).collect();
         let graph = Graph::sharing(n, |i| &corners[i]);
-        let items = Items { area: &area, normal: &normal, centroid: &centroid, group: &group };
+        let items = Items { area: &area, normal: &normal, centroid: &centroid, group: &group, order: None };
         let (c, count) = grow(&graph, &items, 5.0, 0.9);
         assert_eq!(count, 8);
         for k in 0..count as u32 {

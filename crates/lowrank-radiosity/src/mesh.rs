@@ -6,8 +6,8 @@
 //! are patches and its cells are elements (`m = q r`). The cells of smaller faces (the
 //! triangles of a scanned mesh, say) are grouped instead: they are cut into cells no larger
 //! than the element area (a small face is one cell), and cells merge with neighbours of the same
-//! material within 18 degrees into elements of about the element area (a cell as large
-//! stays alone), and elements grow into connected patches within 45 degrees of
+//! material within 30 degrees into elements of about the element area (a cell as large
+//! stays alone), and elements grow into connected patches within 60 degrees of
 //! about the patch area (see the `cluster` module). The element and patch areas are then
 //! corrected until n and k are within a few percent of the request where the scene allows.
 
@@ -17,17 +17,17 @@ use std::f32::consts::PI;
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 
-use crate::cluster::{Graph, Items, corner_ids, grow, shape_stats};
+use crate::cluster::{Graph, Items, corner_ids, grow, morton_order, shape_stats};
 use crate::outline::Clusters;
 use crate::shape::{Cell, Shape};
 use crate::surfaces::Surfaces;
 
 /// Faces of this fraction of the patch area or more are meshed regularly.
 const REGULAR_FACE: f64 = 1.0;
-/// Cells merged into one element are within this angle of its seed's normal (18 degrees).
-const ELEMENT_COS: f32 = 0.95;
-/// Elements grouped into one patch are within this angle of its seed's (45 degrees).
-const PATCH_COS: f32 = std::f32::consts::FRAC_1_SQRT_2;
+/// Cells merged into one element are within this angle of its mean normal (30 degrees).
+const ELEMENT_COS: f32 = 0.866;
+/// Elements grouped into one patch are within this angle of its mean normal (60 degrees).
+const PATCH_COS: f32 = 0.5;
 /// Rounds of correcting the element and patch areas towards the counts asked for.
 const ROUNDS: usize = 12;
 /// Good enough: n and k within this fraction of the request.
@@ -151,96 +151,164 @@ fn cuts(surfaces: &Surfaces, a_e: f64, a_p: f64, pow2: bool) -> Vec<(u32, u32)> 
         .collect()
 }
 
-/// Plans the meshes of `surfaces` with element area `a_e` and patch area `a_p`.
-pub(crate) fn plan(surfaces: &Surfaces, a_e: f64, a_p: f64, pow2: bool) -> Plan {
-    let cut = cuts(surfaces, a_e, a_p, pow2);
-    let fine: Vec<u32> = cut.iter().map(|c| c.0).collect();
-    let mut first = Vec::with_capacity(fine.len() + 1);
-    let mut total = 0u32;
-    for &m in &fine {
+/// What a cut of the faces fixes: its cells, their corners, and the grouped faces' cells
+/// with their shapes and adjacency (reused while the element and patch areas are searched).
+struct Geometry {
+    cut: Vec<(u32, u32)>,
+    fine: Vec<u32>,
+    first: Vec<u32>,
+    corners: Vec<[u32; 4]>,
+    /// Cells of the grouped faces (global numbers), their areas, normals, centroids and
+    /// materials, and which of them share a corner.
+    loose: Vec<u32>,
+    area: Vec<f64>,
+    normal: Vec<Vec3>,
+    centroid: Vec<Vec3>,
+    material: Vec<u32>,
+    graph: Graph,
+    /// The cells in Morton order (the grouping's seeds), and the last grouping made.
+    order: Vec<u32>,
+    last: std::cell::RefCell<Option<(f64, Vec<Vec<u32>>)>>,
+}
+
+impl Geometry {
+    fn new(surfaces: &Surfaces, cut: Vec<(u32, u32)>) -> Geometry {
+        let fine: Vec<u32> = cut.iter().map(|c| c.0).collect();
+        let mut first = Vec::with_capacity(fine.len() + 1);
+        let mut total = 0u32;
+        for &m in &fine {
+            first.push(total);
+            total += m * m;
+        }
         first.push(total);
-        total += m * m;
-    }
-    first.push(total);
-    let corners = corner_ids(&surfaces.faces, &fine, &first);
-    let cell_shape = |g: u32| {
-        let (f, l) = face_of_cell(&first, g);
-        let face = &surfaces.faces[f];
-        face.shape.cell(fine[f], Cell::from_local(l, fine[f], face.shape.triangle))
-    };
-
-    // Regular faces: a patch per coarse cell, an element per cell.
-    let mut patches = Vec::new();
-    let mut regular = 0;
-    let mut loose: Vec<u32> = Vec::new();
-    for (f, face) in surfaces.faces.iter().enumerate() {
-        let (m, q) = cut[f];
-        if q == 0 {
-            loose.extend(first[f]..first[f + 1]);
-            continue;
-        }
-        regular += 1;
-        let tri = face.shape.triangle;
-        let start = patches.len();
-        for l in 0..q * q {
-            let cell = Cell::from_local(l, q, tri);
-            patches.push(PlannedPatch { cell: Some(PatchCell { face: f as u32, q, cell }), elements: Vec::new() });
-        }
-        for l in 0..m * m {
-            let coarse = Cell::from_local(l, m, tri).coarsen(m, q, tri);
-            patches[start + coarse.local(q, tri) as usize].elements.push(vec![first[f] + l]);
-        }
+        let corners = corner_ids(&surfaces.faces, &fine, &first);
+        let loose: Vec<u32> =
+            (0..surfaces.faces.len()).filter(|&f| cut[f].1 == 0).flat_map(|f| first[f]..first[f + 1]).collect();
+        let shapes: Vec<Shape> = loose.iter().map(|&g| cell_shape(surfaces, &fine, &first, g)).collect();
+        let (area, normal, centroid) = shape_stats(&shapes);
+        let material = loose.iter().map(|&g| surfaces.faces[face_of_cell(&first, g).0].material).collect();
+        let graph = Graph::sharing(loose.len(), |i| &corners[loose[i] as usize][..]);
+        let order = morton_order(&centroid);
+        let last = std::cell::RefCell::new(None);
+        Geometry { cut, fine, first, corners, loose, area, normal, centroid, material, graph, order, last }
     }
 
-    // Grouped faces: small cells merge into elements, elements grow into patches.
-    let shapes: Vec<Shape> = loose.iter().map(|&g| cell_shape(g)).collect();
-    let (area, normal, centroid) = shape_stats(&shapes);
-    let material: Vec<u32> = loose.iter().map(|&g| surfaces.faces[face_of_cell(&first, g).0].material).collect();
-    let mut elements: Vec<Vec<u32>> = Vec::new();
-    let small: Vec<usize> = (0..loose.len()).collect();
-    if !small.is_empty() {
-        let pick = |v: &[f64]| small.iter().map(|&i| v[i]).collect::<Vec<_>>();
-        let pick3 = |v: &[Vec3]| small.iter().map(|&i| v[i]).collect::<Vec<_>>();
-        let (sa, sn, sc) = (pick(&area), pick3(&normal), pick3(&centroid));
-        let sg: Vec<u32> = small.iter().map(|&i| material[i]).collect();
-        let graph = Graph::sharing(small.len(), |i| &corners[loose[small[i]] as usize][..]);
-        let items = Items { area: &sa, normal: &sn, centroid: &sc, group: &sg };
-        let (of, count) = grow(&graph, &items, a_e, ELEMENT_COS);
+    /// The grouped cells merged into elements of about `a_e`.
+    fn grouped_elements(&self, a_e: f64) -> Vec<Vec<u32>> {
+        if self.loose.is_empty() {
+            return Vec::new();
+        }
+        if let Some((a, elements)) = self.last.borrow().as_ref().filter(|(a, _)| *a == a_e) {
+            let _ = a;
+            return elements.clone();
+        }
+        let items = Items {
+            area: &self.area,
+            normal: &self.normal,
+            centroid: &self.centroid,
+            group: &self.material,
+            order: Some(&self.order),
+        };
+        let (of, count) = grow(&self.graph, &items, a_e, ELEMENT_COS);
         let mut merged = vec![Vec::new(); count];
         for (i, &c) in of.iter().enumerate() {
-            merged[c as usize].push(loose[small[i]]);
+            merged[c as usize].push(self.loose[i]);
         }
-        elements.extend(merged);
+        *self.last.borrow_mut() = Some((a_e, merged.clone()));
+        merged
     }
-    if !elements.is_empty() {
-        let cells_area = |cells: &[u32]| -> (f64, Vec3, Vec3) {
-            let (mut a, mut n, mut c) = (0.0f64, glam::DVec3::ZERO, glam::DVec3::ZERO);
-            for &g in cells {
-                let s = cell_shape(g);
-                let w = s.area() as f64;
-                a += w;
-                n += s.normal().as_dvec3() * w;
-                c += s.centroid().as_dvec3() * w;
+}
+
+/// Cell `g` (global number) as a shape.
+fn cell_shape(surfaces: &Surfaces, fine: &[u32], first: &[u32], g: u32) -> Shape {
+    let (f, l) = face_of_cell(first, g);
+    let face = &surfaces.faces[f];
+    face.shape.cell(fine[f], Cell::from_local(l, fine[f], face.shape.triangle))
+}
+
+/// Plans meshes for many element and patch areas, keeping what a cut fixes.
+struct Planner<'a> {
+    surfaces: &'a Surfaces,
+    pow2: bool,
+    geometry: Option<Geometry>,
+}
+
+impl Planner<'_> {
+    /// The geometry of the cut for these areas (rebuilt only when the cut changes).
+    fn geometry(&mut self, a_e: f64, a_p: f64) -> &Geometry {
+        let cut = cuts(self.surfaces, a_e, a_p, self.pow2);
+        let same = self.geometry.as_ref().is_some_and(|g| g.cut == cut);
+        if !same {
+            self.geometry = Some(Geometry::new(self.surfaces, cut));
+        }
+        self.geometry.as_ref().expect("made above")
+    }
+
+    /// The number of elements these areas give (without grouping patches).
+    fn elements(&mut self, a_e: f64, a_p: f64) -> usize {
+        let g = self.geometry(a_e, a_p);
+        let regular: usize = g.cut.iter().filter(|c| c.1 > 0).map(|c| (c.0 * c.0) as usize).sum();
+        regular + g.grouped_elements(a_e).len()
+    }
+
+    /// The plan for element area `a_e` and patch area `a_p`.
+    fn plan(&mut self, a_e: f64, a_p: f64) -> Plan {
+        let surfaces = self.surfaces;
+        let g = self.geometry(a_e, a_p);
+        // Regular faces: a patch per coarse cell, an element per cell.
+        let mut patches = Vec::new();
+        let mut regular = 0;
+        for (f, face) in surfaces.faces.iter().enumerate() {
+            let (m, q) = g.cut[f];
+            if q == 0 {
+                continue;
             }
-            (a, n.normalize_or_zero().as_vec3(), (c / a.max(1e-300)).as_vec3())
-        };
-        let stats: Vec<(f64, Vec3, Vec3)> = elements.iter().map(|e| cells_area(e)).collect();
-        let ea: Vec<f64> = stats.iter().map(|s| s.0).collect();
-        let en: Vec<Vec3> = stats.iter().map(|s| s.1).collect();
-        let ec: Vec<Vec3> = stats.iter().map(|s| s.2).collect();
-        let group = vec![0u32; elements.len()];
-        let element_corners: Vec<Vec<u32>> =
-            elements.iter().map(|e| e.iter().flat_map(|&g| corners[g as usize]).collect()).collect();
-        let graph = Graph::sharing(elements.len(), |i| &element_corners[i][..]);
-        let items = Items { area: &ea, normal: &en, centroid: &ec, group: &group };
-        let (of, count) = grow(&graph, &items, a_p, PATCH_COS);
-        let start = patches.len();
-        patches.extend((0..count).map(|_| PlannedPatch { cell: None, elements: Vec::new() }));
-        for (e, cells) in elements.into_iter().enumerate() {
-            patches[start + of[e] as usize].elements.push(cells);
+            regular += 1;
+            let tri = face.shape.triangle;
+            let start = patches.len();
+            for l in 0..q * q {
+                let cell = Cell::from_local(l, q, tri);
+                patches.push(PlannedPatch { cell: Some(PatchCell { face: f as u32, q, cell }), elements: Vec::new() });
+            }
+            for l in 0..m * m {
+                let coarse = Cell::from_local(l, m, tri).coarsen(m, q, tri);
+                patches[start + coarse.local(q, tri) as usize].elements.push(vec![g.first[f] + l]);
+            }
         }
+        // Grouped faces: cells merge into elements, elements grow into patches.
+        let elements = g.grouped_elements(a_e);
+        if !elements.is_empty() {
+            let stats: Vec<(f64, Vec3, Vec3)> = elements
+                .iter()
+                .map(|cells| {
+                    let (mut a, mut n, mut c) = (0.0f64, glam::DVec3::ZERO, glam::DVec3::ZERO);
+                    for &cell in cells {
+                        let s = cell_shape(surfaces, &g.fine, &g.first, cell);
+                        let w = s.area() as f64;
+                        a += w;
+                        n += s.normal().as_dvec3() * w;
+                        c += s.centroid().as_dvec3() * w;
+                    }
+                    (a, n.normalize_or_zero().as_vec3(), (c / a.max(1e-300)).as_vec3())
+                })
+                .collect();
+            let ea: Vec<f64> = stats.iter().map(|s| s.0).collect();
+            let en: Vec<Vec3> = stats.iter().map(|s| s.1).collect();
+            let ec: Vec<Vec3> = stats.iter().map(|s| s.2).collect();
+            let group = vec![0u32; elements.len()];
+            let element_corners: Vec<Vec<u32>> =
+                elements.iter().map(|e| e.iter().flat_map(|&cell| g.corners[cell as usize]).collect()).collect();
+            let graph = Graph::sharing(elements.len(), |i| &element_corners[i][..]);
+            let items = Items { area: &ea, normal: &en, centroid: &ec, group: &group, order: None };
+            let (of, count) = grow(&graph, &items, a_p, PATCH_COS);
+            let start = patches.len();
+            patches.extend((0..count).map(|_| PlannedPatch { cell: None, elements: Vec::new() }));
+            for (e, cells) in elements.into_iter().enumerate() {
+                patches[start + of[e] as usize].elements.push(cells);
+            }
+        }
+        Plan { fine: g.fine.clone(), first: g.first.clone(), corners: g.corners.clone(), patches, regular }
     }
-    Plan { fine, first, corners, patches, regular }
 }
 
 /// One area being corrected towards a count: the next guess scales it by got/want (counts
@@ -277,24 +345,39 @@ impl Search {
     }
 }
 
-/// Plans with the element and patch areas corrected until n and k are near the request.
+/// Plans with the element and patch areas corrected until n and k are near the request:
+/// first the element area (counting elements only), then the patch area.
 pub(crate) fn plan_counts(surfaces: &Surfaces, elements: usize, patches: usize, pow2: bool) -> (Plan, MeshReport) {
     let total = surfaces.area();
-    let (mut se, mut sp) =
-        (Search::new(total / elements as f64, elements), Search::new(total / patches as f64, patches));
+    let mut planner = Planner { surfaces, pow2, geometry: None };
+    let near = |got: usize, want: usize| (got as f64 / want as f64).ln().abs() < CLOSE.ln_1p();
+    let mut sp = Search::new(total / patches as f64, patches);
+    let mut se = Search::new(total / elements as f64, elements);
+    let (mut a_e, mut best_miss) = (se.area, f64::INFINITY);
+    for _ in 0..ROUNDS {
+        let n = planner.elements(se.area, sp.area);
+        let miss = (n as f64 / elements as f64).ln().abs();
+        if miss < best_miss {
+            (a_e, best_miss) = (se.area, miss);
+        }
+        if near(n, elements) {
+            break;
+        }
+        se.next(n);
+    }
     let miss = |p: &Plan| {
         let n = p.n() as f64 / elements as f64;
         let k = p.patches.len() as f64 / patches as f64;
         (n.ln().abs()).max(k.ln().abs())
     };
-    let mut best = plan(surfaces, se.area, sp.area, pow2);
+    let mut best = planner.plan(a_e, sp.area);
     let mut current = best.clone();
     for _ in 1..ROUNDS {
-        if miss(&best) < CLOSE.ln_1p() {
+        if near(best.patches.len(), patches) || near(current.patches.len(), patches) && miss(&best) < CLOSE.ln_1p() {
             break;
         }
-        let (a_e, a_p) = (se.next(current.n()), sp.next(current.patches.len()));
-        current = plan(surfaces, a_e, a_p, pow2);
+        let a_p = sp.next(current.patches.len());
+        current = planner.plan(a_e, a_p);
         if miss(&current) < miss(&best) {
             best = current.clone();
         }
@@ -306,7 +389,7 @@ pub(crate) fn plan_counts(surfaces: &Surfaces, elements: usize, patches: usize, 
         format!(
             "n = {n} and k = {k} for {elements} elements and {patches} patches asked: the scene has {} faces \
              ({} meshed regularly) and {cells} cells; cells merge only with neighbours of their material \
-             within 18 degrees, and elements into patches within 45 degrees",
+             within 30 degrees, and elements into patches within 60 degrees",
             surfaces.faces.len(),
             best.regular
         )
