@@ -49,16 +49,16 @@ pub struct RadiosityArgs {
     pub out: PathBuf,
 }
 
-/// Pair samples per second per CPU core of the form factors (a shadow ray each, through the
-/// kd-tree of a room with a scanned mesh), for the time estimate: measured on the 2-core
-/// machine, rounded down (see benches/RESULTS.md).
-const CPU_PAIR_SAMPLES_PER_CORE: f64 = 2.0e6;
-/// ... and on a GPU (an H100 makes about 1.3e10; a small GPU a tenth of that).
-const GPU_PAIR_SAMPLES: f64 = 1.0e9;
+/// Pair samples per second of the form factors on a GPU, for the time estimate: an H100
+/// made 3.2e7 in the bunny room and 1.3e9 in the Cornell box (benches/RESULTS.md); the
+/// estimate takes the slower.
+const GPU_PAIR_SAMPLES: f64 = 3.0e7;
+/// Element-patch pairs timed on the CPU to estimate the form factors' time.
+const CPU_PROBE_PAIRS: usize = 256;
 /// Host memory of the process before the run's own data: the program, the scene's file
 /// buffers and, on the GPU, the driver (lavapipe's compiler the largest seen).
 const PROCESS_BASE_CPU: u64 = 96 << 20;
-const PROCESS_BASE_GPU: u64 = 384 << 20;
+const PROCESS_BASE_GPU: u64 = 512 << 20;
 
 fn err(e: lumbre_gpu::Error) -> String {
     e.to_string()
@@ -129,20 +129,32 @@ fn check_resources(args: &RadiosityArgs, triangles: usize, backend: &Backend) ->
             human(available)
         ));
     }
-    let seconds = match backend {
-        Backend::Cpu => r.pair_samples as f64 / (CPU_PAIR_SAMPLES_PER_CORE * rayon::current_num_threads() as f64),
-        Backend::Gpu(_) => r.pair_samples as f64 / GPU_PAIR_SAMPLES,
-    };
-    let mut line = format!(
-        "resources for {flags}: host memory about {}, form factors about {:.0} s ({} point pairs)",
-        human(host),
-        seconds.max(1.0),
-        r.pair_samples
-    );
+    let mut line = format!("resources for {flags}: host memory about {}", human(host));
     if let Backend::Gpu(_) = backend {
         line += &format!(", GPU memory about {}", human(r.gpu));
     }
     Ok((host, line))
+}
+
+/// The form factors' time on `backend`: on the CPU, [`CPU_PROBE_PAIRS`] pairs spread over
+/// the matrix timed on one thread and scaled to all pairs and threads; on a GPU, the pairs at
+/// [`GPU_PAIR_SAMPLES`].
+fn form_factor_seconds(ff: &FormFactors, mesh: &TwoMesh, backend: &Backend) -> f64 {
+    let (n, k) = (mesh.n(), mesh.k());
+    let pair_samples = (n * k) as f64 * ff.samples.max(1) as f64;
+    if let Backend::Gpu(_) = backend {
+        return pair_samples / GPU_PAIR_SAMPLES;
+    }
+    let clusters = mesh.clusters();
+    let occ = lumbre_radiosity::Occluders::of(mesh);
+    let probes = CPU_PROBE_PAIRS.min(n * k);
+    let t = Instant::now();
+    for i in 0..probes {
+        let h = lumbre_raytrace::hash_u32(i as u32 ^ 0x9e37_79b9) as usize;
+        let (e, p) = ((i * n / probes + h % (n / probes).max(1)) % n, h % k);
+        std::hint::black_box(ff.pair(&occ, &clusters, e as u32, p as u32));
+    }
+    t.elapsed().as_secs_f64() * (n * k) as f64 / probes.max(1) as f64 / rayon::current_num_threads() as f64
 }
 
 /// The factorisation placed for the solve: loaded from `--load`, made on the CPU, or made
@@ -248,6 +260,17 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         mesh.pieces.len(),
         ms(t.elapsed())
     );
+    if args.load.is_none() {
+        let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
+        println!(
+            "form factors: {} x {} pairs, {} samples each, about {:.1} s on {}",
+            mesh.n(),
+            mesh.k(),
+            args.samples,
+            form_factor_seconds(&ff, &mesh, backend),
+            backend.name()
+        );
+    }
     let mut held = None;
     let (placed, how) = factor(args, &mesh, backend, &mut held)?;
     println!("{how} on {}", backend.describe());

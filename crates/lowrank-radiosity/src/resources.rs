@@ -6,7 +6,7 @@ use crate::layout::Storage;
 /// Host bytes per cell of the mesh (the piece, its corners, its outline edges, the
 /// clustering's tables) and per scene triangle (the triangle, its kd-tree share).
 const HOST_PER_CELL: u64 = 400;
-const HOST_PER_TRIANGLE: u64 = 200;
+const HOST_PER_TRIANGLE: u64 = 450;
 /// GPU bytes per cell (the piece, its area tables, its share of the outlines) and per
 /// triangle (the kd-tree's triangles and nodes).
 const GPU_PER_CELL: u64 = 160;
