@@ -244,7 +244,7 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
         let scan = record_scan(rec, &c.counts, &c.offsets, ScanKind::Exclusive)?;
         rec.copy_range(scan.carry(), scan.carry().len() - 1, &totals, 2 * b, 1)?;
         let fp = gpu.uniform(&FlightParams { count: n, bounces: bounces_code(o.bounces), ..Default::default() })?;
-        let res = flight_bindings(&fp, &c, &stand_in, &stand_in, &stand_in, &stand_in);
+        let res = flight_bindings(&fp, &c, &stand_in, &stand_in, stand_in.binding(), stand_in.binding());
         rec.dispatch("photons", &kept_counts, &res, groups)?;
         let scan = record_scan(rec, &c.kept, &c.kept_offsets, ScanKind::Exclusive)?;
         rec.copy_range(scan.carry(), scan.carry().len() - 1, &totals, 2 * b + 1, 1)?;
@@ -301,8 +301,8 @@ fn flight_bindings<'a>(
     c: &'a Counted,
     src_geom: &'a Buffer<[f32; 4]>,
     src_power: &'a Buffer<[f32; 4]>,
-    dst_geom: impl Into<Binding<'a>>,
-    dst_power: impl Into<Binding<'a>>,
+    dst_geom: lumbre_gpu::wgpu::BindingResource<'a>,
+    dst_power: lumbre_gpu::wgpu::BindingResource<'a>,
 ) -> Vec<lumbre_gpu::wgpu::BindingResource<'a>> {
     vec![
         params.as_entire_binding(),
@@ -312,24 +312,9 @@ fn flight_bindings<'a>(
         c.kept_offsets.binding(),
         src_geom.binding(),
         src_power.binding(),
-        dst_geom.into().0,
-        dst_power.into().0,
+        dst_geom,
+        dst_power,
     ]
-}
-
-/// A binding resource: a whole buffer, or a range of one.
-struct Binding<'a>(lumbre_gpu::wgpu::BindingResource<'a>);
-
-impl<'a> From<&'a Buffer<[f32; 4]>> for Binding<'a> {
-    fn from(b: &'a Buffer<[f32; 4]>) -> Self {
-        Binding(b.binding())
-    }
-}
-
-impl<'a> From<lumbre_gpu::wgpu::BindingResource<'a>> for Binding<'a> {
-    fn from(b: lumbre_gpu::wgpu::BindingResource<'a>) -> Self {
-        Binding(b)
-    }
 }
 
 /// Reads the kept flights back, with the photon of each.
