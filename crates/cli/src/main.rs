@@ -255,16 +255,18 @@ enum Command {
     /// visibility, the precompute (or a factor file), then the solve for one lighting or an
     /// animation of the emitters' intensity; the picture shows each element's radiance.
     Radiosity {
-        /// The OBJ file (MTL next to it).
+        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`).
         scene: PathBuf,
         #[command(flatten)]
         view: View,
-        /// Fine elements, about (n; 2MF makes every patch r x r elements).
-        #[arg(long, default_value_t = 4000)]
-        elements: usize,
-        /// Coarse patches, about (k).
-        #[arg(long, default_value_t = 250)]
-        patches: usize,
+        /// Fine elements, about (n); default 24000 on the GPU, 4000 on the CPU. Mean relative
+        /// error against the path-traced references (256x256, smooth): 1.8-2.7% at 24000 on
+        /// the Cornell box, the bunny room and the two-light room, 4.2-5.6% at 4000 (H100).
+        #[arg(long)]
+        elements: Option<usize>,
+        /// Coarse patches, about (k); default 1500 on the GPU, 250 on the CPU.
+        #[arg(long)]
+        patches: Option<usize>,
         /// 2mf (regular patches) or 2mce (patches split where the view changes).
         #[arg(long, value_enum, default_value_t = radiosity::MeshMethod::Fixed)]
         method: radiosity::MeshMethod,
@@ -653,10 +655,11 @@ fn main() -> ExitCode {
             limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
             limits::in_range("--relight", relight, 0, limits::MAX_FRAMES)?;
             let (out, backend) = view.resolve("radiosity.png", &opts)?;
+            let (default_elements, default_patches) = radiosity::default_counts(&backend);
             let args = radiosity::RadiosityArgs {
                 scene,
-                elements,
-                patches,
+                elements: elements.unwrap_or(default_elements),
+                patches: patches.unwrap_or(default_patches),
                 method,
                 samples,
                 factored,
