@@ -197,6 +197,14 @@ impl Gpu {
     /// The transfers between host and device made through this context (and its clones)
     /// since it was created; subtract two snapshots for what happened between them (see
     /// [`Transfers`]).
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let before = gpu.transfers();
+    /// let _params = gpu.uniform(&[1u32, 2])?;
+    /// assert_eq!((gpu.transfers() - before).uploads.bytes, 16);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn transfers(&self) -> Transfers {
         self.0.transfers.snapshot()
     }

@@ -15,6 +15,22 @@ use crate::{CameraDensity, CameraEstimate, Estimate};
 
 /// A [`CameraDensity`] run on the GPU: its disks, the last pass's sums or the progressive
 /// state, and what the run learnt on the host (see [`CameraDensity`]).
+///
+/// ```no_run
+/// use lumbre_density::CameraDensity;
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_raytrace::{Camera, Prepared, Scene};
+/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
+/// let gpu = Gpu::new()?;
+/// let alg = CameraDensity::new(Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap(), 64, 64, 0.05);
+/// let scene = alg.upload(&gpu, &Prepared::new(scene, &Default::default()))?;
+/// let mut rec = gpu.recorder();
+/// let on_gpu = alg.record(&mut rec, &scene)?; // a GpuCameraEstimate
+/// rec.submit()?;
+/// let out = alg.download(&gpu, &on_gpu)?;
+/// assert_eq!(out.irradiance.len(), out.disks.disks.len());
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct GpuCameraEstimate {
     pub(crate) disks: GpuCameraDisks,

@@ -124,7 +124,7 @@ impl GpuPhotons {
         self.segments
     }
 
-    /// Every flight traced, kept or not (see [`GpuPhotons::segments`]).
+    /// Every flight traced, kept or not (see [`GpuPhotons::segments`] for an example).
     pub fn traced(&self) -> u64 {
         self.traced
     }

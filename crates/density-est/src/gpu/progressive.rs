@@ -115,6 +115,22 @@ impl GpuProgressive {
     }
 
     /// Crossings found over every pass (read back).
+    ///
+    /// ```no_run
+    /// # use lumbre_density::{CameraDiskPass, GpuProgressive};
+    /// # use lumbre_gpu::{Compute, Gpu};
+    /// # use lumbre_raytrace::{Camera, Prepared, Scene};
+    /// # let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
+    /// # let gpu = Gpu::new()?;
+    /// # let pass = CameraDiskPass { camera: Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap(), width: 8, height: 8, radius: 0.1 };
+    /// # let scene = pass.upload(&gpu, &Prepared::new(scene, &Default::default()))?;
+    /// # let mut rec = gpu.recorder();
+    /// # let disks = pass.record(&mut rec, &scene)?;
+    /// # rec.submit()?;
+    /// let progressive = GpuProgressive::new(&gpu, disks.disks(), 0.7)?;
+    /// assert_eq!(progressive.pairs(&gpu)?, 0); // no pass yet
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn pairs(&self, gpu: &Gpu) -> Result<u64> {
         let w = gpu.download(&self.pairs)?;
         Ok(w[0] as u64 | (w[1] as u64) << 32)
