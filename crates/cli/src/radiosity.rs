@@ -173,13 +173,13 @@ fn factor<'a>(
     mesh: &TwoMesh,
     backend: &Backend,
     loaded: &'a mut Option<Factorization>,
-) -> Result<(Placed<'a, Solve>, String), String> {
+) -> Result<(Placed<'a, Solve>, String, Option<Duration>), String> {
     let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
     if let Some(path) = &args.load {
         let t = Instant::now();
         let f = loaded.insert(Factorization::load(path, Some(mesh.fingerprint())).map_err(err)?);
         let how = format!("loaded {} in {}", path.display(), ms(t.elapsed()));
-        return Ok((backend.place(&Solve { storage, ..Solve::default() }, f).map_err(err)?, how));
+        return Ok((backend.place(&Solve { storage, ..Solve::default() }, f).map_err(err)?, how, None));
     }
     let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
     let pc = Precompute { factored: args.factored, ..Precompute::default() };
@@ -201,7 +201,8 @@ fn factor<'a>(
                 made.download(gpu, mesh).map_err(err)?.save(path).map_err(err)?;
                 how += &format!("; saved to {}", path.display());
             }
-            Ok((Placed::Gpu(gpu.clone(), made.factor), how))
+            let time = made.gpu_time();
+            Ok((Placed::Gpu(gpu.clone(), made.factor), how, Some(time)))
         }
         Backend::Cpu => {
             let t = Instant::now();
@@ -222,7 +223,7 @@ fn factor<'a>(
                 factor.save(path).map_err(err)?;
                 how += &format!("; saved to {}", path.display());
             }
-            Ok((Placed::Cpu(factor), how))
+            Ok((Placed::Cpu(factor), how, None))
         }
     }
 }
@@ -281,7 +282,7 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         );
     }
     let mut held = None;
-    let (placed, how) = factor(args, &mesh, backend, &mut held)?;
+    let (placed, how, factor_gpu) = factor(args, &mesh, backend, &mut held)?;
     println!("{how} on {}", backend.describe());
 
     // One lighting, or a ramp of the emitters' intensity over the frames.
@@ -333,11 +334,52 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
     }
     bar.finish_and_clear();
     let peak = peak_memory().map(|p| format!("peak host memory {} of {} announced, ", human(p), human(announced)));
+    // GPU time: the factorisation and every solve (none on the CPU).
+    let gpu = match backend {
+        Backend::Gpu(_) => format!("GPU {}, ", ms(factor_gpu.unwrap_or_default() + kernel)),
+        Backend::Cpu => String::new(),
+    };
     println!(
-        "-> {} ({}wall {:.2} s)",
+        "-> {} ({gpu}{}wall {:.2} s)",
         frame_path(&args.out, (args.relight > 0).then_some(0)).display(),
         peak.unwrap_or_default(),
         wall.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Radiosity of `scene` at `elements` x `patches` (2MF, 16 samples per pair, f32 Y) on
+/// `backend`, seen from `camera` with smooth shading: the image, the GPU time of form factors,
+/// precompute and solve (on a GPU; `None` on the CPU) and a line on the meshes.
+pub fn render_scene(
+    scene: lumbre_raytrace::Scene,
+    camera: &lumbre_raytrace::Camera,
+    size: (u32, u32),
+    counts: (usize, usize),
+    backend: &Backend,
+) -> Result<(lumbre_raytrace::Image, Option<Duration>, String), String> {
+    let surfaces = Surfaces::from_scene(scene).map_err(err)?;
+    let (mesh, _) = TwoMesh::fixed(surfaces, counts.0, counts.1).map_err(err)?;
+    let ff = FormFactors::default();
+    let solve = Solve::new(vec![mesh.emission.clone()]);
+    let (b, gpu) = match backend {
+        Backend::Gpu(gpu) => {
+            let made =
+                GpuFactor::compute(gpu, &mesh, &ff, &Precompute::default(), Storage::F32, false, &()).map_err(err)?;
+            let (b, report) = solve.run_placed(&Placed::Gpu(gpu.clone(), made.factor.clone()), &()).map_err(err)?;
+            (b, Some(made.gpu_time() + report.gpu.unwrap_or_default()))
+        }
+        Backend::Cpu => {
+            let lr = LowRank::of_mesh(&mesh, ff.cpu(&mesh).map_err(err)?).map_err(err)?;
+            let factor = Precompute::default().cpu(&lr).map_err(err)?.factor;
+            (solve.cpu(&factor).map_err(err)?, None)
+        }
+    };
+    let b = b.0.into_iter().next().unwrap_or_default();
+    let image = render_radiosity(&mesh, &b, camera, size.0, size.1, 4, Shading::Smooth);
+    Ok((
+        image,
+        gpu,
+        format!("n = {}, k = {} ({} pieces), 16 samples per pair, smooth", mesh.n(), mesh.k(), mesh.pieces.len()),
+    ))
 }
