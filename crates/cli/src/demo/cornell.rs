@@ -9,6 +9,7 @@ use lumbre_gpu::{Backend, Compute, Report};
 use lumbre_raytrace::metrics::{DiffMap, Metrics, Region, compare, false_colour};
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, WhittedRender};
 
+use super::sheet::Sheet;
 use crate::table::{Table, sig};
 
 /// The page's scene, camera and size: radiance in the units of the file's `Ke`.
@@ -184,18 +185,26 @@ fn instant_radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, Strin
 
 /// The page: every method on every backend against the reference, written to `out` as
 /// `cornell-<method>-<backend>.png`, false-colour error maps, cut-size heat maps
-/// (`-cuts.png`) and `cornell-sheet.png` (top row: the reference, then each method's image;
-/// middle row: their error maps; bottom row: the heat maps of the methods that have them).
+/// (`-cuts.png`) and `cornell-sheet.png`, a labelled [`Sheet`] (columns: the reference, then
+/// each method on each backend, captioned with its mean relative error and time; rows: the
+/// image, its error map, the heat map of the methods that have one).
 pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path) -> Result<Table, String> {
     let regions = Region::cornell(setup.size, setup.size);
     let mut t = Table::new(
         format!("{SCENE} ({}x{}, camera {CAMERA}) by every method, against the reference", setup.size, setup.size),
         &["method", "backend", "ms", "mean rel. error", "p90 rel. error", "mean ΔE94", "worst region", "image", "how"],
     );
-    let blank = || Image::new(setup.size, setup.size);
-    let mut sheet: Vec<[Image; 3]> = vec![[reference.clone(), blank(), blank()]];
-    for m in methods() {
+    let methods = methods();
+    let columns = std::iter::once("reference".to_string())
+        .chain(methods.iter().flat_map(|m| backends.iter().map(move |b| format!("{} on {}", m.name, b.name()))))
+        .collect();
+    let rows = ["image", "relative error", "cut sizes"].map(String::from).to_vec();
+    let mut sheet = Sheet::new(setup.size, columns, rows);
+    sheet.set(0, 0, reference)?;
+    let mut column = 0;
+    for m in &methods {
         for backend in backends {
+            column += 1;
             eprintln!("  {} on {} ...", m.name, backend.name());
             let start = Instant::now();
             let r = (m.render)(setup, backend)?;
@@ -223,14 +232,19 @@ pub fn page(setup: &Setup, backends: &[&Backend], reference: &Image, out: &Path)
                 file,
                 note,
             ]);
-            sheet.push([r.image, diff, r.heatmap.unwrap_or_else(blank)]);
+            sheet.set(0, column, &r.image)?;
+            sheet.set(1, column, &diff)?;
+            if let Some(map) = &r.heatmap {
+                sheet.set(2, column, map)?;
+            }
+            sheet.note(0, column, &format!("{} {} ms", percent(metrics.rel_mean), sig(time.as_secs_f64() * 1e3)))?;
         }
     }
-    contact_sheet(&sheet, setup.size)?.save(&out.join("cornell-sheet.png")).map_err(|e| e.to_string())?;
+    sheet.image().save(&out.join("cornell-sheet.png")).map_err(|e| e.to_string())?;
     t.note(
         "relative error per pixel on luminance, |test - reference| / (reference + 0.01); ΔE94: CIE94 on CIELAB (D65)",
     );
-    t.note("cornell-sheet.png: top row the reference then each row of this table in order; middle row their relative error (black 0%, red 100%); bottom row the cut sizes of lightcuts");
+    t.note("cornell-sheet.png: columns the reference then each row of this table in order, captioned with mean relative error and time; rows the image, its relative error (black 0%, red 100%) and the cut sizes of lightcuts");
     Ok(t)
 }
 
@@ -250,19 +264,4 @@ fn worst_region(m: &Metrics) -> String {
         .filter_map(|r| r.mean.map(|e| (e, r.region.name.as_str())))
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map_or("-".into(), |(e, name)| format!("{name} {}", percent(e)))
-}
-
-/// Columns of images (each rendering over its error map over its heat map), side by side.
-fn contact_sheet(columns: &[[Image; 3]], size: u32) -> Result<Image, String> {
-    let mut sheet = Image::new(size * columns.len() as u32, 3 * size);
-    for (i, column) in columns.iter().enumerate() {
-        for (row, image) in column.iter().enumerate() {
-            for y in 0..size {
-                for x in 0..size {
-                    sheet.set(i as u32 * size + x, row as u32 * size + y, image.get(x, y));
-                }
-            }
-        }
-    }
-    Ok(sheet)
 }

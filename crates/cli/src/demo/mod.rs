@@ -4,6 +4,7 @@
 
 mod cornell;
 mod gallery;
+mod sheet;
 
 use std::fmt::Write as _;
 use std::path::Path;
