@@ -12,8 +12,8 @@ use lumbre_kdtree::BuildOptions;
 use lumbre_lightcuts::bench::{STAGES, stage_times};
 use lumbre_lightcuts::ism::{IsmOptions, SIZES};
 use lumbre_lightcuts::{
-    CutOptions, CutPixel, GreedyTree, Method, MortonTree, Render, TreeBuilder, View, Visibility, VplOptions,
-    cut_heatmap,
+    CutOptions, CutPixel, DIRECT_SHARE, GreedyTree, ISM_VPLS, MAX_BOUNCES, Method, MortonTree, RAYS_VPLS, RR_DEPTH,
+    Render, TreeBuilder, View, Visibility, VplOptions, cut_heatmap,
 };
 use lumbre_raytrace::{Camera, Image, Prepared};
 
@@ -50,11 +50,14 @@ pub enum TreeChoice {
 /// How `lumbre lightcuts` renders.
 #[derive(Clone, Copy, Debug)]
 pub struct LightcutsOptions {
-    /// VPLs asked for (a quarter on the emitters, the rest at the first `bounces` diffuse
-    /// bounces of light paths; paths that leave the scene leave none).
+    /// VPLs asked for: a quarter on the emitters, the rest at the diffuse bounces of light
+    /// paths (about: paths that leave the scene leave none).
     pub vpls: u32,
-    /// Diffuse bounces that leave a VPL, per light path.
+    /// The most diffuse bounces of a light path, each leaving a VPL.
     pub bounces: u32,
+    /// Russian roulette decides whether a path goes on after each bounce from this one on
+    /// (0-based); at or beyond `bounces`, every path runs `bounces` bounces.
+    pub rr_depth: u32,
     /// Relative error threshold of a cut.
     pub error: f32,
     /// Largest cut.
@@ -66,15 +69,28 @@ pub struct LightcutsOptions {
     pub tree: TreeChoice,
 }
 
+/// VPLs of `lumbre lightcuts` without `--vpls`: as many as `visibility` needs to come within
+/// its stated error of the path tracer on the Cornell box (`ISM_VPLS`, `RAYS_VPLS`).
+pub fn default_vpls(visibility: VisibilityChoice) -> u32 {
+    match visibility {
+        VisibilityChoice::Ism => ISM_VPLS,
+        VisibilityChoice::Rays => RAYS_VPLS,
+    }
+}
+
 impl Default for LightcutsOptions {
+    /// Full global illumination (light paths until Russian roulette ends them) with shadow
+    /// rays and as many VPLs as they need to come within 3.5% of the path tracer on the
+    /// Cornell box (the `Lightcuts` command's help gives the errors measured).
     fn default() -> Self {
         let cut = CutOptions::default();
         LightcutsOptions {
-            vpls: 10_000,
-            bounces: 1,
+            vpls: RAYS_VPLS,
+            bounces: MAX_BOUNCES,
+            rr_depth: RR_DEPTH,
             error: cut.error,
             max_cut: cut.max_cut,
-            visibility: VisibilityChoice::Ism,
+            visibility: VisibilityChoice::Rays,
             ism_size: IsmOptions::default().size,
             method: MethodChoice::Lightcuts,
             tree: TreeChoice::Morton,
@@ -82,8 +98,10 @@ impl Default for LightcutsOptions {
     }
 }
 
-/// Most diffuse bounces of a light path that leave VPLs.
-pub const MAX_BOUNCES: u32 = 64;
+/// Host bytes per VPL of a render on the CPU, stages together: the paths' VPLs as traced
+/// (about 70) and as one list (36), the tree's Morton keys and order (32), its nodes (two of
+/// 64 per VPL) and the list in the GPU layout (48), rounded up.
+const HOST_BYTES_PER_VPL: u64 = 320;
 
 /// Most bytes the imperfect shadow maps may take on the CPU (one f32 per texel per VPL); on
 /// a GPU the device's limits decide.
@@ -99,21 +117,36 @@ impl LightcutsOptions {
         if self.bounces == 0 || self.bounces > MAX_BOUNCES {
             return Err(format!("--bounces must be in 1..={MAX_BOUNCES}, got {}", self.bounces));
         }
+        if self.rr_depth > MAX_BOUNCES {
+            return Err(format!("--rr-depth must be in 0..={MAX_BOUNCES}, got {}", self.rr_depth));
+        }
         if !(self.error.is_finite() && (0.0..=1.0).contains(&self.error)) {
             return Err(format!("--error must be a number in [0, 1] (a fraction: 0.02 is 2%), got {}", self.error));
         }
         if self.max_cut == 0 {
             return Err("--max-cut must be 1 or more (a cut holds at least the root), got 0".into());
         }
-        if self.visibility == VisibilityChoice::Ism && !SIZES.contains(&self.ism_size) {
+        // Checked with shadow rays too: a bad value is refused even where it is not used.
+        if !SIZES.contains(&self.ism_size) {
             return Err(format!("--ism-size must be one of {SIZES:?}, got {}", self.ism_size));
         }
         Ok(())
     }
 
-    /// Refuses imperfect shadow maps larger than [`MAX_CPU_ATLAS_BYTES`] on the CPU, or than the
-    /// GPU's largest buffer, naming the flags.
+    /// Refuses, naming the flags: on the CPU, VPLs and their light tree larger than the memory
+    /// free ([`HOST_BYTES_PER_VPL`]) and imperfect shadow maps larger than
+    /// [`MAX_CPU_ATLAS_BYTES`]; on a GPU, maps larger than its largest buffer.
     pub fn check_memory(&self, backend: &Backend) -> Result<(), String> {
+        let host = self.vpls as u64 * HOST_BYTES_PER_VPL;
+        let available = crate::limits::available_memory();
+        if backend.gpu().is_none() && host > available {
+            return Err(format!(
+                "--vpls {}: the VPLs and their light tree would take {}, more than the {} available (fewer VPLs)",
+                self.vpls,
+                crate::limits::human(host),
+                crate::limits::human(available)
+            ));
+        }
         let bytes = self.vpls as u64 * (self.ism_size as u64).pow(2) * 4;
         if self.visibility == VisibilityChoice::Ism && backend.gpu().is_none() && bytes > MAX_CPU_ATLAS_BYTES {
             return Err(format!(
@@ -144,16 +177,30 @@ impl LightcutsOptions {
         Ok(())
     }
 
-    /// About `vpls` VPLs: a quarter on the emitters, the rest from light paths leaving one at
-    /// each of their first `bounces` diffuse hits.
-    pub fn vpl_options(&self) -> VplOptions {
+    /// About `vpls` VPLs in `prepared`: a quarter on the emitters, the rest from light paths
+    /// leaving one at each diffuse bounce. Paths that run until roulette ends them are
+    /// counted by a pilot of a few thousand paths on the CPU; paths of a fixed length by
+    /// dividing by `bounces`.
+    pub fn vpl_options(&self, prepared: &Prepared) -> Result<VplOptions, String> {
+        let base = VplOptions { bounces: self.bounces, rr_depth: self.rr_depth, ..VplOptions::default() };
+        if base.until_roulette() {
+            return base.with_count(prepared, self.vpls, DIRECT_SHARE).map_err(err);
+        }
         let direct = self.vpls / 4;
         let paths = ((self.vpls - direct) / self.bounces.max(1)).max(1);
-        VplOptions { direct, paths, bounces: self.bounces, ..VplOptions::default() }
+        Ok(VplOptions { direct, paths, ..base })
     }
 
-    /// The crate's renderer for `view`.
-    pub fn render(&self, view: View) -> Render {
+    /// `lightcuts` or `instant`.
+    pub fn method_name(&self) -> &'static str {
+        match self.method {
+            MethodChoice::Lightcuts => "lightcuts",
+            MethodChoice::Instant => "instant",
+        }
+    }
+
+    /// The crate's renderer for `view` of `prepared`.
+    pub fn render(&self, view: View, prepared: &Prepared) -> Result<Render, String> {
         let method = match self.method {
             MethodChoice::Lightcuts => {
                 Method::Lightcuts(CutOptions { error: self.error, max_cut: self.max_cut, ..CutOptions::default() })
@@ -168,7 +215,7 @@ impl LightcutsOptions {
             TreeChoice::Greedy => TreeBuilder::Greedy(GreedyTree::default()),
             TreeChoice::Morton => TreeBuilder::Morton(MortonTree::default()),
         };
-        Render { view, vpls: self.vpl_options(), tree, method, visibility, ..Render::default() }
+        Ok(Render { view, vpls: self.vpl_options(prepared)?, tree, method, visibility, ..Render::default() })
     }
 }
 
@@ -213,7 +260,7 @@ pub fn render(
 ) -> Result<Lit, String> {
     o.check()?;
     o.check_memory(backend)?;
-    let render = o.render(View { camera, width, height });
+    let render = o.render(View { camera, width, height }, prepared)?;
     let t = Instant::now();
     let placed = backend.place(&render, prepared).map_err(err)?;
     let upload = t.elapsed();
@@ -225,13 +272,13 @@ pub fn render(
     if report.gpu.is_some() {
         report.gpu = Some(stage_times(&report).iter().sum());
     }
-    let summary = summary(&render, &report, out.vpls, upload, wall);
+    let summary = summary(&render, &report, (out.vpls, o.vpls), upload, wall);
     Ok(Lit { image: out.image, cuts: out.cuts, vpls: out.vpls, report, summary })
 }
 
-/// `2450 VPLs; vpls 1.2 ms, tree 3.4 ms, ...; frame 9.9 ms (wall 12 ms, upload 3 ms);
-/// average cut 61.2 (largest 210)`.
-fn summary(render: &Render, report: &Report, vpls: u32, upload: Duration, wall: Duration) -> String {
+/// `2450 VPLs (2500 asked, 2 bounces), ism visibility; VPLs 1.2 ms, tree 3.4 ms, ...;
+/// frame 9.9 ms (wall 12 ms, upload 3 ms); average cut 61.2 (largest 210)`.
+fn summary(render: &Render, report: &Report, (vpls, asked): (u32, u32), upload: Duration, wall: Duration) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let times = stage_times(report);
     let shading = match render.method {
@@ -254,8 +301,8 @@ fn summary(render: &Render, report: &Report, vpls: u32, upload: Duration, wall: 
         })
         .collect();
     let mut line = format!(
-        "{vpls} VPLs ({} asked), {} visibility; {}; frame {:.1} ms (wall {:.1} ms, upload {:.1} ms)",
-        render.vpls.slots(),
+        "{vpls} VPLs ({asked} asked, {}), {} visibility; {}; frame {:.1} ms (wall {:.1} ms, upload {:.1} ms)",
+        bounces_text(&render.vpls),
         render.visibility.name(),
         stages.join(", "),
         ms(times.iter().sum()),
@@ -275,6 +322,15 @@ fn summary(render: &Render, report: &Report, vpls: u32, upload: Duration, wall: 
         line += &format!("; {q:.0} visibility queries");
     }
     line
+}
+
+/// How the light paths ran: `bounces until roulette (from 3, at most 64)` or `2 bounces`.
+fn bounces_text(o: &VplOptions) -> String {
+    if o.until_roulette() {
+        format!("bounces until roulette (from {}, at most {})", o.rr_depth, o.bounces)
+    } else {
+        format!("{} bounce{}", o.bounces, if o.bounces == 1 { "" } else { "s" })
+    }
 }
 
 /// Whether `backend` is lavapipe (llvmpipe).
@@ -318,7 +374,7 @@ pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
         prepared.tris.len(),
         backend.describe(),
         load.as_secs_f64() * 1e3,
-        o.render(View { camera, width: args.width, height: args.height }).method.name(),
+        o.method_name(),
         lit.summary,
     );
     Ok(())

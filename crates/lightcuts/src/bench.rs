@@ -168,7 +168,7 @@ pub fn scaling(
 ) -> Result<Vec<FrameRow>> {
     let mut rows = Vec::new();
     for &n in counts {
-        let render = Render { vpls: VplOptions { seed: base.vpls.seed, ..VplOptions::total(n) }, ..*base };
+        let render = Render { vpls: VplOptions { seed: base.vpls.seed, ..VplOptions::one_bounce(n) }, ..*base };
         let (mut lc, lc_out) = frame(backend, prepared, &render, effort)?;
         if n <= instant_max {
             let ir = Render { method: Method::Instant, ..render };
@@ -261,7 +261,7 @@ pub fn cut_sizes(backend: &Backend, prepared: &Prepared, view: View, counts: &[u
         for &(builder, metric, tree) in &builders {
             let render = Render {
                 view,
-                vpls: VplOptions::total(n),
+                vpls: VplOptions::one_bounce(n),
                 tree,
                 method: Method::Lightcuts(CutOptions::default()),
                 ..Default::default()
@@ -288,7 +288,7 @@ pub fn greedy_build_time(
     metric: ClusterMetric,
     repeats: usize,
 ) -> Result<(u32, Duration)> {
-    let vpls = vpls_cpu(prepared, &VplOptions::total(n), &Default::default())?;
+    let vpls = vpls_cpu(prepared, &VplOptions::one_bounce(n), &Default::default())?;
     let diagonal = Some((prepared.scene.bounds.1 - prepared.scene.bounds.0).length());
     let times = (0..repeats.max(1))
         .map(|_| {

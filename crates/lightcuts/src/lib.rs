@@ -8,7 +8,8 @@
 //! matches operation for operation:
 //!
 //! 1. [`VplPass`]: VPLs on the emitters (direct light) and at the diffuse bounces of light
-//!    paths leaving them ([`VplOptions`]).
+//!    paths leaving them, by default until Russian roulette ends the path (every bounce of
+//!    light, as the path tracer sees it; [`VplOptions`]).
 //! 2. Light trees ([`LightTree`]): the paper's greedy agglomerative build ([`GreedyTree`],
 //!    CPU, with Walter's or the paper's [`ClusterMetric`]), or the GPU's build by Morton
 //!    order and Karras's radix tree ([`MortonTree`]).
@@ -27,7 +28,8 @@
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
 //! let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
 //! let prepared = Prepared::new(scene, &Default::default());
-//! let render = Render { view: View::cornell(16, 16), vpls: VplOptions::total(200), ..Default::default() };
+//! let vpls = VplOptions { direct: 50, paths: 50, ..Default::default() };
+//! let render = Render { view: View::cornell(16, 16), vpls, ..Default::default() };
 //! let (out, report) = render.cpu_reported(&prepared, &())?;
 //! assert!(out.vpls > 100 && out.image.pixels.iter().any(|p| p.x > 0.0));
 //! assert!(report.get("average cut").unwrap() <= out.vpls as f64);
@@ -77,4 +79,7 @@ pub use shading::{
 };
 pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
 pub use vpl::{Vpl, validate_vpls};
-pub use vpls::{VplOptions, vpl_uniform, vpls_cpu};
+pub use vpls::{
+    DEFAULT_DIRECT, DEFAULT_PATHS, DIM_ROULETTE, DIRECT_SHARE, ISM_VPLS, MAX_BOUNCES, PILOT_PATHS, RAYS_VPLS, RR_DEPTH,
+    VplOptions, vpl_uniform, vpls_cpu,
+};

@@ -106,7 +106,8 @@ impl Agree for Rendering {
 /// use lumbre_raytrace::{Prepared, Scene};
 /// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
 /// let prepared = Prepared::new(scene, &Default::default());
-/// let render = Render { view: View::cornell(128, 128), vpls: VplOptions::total(10_000), ..Default::default() };
+/// let vpls = VplOptions::default().with_count(&prepared, 10_000, 0.25)?;
+/// let render = Render { view: View::cornell(128, 128), vpls, ..Default::default() };
 /// let (out, report) = render.run_reported(&lumbre_gpu::Backend::Gpu(Gpu::new()?), &prepared, &())?;
 /// println!("{} VPLs: {report}", out.vpls);
 /// # Ok::<(), lumbre_gpu::Error>(())

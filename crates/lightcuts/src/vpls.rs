@@ -8,19 +8,27 @@
 //!   light alike and instant radiosity is the same sum without clusters.
 //! - Indirect light: `paths` light paths leave points drawn by power in cosine-distributed
 //!   directions (Shirley–Chiu's concentric map lifted by Malley's method) carrying flux
-//!   `pi Ke / (pdf_area * paths)`; at each of the first `bounces` hits on a diffuse surface
-//!   a VPL is left with intensity `kd * flux / pi` (facing the incoming ray), and the path
-//!   goes on in a cosine direction about that surface with flux times `kd`. Mirrors, glass
-//!   and black surfaces end a path, and so does leaving the scene.
+//!   `pi Ke / (pdf_area * paths)`; at each of their first `bounces` hits on a diffuse
+//!   surface a VPL is left with intensity `kd * flux / pi` (facing the incoming ray), and
+//!   the path goes on in a cosine direction about that surface with flux and throughput
+//!   times `kd`. Mirrors, glass and black surfaces end a path, and so does leaving the scene.
+//! - Russian roulette, as the path tracer's (`lumbre_raytrace::path`): after bounce
+//!   `b >= rr_depth` a path goes on with probability
+//!   `clamp(max(throughput), ROULETTE_SURVIVAL)` and divides its flux and throughput by it,
+//!   so the expected flux of every later VPL is unchanged (unbiased). With `bounces` at
+//!   [`MAX_BOUNCES`] (the default) paths run until roulette ends them; the cap only bounds
+//!   the slots.
 //!
 //! Slots: direct VPL `k` in slot `k`, bounce `b` of path `k` in slot
 //! `direct + k * bounces + b`; the VPLs are the filled slots in slot order. Random numbers
-//! come from [`vpl_uniform`] with explicit dimensions, so the GPU draws the same numbers.
+//! come from [`vpl_uniform`] with explicit dimensions (the origin 0..3, the first direction
+//! 3..5, bounce `b`'s direction `5 + 2b` and `6 + 2b`, its roulette [`DIM_ROULETTE`]` + b`),
+//! so the GPU draws the same numbers.
 
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
-use lumbre_raytrace::{Emitters, MaterialKind, Prepared, hash_f32, hash_u32, sampling::PI};
+use lumbre_raytrace::{Emitters, MaterialKind, Prepared, ROULETTE_SURVIVAL, hash_f32, hash_u32, sampling::PI};
 use rayon::prelude::*;
 
 use crate::Vpl;
@@ -31,13 +39,37 @@ use crate::shading::INV_PI;
 /// Seed stream of the direct VPLs (the paths use the seed itself).
 pub(crate) const DIRECT_STREAM: u32 = 0x6a09_e667;
 
+/// The most diffuse bounces of a light path: the cap, for safety, of paths that run until
+/// Russian roulette ends them, as the path tracer's `max_bounces`. Past the first roulette
+/// a path goes on with probability about the albedo of the surface it left (at most 0.95):
+/// in a white box it reaches the cap with probability `0.95^61` (4%), where surfaces
+/// reflect 80% about `0.8^61` (1e-6).
+pub const MAX_BOUNCES: u32 = 64;
+
+/// The bounce from which Russian roulette ends light paths by default: the path tracer's
+/// (`PathOptions::default().rr_depth`), so the first three bounces are always traced.
+pub const RR_DEPTH: u32 = 3;
+
+/// First dimension of [`vpl_uniform`] of the roulette of bounce `b` (`DIM_ROULETTE + b`),
+/// past the dimensions of every bounce's direction.
+pub const DIM_ROULETTE: u32 = 5 + 2 * MAX_BOUNCES;
+
 /// How many VPLs to make, and how.
 ///
+/// The default traces light paths until Russian roulette ends them (full global
+/// illumination: every bounce of light); [`VplOptions::one_bounce`] is the paper's setting
+/// (one bounce of indirect light); [`VplOptions::with_count`] sizes either for about `n`
+/// VPLs in a given scene.
+///
 /// ```
-/// use lumbre_lightcuts::VplOptions;
-/// let o = VplOptions::total(1000);
-/// assert_eq!((o.direct, o.paths, o.bounces), (250, 750, 1));
-/// assert_eq!(o.slots(), 1000);
+/// use lumbre_lightcuts::{MAX_BOUNCES, RR_DEPTH, VplOptions};
+/// let o = VplOptions::default();
+/// assert_eq!((o.bounces, o.rr_depth), (MAX_BOUNCES, RR_DEPTH));
+/// assert!(o.until_roulette());
+/// let paper = VplOptions::one_bounce(1000);
+/// assert_eq!((paper.direct, paper.paths, paper.bounces), (250, 750, 1));
+/// assert_eq!(paper.slots(), 1000);
+/// assert!(!paper.until_roulette());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VplOptions {
@@ -45,25 +77,104 @@ pub struct VplOptions {
     pub paths: u32,
     /// VPLs drawn on the emitters themselves (direct light).
     pub direct: u32,
-    /// Diffuse bounces that leave a VPL, per path (the paper: 1).
+    /// The most diffuse bounces of a path, each leaving a VPL, in `1..=MAX_BOUNCES` (the
+    /// paper: 1; the default: [`MAX_BOUNCES`], a cap that roulette makes a formality).
     pub bounces: u32,
+    /// Russian roulette decides whether a path goes on after each bounce `b >= rr_depth`
+    /// (0-based: 3 keeps bounces 0 to 3 of every path that stays in the scene). At or
+    /// above `bounces`: no roulette, every path runs `bounces` bounces unless it leaves.
+    pub rr_depth: u32,
     /// Seed of every random number.
     pub seed: u32,
 }
 
+/// Paths of the pilot by which [`VplOptions::with_count`] estimates the VPLs per path.
+pub const PILOT_PATHS: u32 = 4096;
+
+/// The share of the VPLs on the emitters (direct light) in the defaults.
+pub const DIRECT_SHARE: f32 = 0.25;
+
+/// VPLs with which lightcuts over shadow rays ([`Visibility::Rays`](crate::Visibility))
+/// come within 3.5% (mean relative error) of the path tracer on the diffuse Cornell box at
+/// 256x256; [`VplOptions::default`] makes about this many there.
+pub const RAYS_VPLS: u32 = 80_000;
+
+/// VPLs with which lightcuts over imperfect shadow maps (the default
+/// [`IsmOptions`](crate::ism::IsmOptions)) come within 5% of the path tracer on the
+/// diffuse Cornell box at 256x256 (with fewer lights than shadow rays need: each VPL's map
+/// costs more than its shadow rays, and the maps' own error dominates past this count).
+pub const ISM_VPLS: u32 = 12_000;
+
+/// Direct VPLs of [`VplOptions::default`]: [`DIRECT_SHARE`] of [`RAYS_VPLS`].
+pub const DEFAULT_DIRECT: u32 = 20_000;
+
+/// Light paths of [`VplOptions::default`]: with paths until roulette ends them, they leave
+/// the other 60000 of [`RAYS_VPLS`] in the diffuse Cornell box (2.8 VPLs per path; what a
+/// pilot of [`VplOptions::with_count`] finds there).
+pub const DEFAULT_PATHS: u32 = 21_700;
+
 impl Default for VplOptions {
+    /// Full global illumination: paths until Russian roulette ends them ([`MAX_BOUNCES`],
+    /// [`RR_DEPTH`]), [`DEFAULT_DIRECT`] VPLs on the emitters and [`DEFAULT_PATHS`] paths:
+    /// about [`RAYS_VPLS`] VPLs in the diffuse Cornell box.
     fn default() -> Self {
-        VplOptions::total(1000)
+        VplOptions { paths: DEFAULT_PATHS, direct: DEFAULT_DIRECT, bounces: MAX_BOUNCES, rr_depth: RR_DEPTH, seed: 0 }
     }
 }
 
 impl VplOptions {
-    /// About `n` VPLs with one bounce: a quarter of them direct, the rest light paths
-    /// (paths that leave the scene or end on a mirror leave none, so the count may be a
-    /// little lower).
-    pub fn total(n: u32) -> VplOptions {
+    /// The paper's setting: `n` VPLs with one bounce of indirect light, a quarter of them
+    /// direct, the rest light paths (paths that leave the scene or end on a mirror leave
+    /// none, so the count may be a little lower).
+    pub fn one_bounce(n: u32) -> VplOptions {
         let direct = n / 4;
-        VplOptions { paths: n - direct, direct, bounces: 1, seed: 0 }
+        VplOptions { paths: n - direct, direct, bounces: 1, rr_depth: 1, seed: 0 }
+    }
+
+    /// These options (bounces, roulette, seed) with the direct VPLs and the paths set for
+    /// about `n` VPLs in `p`: `direct_share` of them (in `[0, 1]`) on the emitters, and as
+    /// many paths as leave the rest by a pilot of [`PILOT_PATHS`] paths traced on the CPU
+    /// (the same numbers on every run and backend). Errors: no emitters, `n` of 0, a share
+    /// outside `[0, 1]`.
+    ///
+    /// ```
+    /// use lumbre_lightcuts::{VplOptions, vpls_cpu};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let p = Prepared::new(Scene::load_obj(path.as_ref()).unwrap().0, &Default::default());
+    /// let o = VplOptions::default().with_count(&p, 2000, 0.25)?;
+    /// assert_eq!(o.direct, 500);
+    /// let made = vpls_cpu(&p, &o, &Default::default())?.len();
+    /// assert!((1800..2200).contains(&made), "{made}");
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn with_count(&self, p: &Prepared, n: u32, direct_share: f32) -> Result<VplOptions> {
+        if n == 0 {
+            return Err(Error::Input("VPL count 0: at least one VPL".into()));
+        }
+        if !(0.0..=1.0).contains(&direct_share) {
+            return Err(Error::Input(format!("direct share {direct_share}: must be in [0, 1]")));
+        }
+        let direct = ((n as f64 * direct_share as f64).round() as u32).min(n);
+        let indirect = n - direct;
+        if indirect == 0 {
+            return Ok(VplOptions { direct, paths: 0, ..*self });
+        }
+        let pilot = VplOptions { paths: PILOT_PATHS, direct: 0, ..*self };
+        pilot.validate()?;
+        let em = emitters(p)?;
+        let q = QueryOptions::default();
+        let made: usize = (0..PILOT_PATHS).into_par_iter().map(|k| path_vpls(p, &em, &pilot, k, &q).len()).sum();
+        // Where every pilot path leaves the scene: one path per VPL asked (which leave none
+        // either; vpls_cpu then says so).
+        let per_path = if made == 0 { 1.0 } else { made as f64 / PILOT_PATHS as f64 };
+        let paths = (indirect as f64 / per_path).round().clamp(1.0, (u32::MAX / 2) as f64) as u32;
+        Ok(VplOptions { direct, paths, ..*self })
+    }
+
+    /// Whether paths run until Russian roulette ends them (roulette starts below the cap).
+    pub fn until_roulette(&self) -> bool {
+        self.rr_depth < self.bounces
     }
 
     /// The number of slots, the most VPLs there can be: `direct + paths * bounces`.
@@ -71,16 +182,19 @@ impl VplOptions {
         self.direct as u64 + self.paths as u64 * self.bounces as u64
     }
 
-    /// Checks the counts: at least one VPL, at most 2^31 slots, at most 64 bounces.
+    /// Checks the counts: at least one VPL, at most 2^31 slots, 1 to [`MAX_BOUNCES`] bounces.
     pub fn validate(&self) -> Result<()> {
+        if self.bounces == 0 || self.bounces > MAX_BOUNCES {
+            return Err(Error::Input(format!("VPL options: {} bounces, must be in 1..={MAX_BOUNCES}", self.bounces)));
+        }
         if self.slots() == 0 {
-            return Err(Error::Input("VPL options: no direct VPLs and no paths (or 0 bounces): no VPLs".into()));
+            return Err(Error::Input("VPL options: no direct VPLs and no paths: no VPLs".into()));
         }
         if self.slots() >= 1 << 31 {
-            return Err(Error::Input(format!("VPL options: {} slots, at most 2^31 - 1", self.slots())));
-        }
-        if self.bounces > 64 {
-            return Err(Error::Input(format!("VPL options: {} bounces, at most 64", self.bounces)));
+            return Err(Error::Input(format!(
+                "VPL options: {} slots (direct + paths x bounces), at most 2^31 - 1",
+                self.slots()
+            )));
         }
         Ok(())
     }
@@ -123,6 +237,8 @@ pub(crate) fn path_vpls(p: &Prepared, em: &Emitters, o: &VplOptions, k: u32, que
     }
     let (mut dir, _) = Emitters::sample_direction(s.normal, u(3), u(4));
     let mut flux = s.radiance * (PI / (s.pdf * o.paths as f32));
+    // The flux's factor since the emitter: what roulette weighs, as the path tracer does.
+    let mut throughput = Vec3::ONE;
     let mut origin = s.point + s.normal * p.eps;
     for b in 0..o.bounces {
         let Some(hit) = p.tree.closest_hit(&p.tris, &Ray::new(origin, dir), 0.0, f32::INFINITY, query) else { break };
@@ -140,6 +256,15 @@ pub(crate) fn path_vpls(p: &Prepared, em: &Emitters, o: &VplOptions, k: u32, que
         let position = point + n * p.eps;
         out.push(Vpl { position, normal: n, intensity: m.kd * (flux * INV_PI) });
         flux *= m.kd;
+        throughput *= m.kd;
+        if b >= o.rr_depth {
+            let survive = throughput.max_element().clamp(ROULETTE_SURVIVAL.0, ROULETTE_SURVIVAL.1);
+            if u(DIM_ROULETTE + b) >= survive {
+                break;
+            }
+            flux /= survive;
+            throughput /= survive;
+        }
         dir = Emitters::sample_direction(n, u(5 + 2 * b), u(6 + 2 * b)).0;
         origin = position;
     }

@@ -166,7 +166,7 @@ proptest! {
     #[test]
     fn two_percent_stays_within_two_percent_nearly_everywhere(seed in 0u32..1000, n in 100usize..500) {
         let p = random_scene(seed);
-        let vpls = lumbre_lightcuts::vpls_cpu(&p, &VplOptions { seed, ..VplOptions::total(n as u32) }, &Default::default()).unwrap();
+        let vpls = lumbre_lightcuts::vpls_cpu(&p, &VplOptions { seed, ..VplOptions::one_bounce(n as u32) }, &Default::default()).unwrap();
         let tree = MortonTree { bounds: Some(p.scene.bounds), ..Default::default() }.build(&vpls).unwrap();
         let (ir, lc, _) = both(&p, &vpls, tree, CutOptions { heap: 1000, ..Default::default() }, view(24, 18));
         let mean: f32 = lc.iter().zip(&ir).map(|(a, b)| relative_error(*a, *b).min(1.0)).sum::<f32>() / lc.len() as f32;
@@ -183,7 +183,7 @@ proptest! {
 #[test]
 fn cornell_box_at_two_percent() {
     let p = cornell();
-    let vpls = lumbre_lightcuts::vpls_cpu(&p, &VplOptions::total(3000), &Default::default()).unwrap();
+    let vpls = lumbre_lightcuts::vpls_cpu(&p, &VplOptions::one_bounce(3000), &Default::default()).unwrap();
     let tree = MortonTree::default().build(&vpls).unwrap();
     let v = View::cornell(32, 24);
     let (ir, walter, flags) = both(&p, &vpls, tree.clone(), CutOptions { heap: 1000, ..Default::default() }, v);
@@ -211,7 +211,7 @@ fn bad_input_is_an_error_on_both_paths() {
     }
     // Zero VPLs asked for; a max cut of 0.
     for b in &backends {
-        let none = VplPass { options: VplOptions { paths: 0, direct: 0, bounces: 1, seed: 0 }, ..Default::default() };
+        let none = VplPass { options: VplOptions { paths: 0, direct: 0, ..Default::default() }, ..Default::default() };
         assert!(none.run(b, &p).unwrap_err().to_string().contains("no VPLs"));
         let zero = Render {
             view: view(8, 8),

@@ -20,16 +20,27 @@ use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{
-    CutOptions, GBufferPass, GreedyTree, HEAP_SIZES, InstantRadiosity, Lightcuts, Method, MortonTree, Render,
-    TreeBuilder, View, Visibility, Vpl, VplOptions, VplPass,
+    CutOptions, GBufferPass, GreedyTree, HEAP_SIZES, InstantRadiosity, Lightcuts, MAX_BOUNCES, Method, MortonTree,
+    RR_DEPTH, Render, TreeBuilder, View, Visibility, Vpl, VplOptions, VplPass,
 };
 
 #[test]
 fn vpls_gpu_equal_cpu() {
     let gpu = test_gpu(wgpu::Features::empty()).unwrap();
     let p = cornell();
-    for (paths, direct, bounces, seed) in [(1, 0, 1, 0), (0, 7, 1, 1), (900, 300, 1, 2), (500, 100, 3, 3)] {
-        let pass = VplPass { options: VplOptions { paths, direct, bounces, seed }, query: Default::default() };
+    // (paths, direct, bounces, rr_depth, seed): fixed bounces, then paths until roulette
+    // ends them (from the first bounce, and from the default's).
+    let cases = [
+        (1, 0, 1, 1, 0),
+        (0, 7, 1, 1, 1),
+        (900, 300, 1, 1, 2),
+        (500, 100, 3, 3, 3),
+        (700, 50, MAX_BOUNCES, 0, 4),
+        (800, 0, MAX_BOUNCES, RR_DEPTH, 5),
+    ];
+    for (paths, direct, bounces, rr_depth, seed) in cases {
+        let pass =
+            VplPass { options: VplOptions { paths, direct, bounces, rr_depth, seed }, query: Default::default() };
         let vpls = if exact_device(&gpu) {
             conformance(&pass, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{paths} paths: {e}"))
         } else {
@@ -146,7 +157,7 @@ fn whole_render_gpu_equals_cpu() {
     let gpu = test_gpu(wgpu::Features::empty()).unwrap();
     let p = cornell();
     let maps = IsmOptions { size: 32, points: 1 << 15, points_per_vpl: 4096, ..Default::default() };
-    let base = Render { view: View::cornell(24, 20), vpls: VplOptions::total(400), ..Default::default() };
+    let base = Render { view: View::cornell(24, 20), vpls: VplOptions::one_bounce(400), ..Default::default() };
     for (name, render) in [
         ("morton", base),
         ("greedy", Render { tree: TreeBuilder::Greedy(GreedyTree::default()), ..base }),

@@ -138,8 +138,15 @@ fn whole_builds_agree_exactly_and_report_their_stages() {
     let Some(gpu) = test_gpu(Features::empty()) else { return };
     let scene =
         IsmScene { triangles: cornell(), vpls: lumbre_lightcuts::ism::bench::vpls_on(&cornell(), 40, 2).unwrap() };
-    let ism =
-        Ism { options: IsmOptions { points: 20_000, points_per_vpl: 1500, pull_push_levels: 3, ..Default::default() } };
+    let ism = Ism {
+        options: IsmOptions {
+            size: 64,
+            points: 20_000,
+            points_per_vpl: 1500,
+            pull_push_levels: 3,
+            ..Default::default()
+        },
+    };
     let atlas = agree_atlas(&ism, &gpu, &scene).unwrap();
     let (_, cpu_report) = ism.cpu_reported(&scene, &()).unwrap();
     for stage in ["ism points", "ism splat", "ism pull-push"] {

@@ -7,7 +7,8 @@
 // Virtual point lights (lumbre_lightcuts::vpls, step by step), one thread per direct VPL
 // and per light path: each fills its slots (direct VPL k: slot k; bounce b of path k:
 // slot direct + k * bounces + b) and flags the filled ones; `gather` then packs the
-// flagged slots in order from the indices a compaction of the flags gave.
+// flagged slots in order from the indices a compaction of the flags gave. Paths end by
+// Russian roulette after each bounce b >= rr_depth, as the path tracer's do.
 
 struct Params {
     bmin: vec3<f32>,
@@ -25,7 +26,11 @@ struct Params {
     emitters: u32,
     // the seed of the direct VPLs
     direct_seed: u32,
-    _pad: u32,
+    // Russian roulette after bounces b >= rr_depth, survival clamped to [survive_min, survive_max]
+    rr_depth: u32,
+    survive_min: f32,
+    survive_max: f32,
+    _pad: vec2<u32>,
 }
 
 
@@ -51,6 +56,8 @@ const WG: u32 = 256u;
 const KIND_DIFFUSE: u32 = 0u;
 const KIND_PHONG: u32 = 1u;
 const KIND_EMITTER: u32 = 4u;
+// lumbre_lightcuts::DIM_ROULETTE: 5 + 2 * MAX_BOUNCES
+const DIM_ROULETTE: u32 = 133u;
 
 // lumbre_lightcuts::vpl_uniform
 fn vpl_uniform(seed: u32, index: u32, dim: u32) -> f32 {
@@ -81,6 +88,7 @@ fn path_vpls(k: u32) {
     }
     var dir = em_sample_direction(s.normal, vpl_uniform(seed, k, 3u), vpl_uniform(seed, k, 4u)).xyz;
     var flux = s.radiance * (PI / (s.pdf * f32(params.paths)));
+    var throughput = vec3<f32>(1.0);
     var origin = s.point + s.normal * params.eps;
     let f = params.flags;
     for (var b = 0u; b < params.bounces; b++) {
@@ -102,6 +110,15 @@ fn path_vpls(k: u32) {
         let position = point + n * params.eps;
         put(params.direct + k * params.bounces + b, position, n, m.kd * (flux * INV_PI));
         flux *= m.kd;
+        throughput *= m.kd;
+        if b >= params.rr_depth {
+            let survive = clamp(max(max(throughput.x, throughput.y), throughput.z), params.survive_min, params.survive_max);
+            if vpl_uniform(seed, k, DIM_ROULETTE + b) >= survive {
+                break;
+            }
+            flux /= survive;
+            throughput /= survive;
+        }
         dir = em_sample_direction(n, vpl_uniform(seed, k, 5u + 2u * b), vpl_uniform(seed, k, 6u + 2u * b)).xyz;
         origin = position;
     }

@@ -4,7 +4,7 @@
 use lumbre_compact::{Compact, Emit, GpuStream, Select};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::QueryOptions;
-use lumbre_raytrace::{GpuEmitters, Prepared};
+use lumbre_raytrace::{GpuEmitters, Prepared, ROULETTE_SURVIVAL};
 
 use crate::gpu::{GpuLightScene, query_flags};
 use crate::ism::GpuVpl;
@@ -25,7 +25,10 @@ struct Params {
     far: f32,
     emitters: u32,
     direct_seed: u32,
-    _pad: u32,
+    rr_depth: u32,
+    survive_min: f32,
+    survive_max: f32,
+    _pad: [u32; 2],
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::lightcuts::VPLS_PARAMS_SIZE);
 
@@ -72,7 +75,7 @@ impl GpuVplList {
 /// use lumbre_raytrace::{Prepared, Scene};
 /// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
 /// let prepared = Prepared::new(scene, &Default::default());
-/// let pass = VplPass { options: VplOptions::total(1000), query: Default::default() };
+/// let pass = VplPass { options: VplOptions::one_bounce(1000), query: Default::default() };
 /// let vpls = pass.gpu(&Gpu::new()?, &prepared)?;
 /// assert!(vpls.len() > 900);
 /// # Ok::<(), lumbre_gpu::Error>(())
@@ -111,7 +114,10 @@ impl VplPass {
             far: f32::INFINITY,
             emitters: s.emitters.count,
             direct_seed: o.seed ^ DIRECT_STREAM,
-            _pad: 0,
+            rr_depth: o.rr_depth,
+            survive_min: ROULETTE_SURVIVAL.0,
+            survive_max: ROULETTE_SURVIVAL.1,
+            _pad: [0; 2],
         })?;
         let main = gpu.kernel(&lumbre_shaders::lightcuts::VPLS, "main")?;
         let gather = gpu.kernel(&lumbre_shaders::lightcuts::VPLS, "gather")?;

@@ -38,7 +38,7 @@
 //!     [[c[0], c[1], c[2]], [c[0], c[2], c[3]]]
 //! };
 //! let tris: Vec<[Vec3; 3]> = quad(0.0, 1.0).into_iter().chain(quad(0.5, 0.25)).collect();
-//! let opts = IsmOptions { size: 32, points: 20_000, points_per_vpl: 20_000, ..Default::default() };
+//! let opts = IsmOptions { size: 32, points: 20_000, points_per_vpl: 20_000, ..IsmOptions::paper() };
 //! let pool = ScenePoints::sample(&tris, opts.points, opts.seed)?;
 //! let vpl = Vpl { position: Vec3::new(0.0, 1.5, 0.0), normal: -Vec3::Y, intensity: Vec3::ONE };
 //! let atlas = Ism::build_cpu(&pool, &[vpl], &opts)?;
