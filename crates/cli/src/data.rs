@@ -43,11 +43,3 @@ pub fn reference(file: &str) -> Option<Result<lumbre_raytrace::Image, String>> {
     let (name, bytes) = REFERENCES.iter().find(|(name, _)| *name == file)?;
     Some(lumbre_raytrace::Image::exr_from_bytes(Path::new(name), bytes).map_err(|e| e.to_string()))
 }
-
-/// The reference image of the demo's side-by-side page: `CornellBox-Diffuse` from the
-/// reference camera at 256x256 by the path tracer at many samples per pixel
-/// (`testdata/reference/README.md` says how it was made).
-pub fn cornell_reference() -> Result<lumbre_raytrace::Image, String> {
-    const FILE: &str = "CornellBox-Diffuse-256.exr";
-    reference(FILE).unwrap_or_else(|| Err(format!("{FILE}: not bundled (testdata/reference has no such image)")))
-}

@@ -349,6 +349,21 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchCommand {
+    /// Every global-illumination method (path tracer, density estimation, low-rank
+    /// radiosity, lightcuts, instant radiosity) at its defaults on every scene of the set
+    /// (`lumbre scenes`), against the path-traced references: GPU time, wall time, mean
+    /// relative error, and the path tracer's error at the same GPU time.
+    Gi {
+        /// Scenes of the set to run (default: every one with a reference).
+        scenes: Vec<String>,
+        /// Write every image and its error map into this folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
+        backend: BackendChoice,
+    },
     /// Scan, compaction, radix sort, Morton encoding and the histogram pyramid, GPU vs copy
     /// kernel vs CPU.
     Primitives {
@@ -842,6 +857,12 @@ fn main() -> ExitCode {
                     bench::radiosity::Options { samples, synthetic, cpu_pairs, cpu: !no_cpu, error_side, effort };
                 let tables = bench::radiosity::radiosity(backend.gpu(), &sizes, &options)?;
                 print_tables(&tables, json);
+                Ok(())
+            })(),
+            BenchCommand::Gi { scenes, out, json, backend } => (|| {
+                let backend = backend_for(backend, &opts)?;
+                let table = bench::gi::run(&scenes, &backend, out.as_deref())?;
+                print_tables(&[table], json);
                 Ok(())
             })(),
             BenchCommand::Density { rows, methods, no_cpu, warmup, repeats, json, backend } => (|| {

@@ -114,8 +114,8 @@ fn bad_flags_are_refused_naming_the_flag_and_range() {
         }
         assert!(!out.exists() && !heat.exists(), "{flags:?} wrote an image");
     }
-    // Shadow maps too large for the CPU are refused before anything is allocated.
-    let o = lightcuts(&out, &["--vpls", "100000000", "--ism-size", "128"]);
+    // Shadow maps too large for the CPU (6.5 TB) are refused before anything is allocated.
+    let o = lightcuts(&out, &["--vpls", "100000000", "--visibility", "ism", "--ism-size", "128"]);
     assert!(!o.status.success() && text(&o).1.contains("GiB"), "{}", text(&o).1);
 }
 

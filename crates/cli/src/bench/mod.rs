@@ -1,6 +1,7 @@
 //! `lumbre bench`: the standard measurements, one table each; one file per benchmark.
 
 pub mod density;
+pub mod gi;
 pub mod lightcuts;
 pub mod octree;
 pub mod primitives;

@@ -1,16 +1,16 @@
 //! `lumbre demo`: runs every capability on the bundled data, writes outputs and a report:
-//! the Cornell box by every global-illumination method beside the reference
-//! ([`cornell`]), then the primitives, the ray tracer and the volume engine ([`gallery`]).
+//! every scene of the set by every global-illumination method beside its reference
+//! ([`gi`]), then the primitives, the ray tracer and the volume engine ([`gallery`]).
 
-mod cornell;
 mod gallery;
+mod gi;
 mod sheet;
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use lumbre_gpu::{Backend, Gpu, GpuOptions};
+use lumbre_gpu::{Gpu, GpuOptions};
 
 use crate::bench::Effort;
 use crate::bench::roofline::roofline;
@@ -48,8 +48,7 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
         }
     }
 
-    eprintln!("the Cornell box by every method ...");
-    tables.push(cornell_page(gpu.as_ref(), out)?);
+    tables.push(gi::pages(gpu.as_ref(), out)?);
 
     // Small sizes: the demo shows the shape of the curve, `lumbre bench` measures properly.
     let effort = Effort { warmup: 1, repeats: 3 };
@@ -75,19 +74,4 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     }
     println!("report written to {}", path.display());
     Ok(())
-}
-
-/// The side-by-side page on the CPU and, when there is one, the GPU, against the bundled
-/// reference image.
-fn cornell_page(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
-    let scene = crate::data::scene(cornell::SCENE, None)?;
-    let camera = lumbre_raytrace::Camera::parse(cornell::CAMERA)?;
-    let prepared = lumbre_raytrace::Prepared::new(scene, &Default::default());
-    let setup = cornell::Setup { prepared, camera, size: cornell::SIZE, spp: 64 };
-    let reference = crate::data::cornell_reference()?;
-    let cpu = Backend::Cpu;
-    let on_gpu = gpu.map(|g| Backend::Gpu(g.clone()));
-    let backends: Vec<&Backend> = std::iter::once(&cpu).chain(on_gpu.as_ref()).collect();
-    reference.save(&out.join("cornell-reference.png")).map_err(|e| e.to_string())?;
-    cornell::page(&setup, &backends, &reference, out)
 }
