@@ -1,4 +1,4 @@
-//! `lumbre lightcuts`: an OBJ scene lit by virtual point lights (VPLs) made from its
+//! `lumbre lightcuts`: a scene lit by virtual point lights (VPLs) made from its
 //! emitters (direct light by VPLs on the emitters themselves, indirect light by VPLs at
 //! the diffuse bounces of light paths), each pixel shaded by a lightcut over a light tree
 //! or by instant radiosity (every VPL), with visibility by shadow rays or imperfect shadow
@@ -137,16 +137,6 @@ impl LightcutsOptions {
     /// free ([`HOST_BYTES_PER_VPL`]) and imperfect shadow maps larger than
     /// [`MAX_CPU_ATLAS_BYTES`]; on a GPU, maps larger than its largest buffer.
     pub fn check_memory(&self, backend: &Backend) -> Result<(), String> {
-        let host = self.vpls as u64 * HOST_BYTES_PER_VPL;
-        let available = crate::limits::available_memory();
-        if backend.gpu().is_none() && host > available {
-            return Err(format!(
-                "--vpls {}: the VPLs and their light tree would take {}, more than the {} available (fewer VPLs)",
-                self.vpls,
-                crate::limits::human(host),
-                crate::limits::human(available)
-            ));
-        }
         let bytes = self.vpls as u64 * (self.ism_size as u64).pow(2) * 4;
         if self.visibility == VisibilityChoice::Ism && backend.gpu().is_none() && bytes > MAX_CPU_ATLAS_BYTES {
             return Err(format!(
@@ -156,6 +146,16 @@ impl LightcutsOptions {
                 self.ism_size,
                 bytes as f64 / (1u64 << 30) as f64,
                 MAX_CPU_ATLAS_BYTES >> 30
+            ));
+        }
+        let host = self.vpls as u64 * HOST_BYTES_PER_VPL;
+        let available = crate::limits::available_memory();
+        if backend.gpu().is_none() && host > available {
+            return Err(format!(
+                "--vpls {}: the VPLs and their light tree would take {}, more than the {} available (fewer VPLs)",
+                self.vpls,
+                crate::limits::human(host),
+                crate::limits::human(available)
             ));
         }
         if let (VisibilityChoice::Ism, Some(gpu)) = (self.visibility, backend.gpu()) {

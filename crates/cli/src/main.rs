@@ -115,9 +115,9 @@ enum Command {
         #[command(subcommand)]
         which: BenchCommand,
     },
-    /// Render an OBJ scene with the Whitted ray tracer or the path tracer.
+    /// Render a scene with the Whitted ray tracer or the path tracer.
     Render {
-        /// The OBJ file (MTL next to it).
+        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`).
         scene: PathBuf,
         #[command(flatten)]
         view: View,
@@ -144,17 +144,20 @@ enum Command {
         #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
         leaf_size: u32,
     },
-    /// Render an OBJ scene by ray-based density estimation: photon flights crossing a disk at
+    /// Render a scene by ray-based density estimation: photon flights crossing a disk at
     /// each pixel's first hit give its irradiance; the image is direct light (the path
     /// tracer's next-event estimation) plus Kd / pi times the estimated indirect irradiance.
     Density {
-        /// The OBJ file (MTL next to it); the scene needs an emitter (Ke > 0).
+        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`);
+        /// it needs an emitter (Ke > 0).
         scene: PathBuf,
         #[command(flatten)]
         view: View,
-        /// Photons leaving the emitters.
-        #[arg(long, default_value_t = 1_000_000)]
-        photons: u32,
+        /// Photons leaving the emitters; default 1e7 on the GPU (mean relative error against the
+        /// path tracer's 256x256 references: 3.4% on set:cornell, 4.6% on set:bunny-room, 6.0%
+        /// on set:two-lights, H100), 1e6 on the CPU.
+        #[arg(long)]
+        photons: Option<u32>,
         /// Disk radius (scene units); with --k, the largest radius.
         #[arg(long, default_value_t = 0.05)]
         radius: f32,
@@ -189,13 +192,14 @@ enum Command {
     /// shadow maps.
     ///
     /// What the defaults reach: full global illumination, at a mean relative error (as
-    /// `lumbre compare` gives it) against the path tracer's 256x256 references of 3.46% on
-    /// the Cornell box (camera 0,1,3.9,0,1,0,0,1,0,40), 2.65% on set:bunny-room and 2.76% on
-    /// set:two-lights with shadow rays (80000 VPLs); with --visibility ism (12000 VPLs,
-    /// 128x128 maps) 4.58%, 4.59% and 5.72%. Measured at 256x256 on the CPU; the GPU path
-    /// computes the same (bit for bit on lavapipe, within 0.1 points on an H100). The
-    /// paper's one bounce (--bounces 1, shadow rays) misses the later bounces: 19.67%,
-    /// 35.16% and 36.44%.
+    /// `lumbre compare` gives it) against the path tracer's 256x256 references of 2.74% on
+    /// the Cornell box (set:cornell), 2.65% on set:bunny-room and 2.76% on set:two-lights
+    /// with shadow rays (80000 VPLs; on an H100, 68-85 ms a frame); with --visibility ism
+    /// (12000 VPLs, 128x128 maps) 3.97%, 4.59% and 5.72% (on the CPU; the GPU path computes
+    /// the same, bit for bit on lavapipe, within 0.1 points on an H100). The paper's one
+    /// bounce (--bounces 1, shadow rays) misses the later bounces: 19.67%, 35.16% and
+    /// 36.44%. Scenes far larger than what the camera sees (set:open-ground) are 30% off:
+    /// the 1/d^2 clamp is a fraction of the scene's diagonal.
     Lightcuts {
         /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`);
         /// it needs an emitter (Ke > 0).
@@ -270,7 +274,7 @@ enum Command {
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         background: f32,
     },
-    /// Low-rank radiosity of an OBJ scene: two meshes (2MF or 2MCE), form factors with
+    /// Low-rank radiosity of a scene: two meshes (2MF or 2MCE), form factors with
     /// visibility, the precompute (or a factor file), then the solve for one lighting or an
     /// animation of the emitters' intensity; the picture shows each element's radiance.
     Radiosity {
@@ -279,8 +283,10 @@ enum Command {
         #[command(flatten)]
         view: View,
         /// Fine elements, about (n); default 24000 on the GPU, 4000 on the CPU. Mean relative
-        /// error against the path-traced references (256x256, smooth): 1.8-2.7% at 24000 on
-        /// the Cornell box, the bunny room and the two-light room, 4.2-5.6% at 4000 (H100).
+        /// error against the path-traced references (256x256, smooth): 1.7-2.3% at 24000 on
+        /// set:cornell, set:bunny-room and set:two-lights, 4.2-5.6% at 4000 (H100); a ground
+        /// plane far larger than the objects on it (set:open-ground) takes most elements:
+        /// 47% off there.
         #[arg(long)]
         elements: Option<usize>,
         /// Coarse patches, about (k); default 1500 on the GPU, 250 on the CPU.
@@ -723,7 +729,7 @@ fn main() -> ExitCode {
                     width: view.width,
                     height: view.height,
                     options: density::DensityOptions {
-                        photons,
+                        photons: photons.unwrap_or_else(|| density::default_photons(&backend)),
                         radius,
                         k,
                         irradiance,

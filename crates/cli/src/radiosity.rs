@@ -236,7 +236,6 @@ pub fn peak_memory() -> Option<u64> {
 }
 
 pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
-    let wall = Instant::now();
     if !(args.light_scale.is_finite() && args.light_scale >= 0.0) {
         return Err(format!("--light-scale must be a finite number >= 0, got {}", args.light_scale));
     }
@@ -244,8 +243,12 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         return Err("--samples must be at least 1".into());
     }
     lumbre_radiosity::TwoMesh::check_request(args.elements, args.patches).map_err(err)?;
+    let t = Instant::now();
     let (scene, camera, loaded) =
         crate::render::load_scene_counted(&args.scene, args.camera.as_deref(), args.width as f32 / args.height as f32)?;
+    let load = t.elapsed();
+    // Wall time from the loaded scene to the written image, as the other commands count it.
+    let wall = Instant::now();
     if scene.emissive_triangles().is_empty() {
         return Err(format!(
             "{}: no emitting triangles (a material with Ke > 0): radiosity lights a scene by its emitters",
@@ -258,9 +261,10 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
     let mesh = meshes(args, Surfaces::from_scene(scene).map_err(err)?)?;
     let a = mesh.area_stats();
     println!(
-        "{}: {loaded}; n = {} elements (area {:.3e} .. {:.3e}, spread {:.1}%), k = {} patches ({:?}, {} pieces), \
-         meshed in {}",
+        "{}: {loaded}, load {}; n = {} elements (area {:.3e} .. {:.3e}, spread {:.1}%), k = {} patches ({:?}, {} \
+         pieces), kd-tree and meshes in {}",
         args.scene.display(),
+        ms(load),
         mesh.n(),
         a.min,
         a.max,

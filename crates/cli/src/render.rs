@@ -1,4 +1,4 @@
-//! `lumbre render`: an OBJ scene through the Whitted ray tracer or the path tracer, on either
+//! `lumbre render`: a scene through the Whitted ray tracer or the path tracer, on either
 //! backend. Both render progressively: batches of samples, the running mean kept in f64,
 //! the progress bar counting samples, the image written every few seconds and at the end.
 

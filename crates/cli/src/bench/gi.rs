@@ -67,10 +67,10 @@ fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
     path_at(setup, backend, PATH_SPP)
 }
 
-/// Density estimation at the `density` command's defaults, with 1e7 photons on a GPU (1e6 on
-/// the CPU).
+/// Density estimation at the `density` command's defaults (1e7 photons on a GPU, 1e6 on the
+/// CPU).
 fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
-    let photons = if backend.gpu().is_some() { 10_000_000 } else { 1_000_000 };
+    let photons = crate::density::default_photons(backend);
     let o = crate::density::DensityOptions {
         photons,
         radius: 0.05,

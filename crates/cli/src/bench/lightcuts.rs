@@ -302,6 +302,7 @@ mod tests {
         let (size, why) = ism_size_for(&cpu, 600_000, VisibilityChoice::Ism, 64).unwrap();
         assert!(size == 32 && why.unwrap().contains("GiB"));
         assert!(ism_size_for(&cpu, 100_000_000, VisibilityChoice::Ism, 64).unwrap_err().contains("--ism-size 64"));
-        assert_eq!(ism_size_for(&cpu, 100_000_000, VisibilityChoice::Rays, 64), Ok((64, None)));
+        // Shadow rays keep the asked size whatever it would weigh as maps.
+        assert_eq!(ism_size_for(&cpu, 1_000_000, VisibilityChoice::Rays, 128), Ok((128, None)));
     }
 }
