@@ -73,7 +73,7 @@ pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;
 pub use metric::{ClusterMetric, chromaticity, color_difference, max_color_difference};
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
-pub use render::{GpuRenderScene, GpuRendering, Method, Render, Rendering, TreeBuilder, cut_heatmap};
+pub use render::{GpuRenderScene, GpuRendering, Method, Render, Rendering, TreeBuilder, VIEW_SCALES, cut_heatmap};
 pub use shading::{
     DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, ShadingRef, Visibility, geometry, min_distance2,
 };

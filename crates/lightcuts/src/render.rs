@@ -168,6 +168,27 @@ pub struct GpuRendering {
 }
 
 impl Render {
+    /// The clamp distance as a fraction of the scene's diagonal: `clamp`, unless the scene
+    /// is far larger than what the camera looks at (more than [`VIEW_SCALES`] times the
+    /// distance from the eye to the target), then the same fraction of that span: a ground
+    /// plane reaching to the horizon must not clamp the light of everything near the camera.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::{Render, VIEW_SCALES};
+    /// let r = Render::default(); // the Cornell box's view: 3.9 from the eye to the target
+    /// let room = (Vec3::splat(-1.0), Vec3::splat(1.0));
+    /// assert_eq!(r.clamp_for(room), r.clamp);
+    /// let ground = (Vec3::new(-100.0, 0.0, -100.0), Vec3::new(100.0, 4.0, 100.0));
+    /// let diagonal = (ground.1 - ground.0).length();
+    /// assert!((r.clamp_for(ground) * diagonal - r.clamp * 3.9 * VIEW_SCALES).abs() < 1e-4);
+    /// ```
+    pub fn clamp_for(&self, bounds: (Vec3, Vec3)) -> f32 {
+        let diagonal = (bounds.1 - bounds.0).length();
+        let view = (self.view.camera.target - self.view.camera.eye).length() * VIEW_SCALES;
+        if diagonal > view && view > 0.0 { self.clamp * view / diagonal } else { self.clamp }
+    }
+
     fn shade(&self) -> ShadeWith {
         match self.method {
             Method::Lightcuts(cut) => {
@@ -181,6 +202,10 @@ impl Render {
         }
     }
 }
+
+/// How many eye-to-target distances a scene may span before the clamp follows the view
+/// (see [`Render::clamp_for`]); the rooms of the scene set span less.
+pub const VIEW_SCALES: f32 = 3.0;
 
 /// The shading pass a render runs.
 enum ShadeWith {
@@ -216,9 +241,10 @@ impl Compute for Render {
         let gbuffer = GBufferPass { view: self.view, query: self.query }.cpu_reported(p, progress)?;
         report.merge(gbuffer.1);
         let input = ShadingRef { prepared: p, tree: &tree, gbuffer: &gbuffer.0 };
+        let clamp = self.clamp_for(p.scene.bounds);
         let (lit, r) = match self.shade() {
-            ShadeWith::Cuts(lc) => lc.shade_cpu(input, progress)?,
-            ShadeWith::Instant(ir) => ir.shade_cpu(input, progress)?,
+            ShadeWith::Cuts(lc) => Lightcuts { clamp, ..lc }.shade_cpu(input, progress)?,
+            ShadeWith::Instant(ir) => InstantRadiosity { clamp, ..ir }.shade_cpu(input, progress)?,
         };
         report.merge(r);
         let out = Rendering { image: lit.image, cuts: lit.cuts, vpls: tree.vpls.len() as u32, queries: lit.queries };
@@ -279,7 +305,7 @@ impl Compute for Render {
                 &shading.scene,
                 &shading.lights,
                 &shading.gbuffer,
-                shading.min_d2(self.clamp)?,
+                shading.min_d2(self.clamp_for(s.bounds))?,
                 ism.as_ref(),
             )?,
             ShadeWith::Instant(ir) => ir.record_shade(
@@ -287,7 +313,7 @@ impl Compute for Render {
                 &shading.scene,
                 &shading.lights,
                 &shading.gbuffer,
-                shading.min_d2(self.clamp)?,
+                shading.min_d2(self.clamp_for(s.bounds))?,
                 ism.as_ref(),
             )?,
         };
