@@ -12,7 +12,7 @@ use lumbre_gpu::{Buffer, Gpu, Progress, Recorder, Report, Result};
 use crate::factor::Factorization;
 use crate::gpu::formfactor::GpuMesh;
 use crate::gpu::precompute::{GpuLowRank, GpuPrecomputed};
-use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows};
+use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows, LayoutParams};
 use crate::layout::{Storage, f16_scale};
 use crate::lowrank::LowRank;
 use crate::matrix::{BlockMatrix, block_rows};
@@ -27,19 +27,6 @@ struct WParams {
     _pad: u32,
 }
 const _: () = assert!(size_of::<WParams>() == lumbre_shaders::radiosity::W_PARAMS_SIZE);
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct LayoutParams {
-    rows: u32,
-    k: u32,
-    qw: u32,
-    half: u32,
-    scale: f32,
-    channels: u32,
-    _p1: u32,
-    _p2: u32,
-}
 
 /// A factorisation made on the GPU: ready for any number of solves, and the precompute's
 /// row-major output where it was kept for [`GpuFactored::download`].

@@ -38,17 +38,18 @@ struct SolveParams {
 }
 const _: () = assert!(size_of::<SolveParams>() == lumbre_shaders::radiosity::SOLVE_F32_PARAMS_SIZE);
 
+/// The uniform of `radiosity/layout.wgsl` (its `main` and `max_abs` entries).
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct LayoutParams {
-    rows: u32,
-    k: u32,
-    qw: u32,
-    half: u32,
-    scale: f32,
-    channels: u32,
-    _p1: u32,
-    _p2: u32,
+pub(crate) struct LayoutParams {
+    pub rows: u32,
+    pub k: u32,
+    pub qw: u32,
+    pub half: u32,
+    pub scale: f32,
+    pub channels: u32,
+    pub _p1: u32,
+    pub _p2: u32,
 }
 const _: () = assert!(size_of::<LayoutParams>() == lumbre_shaders::radiosity::LAYOUT_PARAMS_SIZE);
 
