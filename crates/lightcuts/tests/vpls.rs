@@ -9,27 +9,15 @@ mod common;
 
 use glam::Vec3;
 use lumbre_lightcuts::{MAX_BOUNCES, RR_DEPTH, Vpl, VplOptions, vpls_cpu};
-use lumbre_raytrace::{Material, MaterialKind, Prepared, ROULETTE_SURVIVAL, Scene};
+use lumbre_raytrace::{Material, MaterialKind, Prepared, ROULETTE_SURVIVAL, Scene, SceneBuilder};
 
 /// A closed box `[-1, 1]³` of 12 triangles facing inwards, every one of albedo `a` emitting
 /// `e` into the box: area 24, emitted flux `pi e 24`.
 fn furnace(a: f32, e: f32) -> Prepared {
-    let mut tris = Vec::new();
-    for axis in 0..3 {
-        for side in [-1.0f32, 1.0] {
-            let mut normal = Vec3::ZERO;
-            normal[axis] = -side;
-            let t1 = if axis == 0 { Vec3::Y } else { Vec3::X };
-            let t2 = normal.cross(t1);
-            let centre = -normal;
-            let c = [centre - t1 - t2, centre + t1 - t2, centre + t1 + t2, centre - t1 + t2];
-            tris.push([c[0], c[1], c[2]]);
-            tris.push([c[0], c[2], c[3]]);
-        }
-    }
-    let mut scene = Scene::from_triangles(&tris);
-    scene.materials[0] =
-        Material { kd: Vec3::splat(a), ke: Vec3::splat(e), kind: MaterialKind::Emitter, ..Material::default() };
+    let wall = Material { kd: Vec3::splat(a), ke: Vec3::splat(e), kind: MaterialKind::Emitter, ..Material::default() };
+    let mut builder = SceneBuilder::new();
+    builder.add_box(Vec3::splat(-1.0), Vec3::splat(1.0), wall, true);
+    let scene = builder.build();
     Prepared::new(scene, &Default::default())
 }
 
