@@ -58,6 +58,14 @@ pub fn default_photons(backend: &Backend) -> u32 {
     }
 }
 
+/// The default samples per pixel of the direct light: 256 on a GPU, 64 on the CPU.
+pub fn default_spp(backend: &Backend) -> u32 {
+    match backend {
+        Backend::Gpu(_) => 256,
+        Backend::Cpu => 64,
+    }
+}
+
 /// The image and what it took.
 pub struct Estimated {
     pub image: Image,

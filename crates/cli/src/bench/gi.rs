@@ -77,13 +77,13 @@ fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
         k: None,
         irradiance: false,
         indirect_only: false,
-        spp: 16,
+        spp: crate::density::default_spp(backend),
         seed: 0,
         passes: 1,
         alpha: 0.7,
     };
     let est = crate::density::estimate(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
-    let note = format!("{photons} photons, disks r = 0.05, direct light 16 spp");
+    let note = format!("{photons} photons, disks r = 0.05, direct light {} spp", o.spp);
     Ok(Rendered { image: est.image, gpu: est.report.gpu, note, heatmap: None })
 }
 
