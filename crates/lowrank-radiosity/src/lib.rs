@@ -89,4 +89,4 @@ pub use precompute::{Precompute, Precomputed, inverse_cpu, u_cpu, vtu_cpu, y_cpu
 pub use resources::Resources;
 pub use shape::{Cell, Shape};
 pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, solve_tolerance, vte_cpu};
-pub use surfaces::{Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, RED, Surfaces, WHITE};
+pub use surfaces::{DOMINANT, Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, RED, Split, Surfaces, WHITE};

@@ -122,8 +122,11 @@ fn cuts(surfaces: &Surfaces, a_e: f64, a_p: f64, pow2: bool) -> Vec<(u32, u32)> 
     surfaces
         .faces
         .iter()
-        .map(|f| {
-            let area = f.shape.area() as f64;
+        .enumerate()
+        .map(|(index, f)| {
+            // Faces near other geometry in a scene with a dominant face count larger, so their
+            // elements and patches come out smaller (weight 1 elsewhere).
+            let area = f.shape.area() as f64 / surfaces.weight(index, a_e);
             let (cells, side) = (area / a_e, (area / a_e).sqrt());
             if area < REGULAR_FACE * a_p {
                 // Cells no larger than the element area (the grouping merges them as the
@@ -161,6 +164,8 @@ struct Geometry {
     /// Cells of the grouped faces (global numbers), their areas, normals, centroids and
     /// materials, and which of them share a corner.
     loose: Vec<u32>,
+    /// The face of each grouped cell.
+    loose_face: Vec<u32>,
     area: Vec<f64>,
     normal: Vec<Vec3>,
     centroid: Vec<Vec3>,
@@ -186,24 +191,27 @@ impl Geometry {
             (0..surfaces.faces.len()).filter(|&f| cut[f].1 == 0).flat_map(|f| first[f]..first[f + 1]).collect();
         let shapes: Vec<Shape> = loose.iter().map(|&g| cell_shape(surfaces, &fine, &first, g)).collect();
         let (area, normal, centroid) = shape_stats(&shapes);
+        let loose_face: Vec<u32> = loose.iter().map(|&g| face_of_cell(&first, g).0 as u32).collect();
         let material = loose.iter().map(|&g| surfaces.faces[face_of_cell(&first, g).0].material).collect();
         let graph = Graph::sharing(loose.len(), |i| &corners[loose[i] as usize][..]);
         let order = morton_order(&centroid);
         let last = std::cell::RefCell::new(None);
-        Geometry { cut, fine, first, corners, loose, area, normal, centroid, material, graph, order, last }
+        Geometry { cut, fine, first, corners, loose, loose_face, area, normal, centroid, material, graph, order, last }
     }
 
-    /// The grouped cells merged into elements of about `a_e`.
-    fn grouped_elements(&self, a_e: f64) -> Vec<Vec<u32>> {
+    /// The grouped cells merged into elements of about `a_e` (in area over the faces'
+    /// weights).
+    fn grouped_elements(&self, surfaces: &Surfaces, a_e: f64) -> Vec<Vec<u32>> {
         if self.loose.is_empty() {
             return Vec::new();
         }
-        if let Some((a, elements)) = self.last.borrow().as_ref().filter(|(a, _)| *a == a_e) {
-            let _ = a;
+        if let Some((_, elements)) = self.last.borrow().as_ref().filter(|(a, _)| *a == a_e) {
             return elements.clone();
         }
+        let area: Vec<f64> =
+            self.area.iter().zip(&self.loose_face).map(|(a, &f)| a / surfaces.weight(f as usize, a_e)).collect();
         let items = Items {
-            area: &self.area,
+            area: &area,
             normal: &self.normal,
             centroid: &self.centroid,
             group: &self.material,
@@ -246,9 +254,10 @@ impl Planner<'_> {
 
     /// The number of elements these areas give (without grouping patches).
     fn elements(&mut self, a_e: f64, a_p: f64) -> usize {
+        let surfaces = self.surfaces;
         let g = self.geometry(a_e, a_p);
         let regular: usize = g.cut.iter().filter(|c| c.1 > 0).map(|c| (c.0 * c.0) as usize).sum();
-        regular + g.grouped_elements(a_e).len()
+        regular + g.grouped_elements(surfaces, a_e).len()
     }
 
     /// The plan for element area `a_e` and patch area `a_p`.
@@ -276,7 +285,7 @@ impl Planner<'_> {
             }
         }
         // Grouped faces: cells merge into elements, elements grow into patches.
-        let elements = g.grouped_elements(a_e);
+        let elements = g.grouped_elements(surfaces, a_e);
         if !elements.is_empty() {
             let stats: Vec<(f64, Vec3, Vec3)> = elements
                 .iter()
@@ -284,7 +293,7 @@ impl Planner<'_> {
                     let (mut a, mut n, mut c) = (0.0f64, glam::DVec3::ZERO, glam::DVec3::ZERO);
                     for &cell in cells {
                         let s = cell_shape(surfaces, &g.fine, &g.first, cell);
-                        let w = s.area() as f64;
+                        let w = s.area() as f64 / surfaces.weight(face_of_cell(&g.first, cell).0, a_e);
                         a += w;
                         n += s.normal().as_dvec3() * w;
                         c += s.centroid().as_dvec3() * w;
@@ -629,7 +638,7 @@ impl TwoMesh {
 
     /// The piece a ray hit: `tri` is the scene triangle, `point` the hit point.
     pub fn piece_at(&self, tri: u32, point: Vec3) -> Option<u32> {
-        let f = *self.surfaces.face_of_triangle.get(tri as usize)? as usize;
+        let f = self.surfaces.face_at(tri, point)?;
         let face = &self.surfaces.faces[f];
         let (u, v) = face.shape.param(point);
         let m = self.fine[f];

@@ -39,7 +39,33 @@ pub struct Face {
     /// The corners as the scene has them (exactly: faces that share a vertex share these
     /// values), in [`Shape::corners`] order; a triangle repeats its third.
     pub vertices: [Vec3; 4],
+    /// Where this face is one cell of a dominant face's grid: that face and the grid.
+    pub split: Option<Split>,
+    /// Distance to the other geometry, which bounds the element size near it in scenes with
+    /// a dominant face ([`Surfaces::weight`]); infinite elsewhere.
+    pub clearance: f32,
 }
+
+/// A dominant face cut into `side x side` sub-faces, numbered row by row from `first`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Split {
+    /// The whole face.
+    pub root: Shape,
+    /// Sub-faces per side.
+    pub side: u32,
+    /// The first sub-face's index.
+    pub first: u32,
+}
+
+/// A parallelogram face holding more than this share of the scene's area is dominant: a
+/// ground plane far larger than what stands on it.
+pub const DOMINANT: f64 = 0.25;
+/// Sub-faces per side of a dominant face.
+const SPLIT_SIDE: u32 = 64;
+/// Near other geometry, elements are at most this fraction of the distance to it across.
+const CLEARANCE_SIDE: f32 = 0.5;
+/// Elements shrink near other geometry to at least this fraction of the element area.
+const MIN_WEIGHT: f64 = 1.0 / 1024.0;
 
 /// A scene as radiosity sees it: the ray-casting geometry and the faces elements are cut
 /// from, before the two meshes are chosen.
@@ -118,8 +144,16 @@ impl Surfaces {
         while i < scene.triangles.len() {
             let t = &scene.triangles[i];
             let m = &scene.materials[t.material as usize];
-            let face =
-                |(shape, vertices)| Face { shape, kd: m.kd, ke: m.ke, light: None, material: t.material, vertices };
+            let face = |(shape, vertices)| Face {
+                shape,
+                kd: m.kd,
+                ke: m.ke,
+                light: None,
+                material: t.material,
+                vertices,
+                split: None,
+                clearance: f32::INFINITY,
+            };
             let next = scene.triangles.get(i + 1).filter(|n| n.material == t.material);
             if let Some(quad) = next.and_then(|n| quad_of(corners(t), corners(n))) {
                 face_of_triangle.extend([faces.len() as u32; 2]);
@@ -133,7 +167,108 @@ impl Surfaces {
             faces.push(face((shape, [p[0], p[1], p[2], p[2]])));
             i += 1;
         }
-        Ok(Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle })
+        let mut s = Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle };
+        s.split_dominant();
+        Ok(s)
+    }
+
+    /// Cuts every dominant parallelogram face (more than [`DOMINANT`] of the area) into a
+    /// grid of sub-faces, and gives every face its clearance: a sub-face's distance to the
+    /// nearest corner or centroid of the other faces, another face's distance to the
+    /// dominant faces. Elements then shrink near the other geometry ([`Surfaces::weight`]):
+    /// a ground plane keeps detail around what stands on it instead of spreading the
+    /// elements over its whole area. Scenes without a dominant face are left as they are.
+    fn split_dominant(&mut self) {
+        let total = self.area();
+        let dominant: Vec<bool> = self
+            .faces
+            .iter()
+            .map(|f| self.faces.len() > 1 && !f.shape.triangle && f.shape.area() as f64 > DOMINANT * total)
+            .collect();
+        if !dominant.contains(&true) {
+            return;
+        }
+        let others: Vec<Vec3> = self
+            .faces
+            .iter()
+            .zip(&dominant)
+            .filter(|(_, d)| !**d)
+            .flat_map(|(f, _)| f.shape.corners().into_iter().chain([f.shape.centroid()]))
+            .collect();
+        let near = lumbre_kdtree::PointKdTree::build(&others);
+        let roots: Vec<Shape> = self.faces.iter().zip(&dominant).filter(|(_, d)| **d).map(|(f, _)| f.shape).collect();
+        let mut faces = Vec::with_capacity(self.faces.len() + roots.len() * (SPLIT_SIDE * SPLIT_SIDE) as usize);
+        let mut new_index = Vec::with_capacity(self.faces.len());
+        for (face, &d) in std::mem::take(&mut self.faces).into_iter().zip(&dominant) {
+            new_index.push(faces.len() as u32);
+            if !d {
+                let c = face.shape.centroid();
+                let clearance = roots.iter().map(|r| distance_to(r, c)).fold(f32::INFINITY, f32::min);
+                faces.push(Face { clearance, ..face });
+                continue;
+            }
+            let (n, root) = (SPLIT_SIDE, face.shape);
+            let split = Split { root, side: n, first: faces.len() as u32 };
+            // Grid points computed once, so that neighbouring sub-faces share them bit for bit.
+            let point = |i: u32, j: u32| {
+                let (u, v) = (i as f64 / n as f64, j as f64 / n as f64);
+                (root.origin.as_dvec3() + root.edge_u.as_dvec3() * u + root.edge_v.as_dvec3() * v).as_vec3()
+            };
+            let grid: Vec<Vec3> =
+                (0..=n).flat_map(|j| (0..=n).map(move |i| (i, j))).map(|(i, j)| point(i, j)).collect();
+            let at = |i: u32, j: u32| grid[(j * (n + 1) + i) as usize];
+            for j in 0..n {
+                for i in 0..n {
+                    let v = [at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)];
+                    let shape = Shape { origin: v[0], edge_u: v[1] - v[0], edge_v: v[3] - v[0], triangle: false };
+                    let half = 0.5 * (v[2] - v[0]).length().max((v[3] - v[1]).length());
+                    let clearance =
+                        near.nearest(shape.centroid()).map_or(f32::INFINITY, |(_, d2)| (d2.sqrt() - half).max(0.0));
+                    faces.push(Face { shape, vertices: v, split: Some(split), clearance, ..face.clone() });
+                }
+            }
+        }
+        for f in &mut self.face_of_triangle {
+            *f = new_index[*f as usize];
+        }
+        self.faces = faces;
+    }
+
+    /// The face holding `point` of scene triangle `tri` (a sub-face of a split face).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_radiosity::Surfaces;
+    /// // A 64 x 64 ground under a small triangle: the ground is a dominant face, split.
+    /// let (g, t) = (Vec3::new(-32.0, 0.0, -32.0), Vec3::new(0.0, 0.1, 0.0));
+    /// let scene = lumbre_raytrace::Scene::from_triangles(&[
+    ///     [g, g + Vec3::Z * 64.0, g + Vec3::new(64.0, 0.0, 64.0)],
+    ///     [g, g + Vec3::new(64.0, 0.0, 64.0), g + Vec3::X * 64.0],
+    ///     [t, t + Vec3::X, t + Vec3::Y],
+    /// ]);
+    /// let s = Surfaces::from_scene(scene).unwrap();
+    /// let f = s.face_at(0, Vec3::new(0.5, 0.0, 0.5)).unwrap();
+    /// assert!(s.faces[f].split.is_some());
+    /// let (u, v) = s.faces[f].shape.param(Vec3::new(0.5, 0.0, 0.5));
+    /// assert!((0.0..=1.0).contains(&u) && (0.0..=1.0).contains(&v));
+    /// // Near the triangle the ground's elements shrink; far away they do not.
+    /// let far = s.face_at(0, Vec3::new(-31.0, 0.0, 31.0)).unwrap();
+    /// assert!(s.weight(f, 1.0) < 0.01 && s.weight(far, 1.0) == 1.0);
+    /// ```
+    pub fn face_at(&self, tri: u32, point: Vec3) -> Option<usize> {
+        let f = *self.face_of_triangle.get(tri as usize)? as usize;
+        let Some(s) = self.faces.get(f)?.split else { return Some(f) };
+        let (u, v) = s.root.param(point);
+        let cell = |t: f32| ((t.clamp(0.0, 1.0) * s.side as f32) as u32).min(s.side - 1);
+        Some((s.first + cell(v) * s.side + cell(u)) as usize)
+    }
+
+    /// How much smaller than the element area face `f`'s elements are: 1, but near other
+    /// geometry in a scene with a dominant face, `(clearance / 2)^2 / a_e` down to 1/1024
+    /// (see [`Surfaces::face_at`]'s example).
+    pub fn weight(&self, f: usize, a_e: f64) -> f64 {
+        let side = (self.faces[f].clearance * CLEARANCE_SIDE) as f64;
+        if side.is_finite() { (side * side / a_e).clamp(MIN_WEIGHT, 1.0) } else { 1.0 }
     }
 
     /// Loads a scene file ([`Scene::load`]: OBJ/MTL or glTF); errors name the file and line.
@@ -176,6 +311,8 @@ impl Surfaces {
                 light,
                 material: w as u32,
                 vertices: [o, o + u, o + u + v, o + v],
+                split: None,
+                clearance: f32::INFINITY,
             });
             materials.push(Material { name: names[w].into(), kd, ..Material::default() });
         }
@@ -201,6 +338,15 @@ impl Surfaces {
             _ => face.ke,
         }
     }
+}
+
+/// The distance from `p` to the parallelogram or triangle `s` (to its plane's nearest point,
+/// clamped into the shape's parameter range).
+fn distance_to(s: &Shape, p: Vec3) -> f32 {
+    let (u, v) = s.param(p);
+    let (u, v) = (u.clamp(0.0, 1.0), v.clamp(0.0, 1.0));
+    let (u, v) = if s.triangle && u + v > 1.0 { (u / (u + v), v / (u + v)) } else { (u, v) };
+    (s.origin + s.edge_u * u + s.edge_v * v - p).length()
 }
 
 #[cfg(test)]

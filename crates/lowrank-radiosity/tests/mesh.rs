@@ -287,3 +287,45 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_dominant_ground_keeps_detail_near_what_stands_on_it() {
+    // A 100 x 100 ground (two triangles) under a unit cube: the ground is cut into a grid of
+    // sub-faces, and elements near the cube are far smaller than those far from it.
+    let (s, o) = (100.0f32, Vec3::new(-50.0, 0.0, -50.0));
+    let mut tris = vec![[o, o + Vec3::Z * s, o + Vec3::new(s, 0.0, s)], [o, o + Vec3::new(s, 0.0, s), o + Vec3::X * s]];
+    let c = |x: f32, y: f32, z: f32| Vec3::new(x - 0.5, y, z - 0.5);
+    let quads = [
+        [c(0., 0., 0.), c(1., 0., 0.), c(1., 1., 0.), c(0., 1., 0.)],
+        [c(0., 0., 1.), c(0., 1., 1.), c(1., 1., 1.), c(1., 0., 1.)],
+        [c(0., 0., 0.), c(0., 1., 0.), c(0., 1., 1.), c(0., 0., 1.)],
+        [c(1., 0., 0.), c(1., 0., 1.), c(1., 1., 1.), c(1., 1., 0.)],
+        [c(0., 1., 0.), c(1., 1., 0.), c(1., 1., 1.), c(0., 1., 1.)],
+    ];
+    for q in quads {
+        tris.push([q[0], q[1], q[2]]);
+        tris.push([q[0], q[2], q[3]]);
+    }
+    let surfaces = Surfaces::from_scene(Scene::from_triangles(&tris)).unwrap();
+    assert_eq!(surfaces.faces.len(), 64 * 64 + 5);
+    let (m, report) = TwoMesh::fixed(surfaces, 3000, 200).unwrap();
+    assert!(near(m.n(), 3000, 0.1) && near(m.k(), 200, 0.1), "{} x {} ({report:?})", m.n(), m.k());
+    check_mesh(&m);
+    let mean_area = |keep: &dyn Fn(Vec3) -> bool| {
+        let areas: Vec<f64> = (0..m.n())
+            .filter(|&e| m.element_pieces(e)[0].normal().y > 0.9 && keep(TwoMesh::centroid(m.element_pieces(e))))
+            .map(|e| m.element_pieces(e).iter().map(|p| p.area() as f64).sum())
+            .collect();
+        areas.iter().sum::<f64>() / areas.len().max(1) as f64
+    };
+    let near_cube = mean_area(&|p| p.length() < 3.0);
+    let far_away = mean_area(&|p| p.length() > 30.0);
+    assert!(near_cube > 0.0 && near_cube * 16.0 < far_away, "near {near_cube}, far {far_away}");
+    // Hits on the ground find the element whose piece holds them.
+    for (x, z) in [(0.7f32, 0.2f32), (10.3, -20.1), (-49.9, 49.9), (33.0, 0.0)] {
+        let p = Vec3::new(x, 0.0, z);
+        let piece = m.piece_at(0, p).or_else(|| m.piece_at(1, p)).unwrap() as usize;
+        let (u, v) = m.pieces[piece].param(p);
+        assert!((-1e-3..=1.001).contains(&u) && (-1e-3..=1.001).contains(&v), "{p}: piece {piece} at ({u}, {v})");
+    }
+}
