@@ -153,9 +153,10 @@ enum Command {
         scene: PathBuf,
         #[command(flatten)]
         view: View,
-        /// Photons leaving the emitters; default 1e7 on the GPU (mean relative error against the
-        /// path tracer's 256x256 references: 3.4% on set:cornell, 4.6% on set:bunny-room, 6.0%
-        /// on set:two-lights, H100), 1e6 on the CPU.
+        /// Photons leaving the emitters; default 1e7 on the GPU (with the default --spp, mean
+        /// relative error against the path tracer's 256x256 references: 2.1% on set:cornell,
+        /// 4.0% on set:bunny-room, 3.2% on set:two-lights, 2.4% on set:open-ground; H200),
+        /// 1e6 on the CPU.
         #[arg(long)]
         photons: Option<u32>,
         /// Disk radius (scene units); with --k, the largest radius.
@@ -285,9 +286,8 @@ enum Command {
         view: View,
         /// Fine elements, about (n); default 24000 on the GPU, 4000 on the CPU. Mean relative
         /// error against the path-traced references (256x256, smooth): 1.7-2.3% at 24000 on
-        /// set:cornell, set:bunny-room and set:two-lights, 4.2-5.6% at 4000 (H100); a ground
-        /// plane far larger than the objects on it (set:open-ground) takes most elements:
-        /// 47% off there.
+        /// set:cornell, set:bunny-room and set:two-lights, 6.3% on set:open-ground (its ground
+        /// is meshed finer near the objects), 4.2-5.6% at 4000 (H100, H200).
         #[arg(long)]
         elements: Option<usize>,
         /// Coarse patches, about (k); default 1500 on the GPU, 250 on the CPU.
