@@ -36,7 +36,7 @@ pub const VERSION: u32 = 1;
 /// cryptographic: it catches truncation, corruption and mix-ups.
 ///
 /// ```
-/// use lumbre_radiosity::checksum;
+/// use lumbre_radiosity::file::checksum;
 /// assert_eq!(checksum(b"abc"), checksum(b"abc"));
 /// assert_ne!(checksum(b"abc"), checksum(b"abd"));
 /// assert_ne!(checksum(b"abc"), checksum(b"abc\0"));
@@ -381,7 +381,7 @@ impl TwoMesh {
 
 impl Factorization {
     /// This factorisation with the matrix the GPU stores in f16 (Y, or F; W stays f32)
-    /// rounded through f16 as the GPU stores it ([`crate::f16_scale`], [`crate::f16_bits`]):
+    /// rounded through f16 as the GPU stores it ([`crate::twin::f16_scale`], [`crate::twin::f16_bits`]):
     /// the CPU twin of an f16 solve.
     pub fn rounded_to_f16(&self) -> Factorization {
         use rayon::prelude::*;

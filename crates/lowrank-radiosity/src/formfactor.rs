@@ -130,7 +130,7 @@ impl<'a> Occluders<'a> {
 ///
 /// ```
 /// use glam::Vec3;
-/// let g = lumbre_radiosity::kernel(Vec3::ZERO, Vec3::Z, Vec3::new(0.0, 0.0, 2.0), -Vec3::Z);
+/// let g = lumbre_radiosity::twin::kernel(Vec3::ZERO, Vec3::Z, Vec3::new(0.0, 0.0, 2.0), -Vec3::Z);
 /// assert_eq!(g, 0.25);
 /// ```
 pub fn kernel(x: Vec3, nx: Vec3, y: Vec3, ny: Vec3) -> f32 {

@@ -54,7 +54,7 @@ pub(crate) fn max_abs(data: &[f32]) -> f32 {
 /// The power of two that maps the largest |Y| into `[2^13, 2^14]` (1 for an all-zero Y).
 ///
 /// ```
-/// assert_eq!(lumbre_radiosity::f16_scale(0.01), 1048576.0); // 0.01 * 2^20 = 10486
+/// assert_eq!(lumbre_radiosity::twin::f16_scale(0.01), 1048576.0); // 0.01 * 2^20 = 10486
 /// ```
 pub fn f16_scale(max_abs: f32) -> f32 {
     if max_abs.is_nan() || max_abs <= 0.0 || !max_abs.is_finite() {
@@ -67,7 +67,7 @@ pub fn f16_scale(max_abs: f32) -> f32 {
 /// f32 to f16 bits, rounding to nearest even (as `radiosity/half.wgsl`'s `f16_bits`).
 ///
 /// ```
-/// use lumbre_radiosity::{f16_bits, f16_value};
+/// use lumbre_radiosity::twin::{f16_bits, f16_value};
 /// assert_eq!(f16_bits(1.0), 0x3c00);
 /// assert_eq!(f16_bits(-2.5), 0xc100);
 /// assert_eq!(f16_bits(65520.0), 0x7c00); // rounds to infinity
@@ -121,7 +121,8 @@ pub fn f16_value(h: u32) -> f32 {
 /// at `y[0]`: Y has 3 channels, F one) in the solve's layout; `scale` multiplies f16 values.
 ///
 /// ```
-/// use lumbre_radiosity::{layout_cpu, Storage};
+/// use lumbre_radiosity::Storage;
+/// use lumbre_radiosity::twin::layout_cpu;
 /// // Two rows of one channel of 3 values: word w of row el is at w * rows + el.
 /// let words = layout_cpu(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3, 1, Storage::F32, 1.0);
 /// assert_eq!(words.len(), 4); // 8 padded columns, 4 per word, 2 rows

@@ -25,8 +25,8 @@
 //! - **Solve** ([`Solve`]): CPU and GPU (Y in f32 or f16, in row blocks larger than a
 //!   binding or a buffer, many lighting vectors per pass), placed once on a backend and run
 //!   for every relighting.
-//! - **Reference** ([`Jacobi`]) on the full F, and [`mod@bench`]: the paper's Table 3 and the
-//!   low-rank error.
+//! - **Reference** ([`Jacobi`]) on the full F (`lumbre bench radiosity` measures the paper's
+//!   Table 3 and the low-rank error with it).
 //!
 //! Units: E is emitted radiosity (`pi * Ke` for emitters), B radiosity; the radiance an
 //! image shows is `B / pi`.
@@ -52,7 +52,6 @@
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
-pub mod bench;
 mod cluster;
 mod coherent;
 mod display;
@@ -73,20 +72,44 @@ mod surfaces;
 
 pub use coherent::{Coherence, CoherenceReport};
 pub use display::{Shading, corner_radiosity, render_radiosity};
-pub use factor::{Factorization, Form, MAGIC, VERSION, checksum};
-pub use formfactor::{FormFactors, Occluders, element_seed, full_form_factors, kernel, pair_seeds, point_to_shape};
+pub use factor::{Factorization, Form};
+pub use formfactor::{FormFactors, Occluders, full_form_factors, point_to_shape};
 pub use gpu::{
     GpuFactor, GpuFactored, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuRows,
-    GpuSystem, RHS_PER_PASS,
+    GpuSystem,
 };
-pub use jacobi::{FullSystem, Jacobi, jacobi_sweep_cpu};
-pub use layout::{Storage, f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
+pub use jacobi::{FullSystem, Jacobi};
+pub use layout::Storage;
 pub use lowrank::LowRank;
 pub use matrix::{BlockMatrix, Matrix};
 pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh};
-pub use outline::{Bound, Clusters, FAR, FEW_PIECES, Outlines, area_cdf, contour, sample};
-pub use precompute::{Precompute, Precomputed, inverse_cpu, u_cpu, vtu_cpu, y_cpu};
+pub use outline::{Bound, Clusters, Outlines, area_cdf, contour, sample};
+pub use precompute::{Precompute, Precomputed};
 pub use resources::Resources;
 pub use shape::{Cell, Shape};
-pub use solve::{Radiosity, SEGMENT_LANES, Solve, Vte, segment_sum, solve_cpu, solve_tolerance, vte_cpu};
-pub use surfaces::{DOMINANT, Face, GREEN, LIGHT_KD, LIGHT_KE, LightRect, RED, Split, Surfaces, WHITE};
+pub use solve::{Radiosity, Solve, Vte, solve_cpu, solve_tolerance};
+pub use surfaces::{DOMINANT, Face, LightRect, Split, Surfaces};
+
+/// The CPU twins of the GPU stages (each computes what its shader does, bit for bit where
+/// the tests say so) and the constants the WGSL shares: for bisecting a pipeline stage by
+/// stage and for the conformance tests.
+pub mod twin {
+    pub use crate::formfactor::{element_seed, kernel, pair_seeds};
+    pub use crate::gpu::RHS_PER_PASS;
+    pub use crate::jacobi::jacobi_sweep_cpu;
+    pub use crate::layout::{f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
+    pub use crate::outline::{FAR, FEW_PIECES};
+    pub use crate::precompute::{inverse_cpu, u_cpu, vtu_cpu, y_cpu};
+    pub use crate::solve::{SEGMENT_LANES, segment_sum, vte_cpu};
+}
+
+/// The factorisation file: its magic bytes, version and checksum
+/// ([`Factorization::save`]).
+pub mod file {
+    pub use crate::factor::{MAGIC, VERSION, checksum};
+}
+
+/// The Cornell box's colours, which [`Surfaces::closed_box`] paints its walls with.
+pub mod colours {
+    pub use crate::surfaces::{GREEN, LIGHT_KD, LIGHT_KE, RED, WHITE};
+}

@@ -18,7 +18,8 @@ use crate::matrix::Matrix;
 /// computes them: bit for bit on a device that rounds every f32 operation as IEEE 754 does).
 ///
 /// ```
-/// use lumbre_radiosity::{u_cpu, LowRank, Matrix};
+/// use lumbre_radiosity::twin::u_cpu;
+/// use lumbre_radiosity::{LowRank, Matrix};
 /// let f = Matrix::new(2, 1, vec![0.5, 0.25]).unwrap();
 /// let lr = LowRank::new(vec![0, 2], vec![[0.5, 0.25, 0.0]; 2], f).unwrap();
 /// assert_eq!(u_cpu(&lr).row(0), &[0.125, 0.0625, 0.0]);

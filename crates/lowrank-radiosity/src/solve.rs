@@ -19,7 +19,7 @@ pub const SEGMENT_LANES: usize = 64;
 ///
 /// ```
 /// let v: Vec<f32> = (0..200).map(|i| i as f32).collect();
-/// assert_eq!(lumbre_radiosity::segment_sum(|i| v[i], 0, 200), 19900.0);
+/// assert_eq!(lumbre_radiosity::twin::segment_sum(|i| v[i], 0, 200), 19900.0);
 /// ```
 pub fn segment_sum(value: impl Fn(usize) -> f32, start: usize, end: usize) -> f32 {
     let mut lanes = [0.0f32; SEGMENT_LANES];
@@ -46,7 +46,7 @@ pub fn segment_sum(value: impl Fn(usize) -> f32, start: usize, end: usize) -> f3
 /// as `[channel][patch]`.
 ///
 /// ```
-/// let x = lumbre_radiosity::vte_cpu(&[0, 1, 3], &[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [3.0, 1.0, 0.0]]);
+/// let x = lumbre_radiosity::twin::vte_cpu(&[0, 1, 3], &[[1.0, 0.0, 0.0], [2.0, 0.0, 0.0], [3.0, 1.0, 0.0]]);
 /// assert_eq!(x, [vec![1.0, 5.0], vec![0.0, 1.0], vec![0.0, 0.0]]);
 /// ```
 pub fn vte_cpu(patch_start: &[u32], e: &[[f32; 3]]) -> [Vec<f32>; 3] {

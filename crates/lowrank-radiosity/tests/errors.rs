@@ -4,8 +4,9 @@ mod common;
 
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Error};
+use lumbre_radiosity::file::VERSION;
 use lumbre_radiosity::{
-    Factorization, FormFactors, FullSystem, Jacobi, LowRank, Matrix, Precompute, Solve, TwoMesh, VERSION, Vte,
+    Factorization, FormFactors, FullSystem, Jacobi, LowRank, Matrix, Precompute, Solve, TwoMesh, Vte,
 };
 
 fn message<T: std::fmt::Debug>(r: Result<T, Error>) -> String {

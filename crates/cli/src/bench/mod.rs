@@ -6,11 +6,12 @@ pub mod lightcuts;
 pub mod octree;
 pub mod primitives;
 pub mod radiosity;
+pub mod radiosity_tables;
 pub mod raytrace;
 pub mod roofline;
 
 /// Warm-up runs and measured repeats for every figure.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effort {
     pub warmup: usize,
     pub repeats: usize,

@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use lumbre_gpu::Gpu;
-use lumbre_radiosity::bench::{
-    ELEMENT_SIDES, Effort, Factors, FormTimes, PATCH_SIDES, SolveRow, TableOptions, error_table, solve_table,
+use super::radiosity_tables::{
+    ELEMENT_SIDES, Factors, FormTimes, PATCH_SIDES, PrecomputeTimes, SolveRow, TableOptions, error_table, solve_table,
 };
+use lumbre_gpu::Gpu;
 
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
@@ -63,7 +63,7 @@ fn form_cells(t: &FormTimes) -> Vec<String> {
 
 fn solve_rows(t: &mut Table, r: &SolveRow) {
     let pre = r.precompute.as_ref();
-    let cell = |f: &dyn Fn(&lumbre_radiosity::bench::PrecomputeTimes) -> Duration| pre.map_or("-".into(), |p| ms(f(p)));
+    let cell = |f: &dyn Fn(&PrecomputeTimes) -> Duration| pre.map_or("-".into(), |p| ms(f(p)));
     for (form, times) in [("Y", &r.dense), ("F, W", &r.factored)] {
         let mut row = vec![format!("{} x {}", r.n, r.k), form.to_string()];
         row.extend(form_cells(times));
@@ -84,7 +84,7 @@ fn solve_rows(t: &mut Table, r: &SolveRow) {
 pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>, String> {
     let opts = TableOptions {
         samples: o.samples,
-        effort: Effort { warmup: o.effort.warmup, repeats: o.effort.repeats },
+        effort: o.effort,
         factors: if o.synthetic { Factors::Synthetic } else { Factors::Auto { cpu_pairs: o.cpu_pairs } },
         cpu: o.cpu,
         f16: true,

@@ -1,43 +1,23 @@
-//! Benchmarks: the paper's Table 3 on the generated box (solves per second on the GPU and
-//! the CPU, the GPU against the copy kernel over Y's bytes, precompute times), and the error
-//! of the low-rank solution against the full solve (2MF and 2MCE at equal k).
+//! The tables of `lumbre bench radiosity`: the paper's Table 3 on the generated box (solves
+//! per second on the GPU and the CPU, the GPU against the copy kernel over Y's bytes,
+//! precompute times), and the error of the low-rank solution against the full solve (2MF and
+//! 2MCE at equal k).
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use lumbre_gpu::{Agree, Compute, Error, Gpu, Progress, Result, busy_median_time, copy_time, median_time};
 
-use crate::coherent::Coherence;
-use crate::factor::Factorization;
-use crate::formfactor::FormFactors;
-use crate::gpu::GpuMesh;
-use crate::jacobi::{FullSystem, Jacobi};
-use crate::layout::Storage;
-use crate::lowrank::LowRank;
-use crate::matrix::Matrix;
-use crate::mesh::TwoMesh;
-use crate::precompute::Precompute;
-use crate::solve::{Solve, solve_cpu, solve_tolerance};
+use lumbre_radiosity::{
+    Coherence, Factorization, Form, FormFactors, FullSystem, GpuLowRank, GpuMesh, Jacobi, LowRank, Matrix, Precompute,
+    Radiosity, Solve, Storage, TwoMesh, solve_cpu, solve_tolerance, twin::padded_k,
+};
+
+use super::Effort;
 
 /// The paper's sizes: elements per wall side s (n = 6 s^2: 3456, 13824, 55296, 221184).
 pub const ELEMENT_SIDES: [u32; 4] = [24, 48, 96, 192];
 /// The paper's sizes: patches per wall side t (k = 6 t^2: 216, 864, 3456).
 pub const PATCH_SIDES: [u32; 3] = [6, 12, 24];
-
-/// How many runs a measurement takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Effort {
-    /// Unmeasured runs first.
-    pub warmup: usize,
-    /// Measured runs (the median is reported).
-    pub repeats: usize,
-}
-
-impl Default for Effort {
-    fn default() -> Self {
-        Effort { warmup: 2, repeats: 7 }
-    }
-}
 
 /// Where Y comes from in [`solve_table`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +52,7 @@ impl Default for TableOptions {
     fn default() -> Self {
         TableOptions {
             samples: 16,
-            effort: Effort::default(),
+            effort: Effort { warmup: 2, repeats: 7 },
             factors: Factors::Auto { cpu_pairs: 4_000_000 },
             cpu: true,
             f16: true,
@@ -137,50 +117,6 @@ pub struct SolveRow {
     pub factored: FormTimes,
 }
 
-fn per_second(d: Option<Duration>) -> String {
-    d.map_or("-".into(), |d| format!("{:.0}", 1.0 / d.as_secs_f64().max(1e-12)))
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1}", d.as_secs_f64() * 1e3)
-}
-
-/// The header of the solve table in Markdown.
-pub const SOLVE_HEADER: &str = "| n x k | form | MB read | CPU solves/s | GPU solves/s | GPU / copy | GPU f16 solves/s | f16 error | precompute (form factors, U, inverse, Y) ms |\n|---|---|---|---|---|---|---|---|---|\n";
-
-/// The solve table as Markdown.
-pub fn solve_markdown(rows: &[SolveRow]) -> String {
-    let mut s = String::from(SOLVE_HEADER);
-    s.push_str(&solve_markdown_rows(rows));
-    s
-}
-
-/// The rows of the solve table in Markdown, without the header.
-pub fn solve_markdown_rows(rows: &[SolveRow]) -> String {
-    let mut s = String::new();
-    for r in rows {
-        let pre = r.precompute.as_ref().map_or("synthetic".into(), |p| {
-            format!("{}: {}, {}, {}, {}", p.on, ms(p.form_factors), ms(p.u), ms(p.inverse), ms(p.y))
-        });
-        for (form, t) in [("Y", &r.dense), ("F, W", &r.factored)] {
-            let _ = writeln!(
-                s,
-                "| {} x {} | {form} | {:.0} | {} | {} | {} | {} | {} | {} |",
-                r.n,
-                r.k,
-                t.bytes as f64 / 1e6,
-                per_second(t.cpu),
-                per_second(t.gpu),
-                t.copy_fraction().map_or("-".into(), |f| format!("{:.0}%", 100.0 * f)),
-                per_second(t.gpu_f16),
-                t.f16_error.map_or("-".into(), |e| format!("{e:.1e}")),
-                if form == "Y" { pre.as_str() } else { "" }
-            );
-        }
-    }
-    s
-}
-
 /// Synthetic factorisations of the box's sizes, dense and factored, with values of the size
 /// of real ones (timing only).
 pub fn synthetic_factors(mesh: &TwoMesh) -> (Factorization, Factorization) {
@@ -199,14 +135,14 @@ pub fn synthetic_factors(mesh: &TwoMesh) -> (Factorization, Factorization) {
         n,
         k,
         patch_start: mesh.patch_start.clone(),
-        form: crate::Form::Dense { y: Matrix { rows: n, cols: 3 * k, data: pattern(n * 3 * k, 3 * k, -1e-3) } },
+        form: Form::Dense { y: Matrix { rows: n, cols: 3 * k, data: pattern(n * 3 * k, 3 * k, -1e-3) } },
         fingerprint: 0,
     };
     let factored = Factorization {
         n,
         k,
         patch_start: mesh.patch_start.clone(),
-        form: crate::Form::Factored {
+        form: Form::Factored {
             f: Matrix { rows: n, cols: k, data: pattern(n * k, k, 0.5) },
             w: pattern(3 * k * k, k, 1e-2),
             rho: mesh.rho.clone(),
@@ -233,7 +169,7 @@ pub fn gpu_factors(
     let mut rec = gpu.recorder();
     let f = ff.record(&mut rec, &on_gpu)?;
     let ff_time = rec.submit()?.gpu();
-    let system = crate::gpu::GpuLowRank {
+    let system = GpuLowRank {
         f,
         rho: gpu.upload(&mesh.rho.iter().flatten().copied().collect::<Vec<f32>>())?,
         inv_size: gpu.upload(&mesh.patch_sizes().iter().map(|&c| 1.0 / c as f32).collect::<Vec<f32>>())?,
@@ -293,9 +229,9 @@ fn time_gpu_solve(
     light: &[[f32; 3]],
     effort: Effort,
     progress: &dyn Progress,
-) -> Result<(Duration, crate::Radiosity, u64)> {
+) -> Result<(Duration, Radiosity, u64)> {
     let stage = |what: &str| {
-        let form = if matches!(factor.form, crate::Form::Dense { .. }) { "Y" } else { "F, W" };
+        let form = if matches!(factor.form, Form::Dense { .. }) { "Y" } else { "F, W" };
         progress.update(&format!("{} x {}: {form} {storage:?}: {what}", factor.n, factor.k), 0, 0)
     };
     stage("upload");
@@ -340,11 +276,11 @@ fn form_times(
     opts: &TableOptions,
     progress: &dyn Progress,
 ) -> Result<FormTimes> {
-    let pk = crate::layout::padded_k(factor.k) as u64;
+    let pk = padded_k(factor.k) as u64;
     let mut t = FormTimes {
         bytes: 4 * match &factor.form {
-            crate::Form::Dense { .. } => 3 * factor.n as u64 * pk,
-            crate::Form::Factored { .. } => factor.n as u64 * pk + 3 * factor.k as u64 * pk,
+            Form::Dense { .. } => 3 * factor.n as u64 * pk,
+            Form::Factored { .. } => factor.n as u64 * pk + 3 * factor.k as u64 * pk,
         },
         ..FormTimes::default()
     };
@@ -364,7 +300,7 @@ fn form_times(
         if opts.f16 {
             let (t16, b16, _) = time_gpu_solve(gpu, factor, Storage::F16, light, opts.effort, progress)?;
             t.gpu_f16 = Some(t16);
-            let bmax = crate::layout::max_abs(b32[0].as_flattened()) as f64;
+            let bmax = max_abs(b32[0].as_flattened()) as f64;
             let err = b32[0]
                 .iter()
                 .flatten()
@@ -436,25 +372,6 @@ pub struct ErrorRow {
     /// The mean error with F to patches summed from the reference's F to elements: the
     /// low-rank approximation's own error, without a second Monte Carlo estimate.
     pub mean_relative_aggregated: f64,
-}
-
-/// The error table as Markdown.
-pub fn error_markdown(n: usize, rows: &[ErrorRow]) -> String {
-    let mut s = String::from(
-        "| method | n x k | mean relative error | max relative error | mean relative error (F summed from the reference) |\n|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {n} x {} | {:.2}% | {:.1}% | {:.2}% |",
-            r.method,
-            r.k,
-            100.0 * r.mean_relative,
-            100.0 * r.max_relative,
-            100.0 * r.mean_relative_aggregated
-        );
-    }
-    s
 }
 
 /// Per-element relative errors (RGB L1) of `b` (in `mesh`'s order) against `reference`
@@ -556,4 +473,9 @@ pub fn error_table(
         });
     }
     Ok((reference_mesh.n(), rows))
+}
+
+/// The largest |v| in `data`.
+fn max_abs(data: &[f32]) -> f32 {
+    data.iter().fold(0.0f32, |m, v| m.max(v.abs()))
 }
