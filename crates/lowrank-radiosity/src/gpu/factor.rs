@@ -1,6 +1,6 @@
 //! The factorisation made on the GPU and kept there for the solve: form factors
 //! (`radiosity/formfactor.wgsl`), the precompute, then the solve's layout of Y
-//! (`radiosity/layout.wgsl`), or of F and W (`radiosity/w.wgsl`) for the factored form. Only
+//! (`radiosity/layout.wgsl`), or of F and W (`radiosity/factor.wgsl`) for the factored form. Only
 //! the elimination's pivot check (16 bytes) and, in f16, the matrix's largest value (4 bytes)
 //! come back to the host; the CPU twin is [`FormFactors`], [`Precompute`] and
 //! [`GpuFactor::upload`]'s host layout.
@@ -26,7 +26,7 @@ struct WParams {
     k: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<WParams>() == lumbre_shaders::radiosity::W_PARAMS_SIZE);
+const _: () = assert!(size_of::<WParams>() == lumbre_shaders::radiosity::FACTOR_PARAMS_SIZE);
 
 /// A factorisation made on the GPU: ready for any number of solves, and the precompute's
 /// row-major output where it was kept for [`GpuFactored::download`].
@@ -78,7 +78,7 @@ fn record_w(rec: &mut Recorder, inverse: &Buffer<f32>, inv_size: &Buffer<f32>, k
     let gpu = rec.gpu().clone();
     let rows = block_rows(&gpu, 12 * k.max(1) as u64, 1, None)?;
     let w = BlockMatrix::zeroed(&gpu, k, 3 * k, rows)?;
-    let kernel = gpu.kernel(&lumbre_shaders::radiosity::W, "main")?;
+    let kernel = gpu.kernel(&lumbre_shaders::radiosity::FACTOR, "main")?;
     for (b, block) in w.blocks.iter().enumerate() {
         let (p0, rows) = w.block_range(b);
         let p = gpu.uniform(&WParams { rows: rows as u32, p0: p0 as u32, k: k as u32, _pad: 0 })?;
