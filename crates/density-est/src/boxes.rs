@@ -2,7 +2,7 @@
 
 use glam::{BVec3A, Vec3, Vec3A};
 
-use crate::problem::Aabb;
+use lumbre_kdtree::Aabb;
 
 /// A segment prepared for slab tests: its start, the inverse of its direction, and the axes
 /// along which it moves less than `tau` (half the box padding), tested by its start alone
@@ -24,7 +24,7 @@ impl SegRay {
 
     /// Whether the segment (parameters in `[0, 1]`) meets the closed box.
     pub fn hits(&self, b: &Aabb) -> bool {
-        let (lo, hi) = (Vec3A::from(b.lo), Vec3A::from(b.hi));
+        let (lo, hi) = (Vec3A::from(b.min), Vec3A::from(b.max));
         let t0 = (lo - self.a) * self.inv;
         let t1 = (hi - self.a) * self.inv;
         let near = Vec3A::select(self.flat, Vec3A::ZERO, t0.min(t1));

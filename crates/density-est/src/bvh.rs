@@ -18,13 +18,14 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use glam::Vec3;
 use lumbre_compact::radix_sort_cpu;
 use lumbre_gpu::Progress;
+use lumbre_kdtree::Aabb;
 use lumbre_morton::encode_u32;
 use rayon::prelude::*;
 
 use crate::boxes::SegRay;
 use crate::crossing::crossing;
 use crate::fixed::{Acc, pow2, quantize3};
-use crate::problem::{Aabb, DiskData, Prepared, Segment};
+use crate::problem::{DiskData, Prepared, Segment};
 use crate::wide::{WideNode, hit_lanes, widen};
 
 /// A child reference that is a disk (its sorted position in the low 31 bits).
@@ -63,16 +64,16 @@ impl QuantGrid {
 
     /// The grid of a root box.
     pub fn of_root(root: &Aabb) -> QuantGrid {
-        let size = root.hi - root.lo;
-        QuantGrid { lo: root.lo, step: size / 65535.0, inv: Vec3::splat(65535.0) / size }
+        let size = root.max - root.min;
+        QuantGrid { lo: root.min, step: size / 65535.0, inv: Vec3::splat(65535.0) / size }
     }
 
     /// Three words holding `b` rounded outwards by one step more than needed (so the decoded
     /// box holds `b` whatever the rounding of the decoding).
     pub fn encode(&self, b: &Aabb) -> [u32; 3] {
         let max = Vec3::splat(65535.0);
-        let lo = ((b.lo - self.lo) * self.inv).floor() - Vec3::ONE;
-        let hi = ((b.hi - self.lo) * self.inv).ceil() + Vec3::ONE;
+        let lo = ((b.min - self.lo) * self.inv).floor() - Vec3::ONE;
+        let hi = ((b.max - self.lo) * self.inv).ceil() + Vec3::ONE;
         let lo = lo.clamp(Vec3::ZERO, max).as_uvec3();
         let hi = hi.clamp(Vec3::ZERO, max).as_uvec3();
         [lo.x | lo.y << 16, lo.z | hi.x << 16, hi.y | hi.z << 16]
@@ -82,27 +83,26 @@ impl QuantGrid {
     pub fn decode(&self, w: &[u32]) -> Aabb {
         let lo = Vec3::new((w[0] & 0xffff) as f32, (w[0] >> 16) as f32, (w[1] & 0xffff) as f32);
         let hi = Vec3::new((w[1] >> 16) as f32, (w[2] & 0xffff) as f32, (w[2] >> 16) as f32);
-        Aabb { lo: self.lo + lo * self.step, hi: self.lo + hi * self.step }
+        Aabb::new(self.lo + lo * self.step, self.lo + hi * self.step)
     }
 }
 
 /// The box of the disk centres, for Morton codes: `(min, 1024 / size)`, sizes at least the
 /// box padding (so the scale stays finite).
 pub(crate) fn centre_grid(prep: &Prepared) -> (Vec3, Vec3) {
-    let mut b = Aabb { lo: Vec3::ZERO, hi: Vec3::ZERO };
+    let mut b = Aabb::new(Vec3::ZERO, Vec3::ZERO);
     if let Some(first) = prep.disks.first() {
-        b = Aabb { lo: first.centre.into(), hi: first.centre.into() };
+        b = Aabb::new(first.centre.into(), first.centre.into());
     }
     for d in &prep.disks {
-        let c = Vec3::from(d.centre);
-        b = b.union(Aabb { lo: c, hi: c });
+        b = b.grow(d.centre.into());
     }
     centre_grid_of(&b, prep.pad)
 }
 
 /// [`centre_grid`] of the box of the centres `b` (the zero box without disks).
 pub(crate) fn centre_grid_of(b: &Aabb, pad: f32) -> (Vec3, Vec3) {
-    (b.lo, Vec3::splat(1024.0) / (b.hi - b.lo).max(Vec3::splat(pad)))
+    (b.min, Vec3::splat(1024.0) / (b.max - b.min).max(Vec3::splat(pad)))
 }
 
 /// Stage `morton`: 30-bit codes of the disk centres.
@@ -196,7 +196,7 @@ pub(crate) fn decode(u: u32) -> f32 {
 
 /// A box as six encoded words: lo then hi.
 fn encoded(b: &Aabb) -> [u32; 6] {
-    [encode(b.lo.x), encode(b.lo.y), encode(b.lo.z), encode(b.hi.x), encode(b.hi.y), encode(b.hi.z)]
+    [encode(b.min.x), encode(b.min.y), encode(b.min.z), encode(b.max.x), encode(b.max.y), encode(b.max.z)]
 }
 
 /// Stage `refit`: inner boxes (six encoded words each), each leaf's box carried up until an
@@ -243,7 +243,7 @@ pub(crate) fn pack(
             let w = boxes[c as usize];
             let lo = Vec3::new(decode(w[0]), decode(w[1]), decode(w[2]));
             let hi = Vec3::new(decode(w[3]), decode(w[4]), decode(w[5]));
-            grid.encode(&Aabb { lo, hi })
+            grid.encode(&Aabb::new(lo, hi))
         }
     };
     children
@@ -367,8 +367,8 @@ pub(crate) fn traverse_one(
 /// Stage `segment_keys`: the Morton code of each segment's midpoint in the root box (10
 /// bits per axis); the traversal takes segments in the order of these codes.
 pub(crate) fn segment_keys(segments: &[Segment], prep: &Prepared) -> Vec<u32> {
-    let lo = prep.root.lo;
-    let inv = Vec3::splat(1024.0) / (prep.root.hi - prep.root.lo);
+    let lo = prep.root.min;
+    let inv = Vec3::splat(1024.0) / (prep.root.max - prep.root.min);
     segments
         .par_iter()
         .map(|s| {

@@ -10,12 +10,13 @@
 use glam::{UVec3, Vec3};
 use lumbre_compact::{Emit, Select, compact_cpu};
 use lumbre_gpu::{Error, Report, Result};
+use lumbre_kdtree::Aabb;
 use rayon::prelude::*;
 
 use crate::boxes::SegRay;
 use crate::crossing::crossing;
 use crate::fixed::{Acc, pow2, quantize3};
-use crate::problem::{Aabb, Prepared, Segment};
+use crate::problem::{Prepared, Segment, padded};
 
 /// The deepest level an octree may reach (cells are quantized to 16 bits per axis).
 ///
@@ -139,15 +140,15 @@ impl Grid {
 
     /// The grid of a root box and padding.
     pub fn of_root(root: &Aabb, pad: f32, depth: u32) -> Grid {
-        let size = root.hi - root.lo;
-        Grid { lo: root.lo, size, depth, inv_finest: Vec3::splat((1u32 << depth) as f32) / size, pad }
+        let size = root.max - root.min;
+        Grid { lo: root.min, size, depth, inv_finest: Vec3::splat((1u32 << depth) as f32) / size, pad }
     }
 
     /// The padded box of `cell` at `level`.
     pub fn cell_box(&self, level: u32, cell: [u32; 3]) -> Aabb {
         let step = self.size * pow2(-(level as i32));
         let c = UVec3::from(cell).as_vec3();
-        Aabb { lo: self.lo + c * step, hi: self.lo + (c + Vec3::ONE) * step }.padded(self.pad)
+        padded(Aabb::new(self.lo + c * step, self.lo + (c + Vec3::ONE) * step), self.pad)
     }
 
     /// The finest cell holding `p` (clamped into the grid).

@@ -5,6 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
+use lumbre_kdtree::Aabb;
 
 use crate::fixed::scale_exponent;
 
@@ -126,33 +127,9 @@ pub struct DiskData {
     pub eps: f32,
 }
 
-/// An axis-aligned box.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Aabb {
-    /// Minimum corner.
-    pub lo: Vec3,
-    /// Maximum corner.
-    pub hi: Vec3,
-}
-
-impl Aabb {
-    /// The empty box (grows to anything).
-    pub const EMPTY: Aabb = Aabb { lo: Vec3::splat(f32::INFINITY), hi: Vec3::splat(f32::NEG_INFINITY) };
-
-    /// The smallest box holding both.
-    pub fn union(self, o: Aabb) -> Aabb {
-        Aabb { lo: self.lo.min(o.lo), hi: self.hi.max(o.hi) }
-    }
-
-    /// The box grown by `pad` on every side.
-    pub fn padded(self, pad: f32) -> Aabb {
-        Aabb { lo: self.lo - Vec3::splat(pad), hi: self.hi + Vec3::splat(pad) }
-    }
-
-    /// Whether the boxes share a point (closed boxes).
-    pub fn overlaps(&self, o: &Aabb) -> bool {
-        self.lo.cmple(o.hi).all() && o.lo.cmple(self.hi).all()
-    }
+/// `b` grown by `pad` on every side.
+pub(crate) fn padded(b: Aabb, pad: f32) -> Aabb {
+    Aabb::new(b.min - Vec3::splat(pad), b.max + Vec3::splat(pad))
 }
 
 /// What every method derives from a valid [`Problem`] (the same on both paths).
@@ -225,7 +202,7 @@ pub(crate) fn disk_box(d: &DiskData, pad: f32) -> Aabb {
     let extent = |n: f32| (1.0 - n * n).max(0.0).sqrt() * d.radius + d.eps + pad;
     let e = Vec3::from(d.normal.map(extent));
     let c = Vec3::from(d.centre);
-    Aabb { lo: c - e, hi: c + e }
+    Aabb::new(c - e, c + e)
 }
 
 impl Problem {
@@ -257,11 +234,11 @@ impl Problem {
         let disks: Vec<DiskData> = self.disks.iter().map(disk_data).collect();
         let mut bounds = Aabb::EMPTY;
         for s in &self.segments {
-            bounds = bounds.union(Aabb { lo: s.start.min(s.end), hi: s.start.max(s.end) });
+            bounds = bounds.union(&Aabb::new(s.start.min(s.end), s.start.max(s.end)));
         }
         let unpadded: Vec<Aabb> = disks.iter().map(|d| disk_box(d, 0.0)).collect();
         for b in &unpadded {
-            bounds = bounds.union(*b);
+            bounds = bounds.union(b);
         }
         let mut total = [0f64; 3];
         let mut max = 0f32;
@@ -272,7 +249,7 @@ impl Problem {
             }
         }
         let f = frame(bounds, max, total.into_iter().fold(0.0, f64::max));
-        let disk_boxes = unpadded.iter().map(|b| b.padded(f.pad)).collect();
+        let disk_boxes = unpadded.iter().map(|&b| padded(b, f.pad)).collect();
         Ok(Prepared { disks, disk_boxes, root: f.root, pad: f.pad, scale_exp: f.scale_exp })
     }
 }
@@ -293,9 +270,8 @@ pub(crate) struct Frame {
 /// power (largest channel) is `total_power`: what [`Problem::prepare`] derives, and what the
 /// GPU derives for inputs it made from the same few numbers, reduced on the device.
 pub(crate) fn frame(bounds: Aabb, max_power: f32, total_power: f64) -> Frame {
-    let largest = if bounds.lo.is_finite() { bounds.lo.abs().max(bounds.hi.abs()).max_element() } else { 0.0 };
+    let largest = if bounds.min.is_finite() { bounds.min.abs().max(bounds.max.abs()).max_element() } else { 0.0 };
     let pad = (BOX_PAD * largest).max(MIN_PAD);
-    let root =
-        if bounds.lo.is_finite() { bounds.padded(pad) } else { Aabb { lo: Vec3::ZERO, hi: Vec3::ZERO }.padded(pad) };
+    let root = padded(if bounds.min.is_finite() { bounds } else { Aabb::new(Vec3::ZERO, Vec3::ZERO) }, pad);
     Frame { root, pad, scale_exp: scale_exponent(max_power as f64, total_power) }
 }

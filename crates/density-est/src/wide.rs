@@ -37,14 +37,14 @@ pub(crate) fn widen(nodes: &[BvhNode], grid: &QuantGrid) -> Vec<WideNode> {
             }
             if c & LEAF_BIT != 0 {
                 let bx = grid.decode(words);
-                lanes.push((c, [bx.lo, bx.hi]));
+                lanes.push((c, [bx.min, bx.max]));
                 continue;
             }
             let inner = &nodes[c as usize];
             for (g, words) in [(inner.left, &inner.boxes[..3]), (inner.right, &inner.boxes[3..])] {
                 if g != NONE {
                     let bx = grid.decode(words);
-                    lanes.push((g, [bx.lo, bx.hi]));
+                    lanes.push((g, [bx.min, bx.max]));
                 }
             }
         }
@@ -102,21 +102,21 @@ pub(crate) fn hit_lanes(ray: &SegRay, node: &WideNode) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Aabb;
+    use lumbre_kdtree::Aabb;
 
     #[test]
     fn four_lanes_agree_with_the_single_box_test() {
         let boxes = [
-            Aabb { lo: Vec3::ZERO, hi: Vec3::ONE },
-            Aabb { lo: Vec3::splat(2.0), hi: Vec3::splat(3.0) },
-            Aabb { lo: Vec3::new(0.0, 0.4, 0.4), hi: Vec3::new(0.1, 0.6, 0.6) },
-            Aabb { lo: Vec3::splat(0.5), hi: Vec3::splat(0.5) },
+            Aabb::new(Vec3::ZERO, Vec3::ONE),
+            Aabb::new(Vec3::splat(2.0), Vec3::splat(3.0)),
+            Aabb::new(Vec3::new(0.0, 0.4, 0.4), Vec3::new(0.1, 0.6, 0.6)),
+            Aabb::new(Vec3::splat(0.5), Vec3::splat(0.5)),
         ];
         let mut node = empty();
         for (k, b) in boxes.iter().enumerate() {
             for a in 0..3 {
-                node.lo[a][k] = b.lo[a];
-                node.hi[a][k] = b.hi[a];
+                node.lo[a][k] = b.min[a];
+                node.hi[a][k] = b.max[a];
             }
         }
         let segments = [

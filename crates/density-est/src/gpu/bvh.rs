@@ -104,7 +104,7 @@ fn base_params(input: &GpuProblem) -> Params {
     let frame = &input.layout.frame;
     let (lo, inv) = input.layout.centre_grid;
     let grid = QuantGrid::of_root(&frame.root);
-    let size = frame.root.hi - frame.root.lo;
+    let size = frame.root.max - frame.root.min;
     Params {
         lo: lo.into(),
         disks: input.disks() as u32,

@@ -132,7 +132,7 @@ pub(crate) fn upload(gpu: &Gpu, input: &Problem) -> Result<GpuProblem> {
         power.push([s.power[0], s.power[1], s.power[2], 0.0]);
     }
     let boxes: Vec<[f32; 4]> =
-        prep.disk_boxes.iter().flat_map(|b| [b.lo.extend(0.0).to_array(), b.hi.extend(0.0).to_array()]).collect();
+        prep.disk_boxes.iter().flat_map(|b| [b.min.extend(0.0).to_array(), b.max.extend(0.0).to_array()]).collect();
     let or_one = |mut v: Vec<[f32; 4]>, n: usize| {
         v.resize(v.len().max(n), [0.0; 4]);
         v

@@ -10,13 +10,14 @@ use std::sync::Arc;
 
 use glam::Vec3;
 use lumbre_gpu::{Buffer, Error, Recorder, Report, Result, pieces, wgpu};
+use lumbre_kdtree::Aabb;
 use lumbre_shaders::density::PROBLEM;
 
 use super::disks::GpuDisks;
 use super::photons::GpuPhotons;
 use super::{GpuProblem, Layout};
 use crate::bvh::centre_grid_of;
-use crate::problem::{Aabb, DiskData, frame};
+use crate::problem::{DiskData, frame};
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -43,7 +44,7 @@ fn decode(u: u32) -> f32 {
 /// The box of six encoded words (lo xyz, hi xyz).
 fn decode_box(w: &[u32]) -> Aabb {
     let v = |k: usize| Vec3::new(decode(w[k]), decode(w[k + 1]), decode(w[k + 2]));
-    Aabb { lo: v(0), hi: v(3) }
+    Aabb::new(v(0), v(3))
 }
 
 /// The shader's bindings in order.
@@ -132,7 +133,7 @@ impl GpuProblem {
         }
         let max_power = f32::from_bits(w[STAT_POWER]);
         let f = frame(decode_box(&w[0..6]), max_power, max_power as f64 * segments as f64);
-        let centres = if n == 0 { Aabb { lo: Vec3::ZERO, hi: Vec3::ZERO } } else { decode_box(&w[STAT_CENTRES..]) };
+        let centres = if n == 0 { Aabb::new(Vec3::ZERO, Vec3::ZERO) } else { decode_box(&w[STAT_CENTRES..]) };
         let p = params(disks.capacity, f.pad)?;
         let res = bindings(&p, stand_in.binding(), stand_in.binding(), disks, &data, &boxes, &stats);
         rec.dispatch("prepare", &gpu.kernel(&PROBLEM, "pad_boxes")?, &res, disks.capacity.div_ceil(WG) as u64)?;
