@@ -73,7 +73,8 @@ pub use compose::{BOX_FACES, SceneBuilder, stand_on};
 pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
 pub use gpu::{
-    GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, SAMPLES_PER_DISPATCH, WhittedRender,
+    GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage, SAMPLES_PER_DISPATCH,
+    VolumeRender, WhittedRender,
 };
 pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};
@@ -84,8 +85,8 @@ pub use path::{
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, NO_NORMAL, SCENE_SIZE_RANGE, Scene, Triangle};
 pub use volume::{
-    GpuVolumeImage, MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VOXEL_SPECULAR, VolumeMode, VolumeOptions, VolumeRender,
-    cloud_points, cloud_root, depth_range, phantom_cloud, render_volume_cpu, voxel_eps, voxel_radiance,
+    MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VOXEL_SPECULAR, VolumeMode, VolumeOptions, cloud_points, cloud_root, depth_range,
+    phantom_cloud, render_volume_cpu, voxel_eps, voxel_radiance,
 };
 pub use whitted::{
     MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, Prepared, RenderOptions, RenderStats, add_default_light, light_sample,

@@ -1,5 +1,6 @@
 //! The GPU paths: the scene as the renderers read it, then one module per integrator
-//! (`whitted`, `path`) and the emitter distribution (`emitters`).
+//! (`whitted`, `path`), the voxel renderer (`volume`) and the emitter distribution
+//! (`emitters`).
 
 use lumbre_gpu::{Agree, Buffer, Gpu, Result, Tolerance};
 use lumbre_kdtree::GpuKdTree;
@@ -8,10 +9,12 @@ use crate::{Image, Light, Prepared, diff_stats};
 
 mod emitters;
 mod path;
+mod volume;
 mod whitted;
 
 pub use emitters::{GpuEmitter, GpuEmitters};
 pub use path::{GpuPathImage, GpuPathScene, SAMPLES_PER_DISPATCH};
+pub use volume::{GpuVolumeImage, VolumeRender};
 pub(crate) use whitted::check_gpu_image;
 pub use whitted::{GpuImage, WhittedRender};
 
