@@ -2,9 +2,9 @@
 
 use lumbre_gpu::{Buffer, Gpu, Result, wgpu};
 
-use crate::Emitters;
+use crate::emitters::Emitters;
 
-/// One [`Emitter`](crate::Emitter) as `shared/emitters.wgsl` reads it: 80 bytes, five rows of
+/// One [`Emitter`](crate::emitters::Emitter) as `shared/emitters.wgsl` reads it: 80 bytes, five rows of
 /// a `vec3<f32>` and a scalar.
 ///
 /// ```

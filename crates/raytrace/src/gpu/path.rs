@@ -5,21 +5,19 @@ use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
-use super::whitted::TILES_PER_DISPATCH;
-
-/// Samples per pixel in one dispatch of the path tracer and of the Whitted renderer: bounds
-/// a dispatch's time whatever the samples per pixel, and the loop iterations of one
-/// invocation (lavapipe ends any invocation's loops after 65535 iterations in all; the
-/// kernels count pixels cut short and the download refuses their image).
-pub const SAMPLES_PER_DISPATCH: u32 = 16;
-use super::{GpuEmitters, GpuScene};
-use crate::path::{PathCounts, Tracer, face_normals};
-use crate::{Emitters, Image, PathRender, Prepared};
+use super::batch::{TILES_PER_DISPATCH, batches};
+use super::emitters::GpuEmitters;
+use super::scene::GpuScene;
+use crate::camera::GpuCamera;
+use crate::emitters::Emitters;
+use crate::image::Image;
+use crate::path::{PathCounts, PathRender, Tracer, face_normals};
+use crate::whitted::Prepared;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
-    cam: crate::GpuCamera,
+    cam: GpuCamera,
     bmin: [f32; 3],
     width: u32,
     bmax: [f32; 3],
@@ -93,7 +91,7 @@ impl PathRender {
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = s.scene.tree.bounds;
-        for batch in super::batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
+        for batch in batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
             let params = gpu.uniform(&Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),

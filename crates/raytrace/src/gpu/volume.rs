@@ -6,6 +6,8 @@ use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
 use lumbre_octree::{GpuOctree, Octree};
 
+use super::batch::TILES_PER_DISPATCH;
+use super::image::check_gpu_image;
 use crate::camera::{Camera, GpuCamera};
 use crate::image::Image;
 use crate::volume::{VOXEL_SPECULAR, VolumeOptions, depth_range, render_volume_cpu, voxel_eps};
@@ -80,8 +82,6 @@ pub struct GpuVolumeImage {
     pub height: u32,
 }
 
-const TILES_PER_DISPATCH: u32 = 1 << 14;
-
 /// Deepest tree the `shallow` variant of `raytrace/volume.wgsl` takes (its stack holds
 /// 88 entries); deeper trees take `deep`.
 const SHALLOW_DEPTH: u32 = 10;
@@ -97,7 +97,7 @@ impl VolumeRender {
         let gpu = rec.gpu().clone();
         let o = &self.options;
         o.check().map_err(Error::Input)?;
-        super::check_gpu_image(&gpu, o.width, o.height)?;
+        check_gpu_image(&gpu, o.width, o.height)?;
         let shell = self.shell(tree.root);
         let lights = o.lights_for(&shell, &self.camera);
         let flat: Vec<[f32; 4]> =
@@ -167,7 +167,7 @@ impl Compute for VolumeRender {
 
     fn upload(&self, gpu: &Gpu, tree: &Octree) -> Result<GpuOctree> {
         self.options.check().map_err(Error::Input)?;
-        super::check_gpu_image(gpu, self.options.width, self.options.height)?;
+        check_gpu_image(gpu, self.options.width, self.options.height)?;
         tree.pack().upload(gpu)
     }
 

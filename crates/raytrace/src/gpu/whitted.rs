@@ -4,21 +4,20 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use glam::Vec3;
-use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
-use super::GpuScene;
-use crate::{Camera, Image, Prepared, RenderOptions};
-
-/// 8x8 pixel tiles per dispatch (a million pixels): bounds each dispatch (drivers reset GPUs
-/// whose dispatches run too long) while 1920x1080 takes two, not eight, each of which ends
-/// with its slowest rays.
-pub(super) const TILES_PER_DISPATCH: u32 = 1 << 14;
+use super::batch::{TILES_PER_DISPATCH, batches};
+use super::image::check_gpu_image;
+use super::scene::GpuScene;
+use crate::camera::{Camera, GpuCamera};
+use crate::image::Image;
+use crate::whitted::{Prepared, RenderOptions};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
-    cam: crate::GpuCamera,
+    cam: GpuCamera,
     bmin: [f32; 3],
     width: u32,
     bmax: [f32; 3],
@@ -53,7 +52,7 @@ pub struct GpuImage {
 
 /// A Whitted render through the [`Compute`] trait: CPU ([`Prepared::render_cpu`]) or GPU.
 ///
-/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](crate::SAMPLES_PER_DISPATCH) samples per pixel in one dispatch and
+/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](super::SAMPLES_PER_DISPATCH) samples per pixel in one dispatch and
 /// keeps each pixel's running mean, so that the loops of one invocation stay short (lavapipe
 /// ends an invocation's loops after 65535 iterations in all, silently; the kernel notices
 /// and the download refuses the image).
@@ -77,22 +76,6 @@ pub struct WhittedRender {
     pub options: RenderOptions,
 }
 
-/// An error unless a `width` x `height` image of `[f32; 4]` pixels fits one storage binding
-/// of `gpu`, in words of pixels rather than bytes.
-pub(crate) fn check_gpu_image(gpu: &Gpu, width: u32, height: u32) -> Result<()> {
-    let pixels = u64::from(width) * u64::from(height);
-    let bytes = pixels * size_of::<[f32; 4]>() as u64;
-    if gpu.check_size("image", bytes, Fit::Binding).is_err() {
-        let l = gpu.limits();
-        let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size) / size_of::<[f32; 4]>() as u64;
-        return Err(Error::Input(format!(
-            "a {width}x{height} image has {pixels} pixels; this GPU holds at most {max} in one image \
-             (16 bytes each in its largest storage buffer): render a smaller image or on the CPU"
-        )));
-    }
-    Ok(())
-}
-
 impl WhittedRender {
     /// Records the render of an uploaded scene.
     pub fn record_render(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuImage> {
@@ -111,7 +94,7 @@ impl WhittedRender {
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = scene.tree.bounds;
         let (first, count) = o.samples();
-        for batch in super::batches(first, count, tiles, TILES_PER_DISPATCH) {
+        for batch in batches(first, count, tiles, TILES_PER_DISPATCH) {
             let params = gpu.uniform(&Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),
