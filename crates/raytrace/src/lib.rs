@@ -83,12 +83,12 @@ pub use path::{
     PathRender, ROULETTE_SURVIVAL, path_uniform,
 };
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
-pub use scene::{Light, LoadReport, NO_NORMAL, SCENE_SIZE_RANGE, Scene, Triangle};
+pub use scene::{Light, LoadReport, NO_NORMAL, Prepared, SCENE_SIZE_RANGE, Scene, Triangle, ray_offset};
 pub use volume::{
     MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VOXEL_SPECULAR, VolumeMode, VolumeOptions, cloud_points, cloud_root, depth_range,
     phantom_cloud, render_volume_cpu, voxel_eps, voxel_radiance,
 };
 pub use whitted::{
-    MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, Prepared, RenderOptions, RenderStats, add_default_light, light_sample,
-    pixel_seed, ray_offset, schlick,
+    MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, add_default_light, light_sample, pixel_seed,
+    schlick,
 };

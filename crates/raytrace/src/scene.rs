@@ -1,4 +1,5 @@
-//! Triangle scenes: loading OBJ/MTL, validation, lights.
+//! Triangle scenes: loading OBJ/MTL, validation, lights, and a scene prepared for the
+//! renderers (its triangles and their kd-tree).
 
 use std::cell::RefCell;
 use std::fmt;
@@ -7,6 +8,7 @@ use std::io;
 use std::path::Path;
 
 use glam::{DVec3, Vec3};
+use lumbre_kdtree::{BuildOptions, KdTree};
 
 use crate::camera::Camera;
 use crate::error::LoadError;
@@ -608,6 +610,70 @@ impl Scene {
         let n: DVec3 = (p1 - p0).as_dvec3().cross((p2 - p0).as_dvec3());
         Some(n.normalize_or_zero().as_vec3())
     }
+}
+
+/// A scene ready to render: the scene, its triangles and their kd-tree.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// The scene.
+    pub scene: Scene,
+    /// `scene.triangle_positions()`.
+    pub tris: Vec<[Vec3; 3]>,
+    /// The kd-tree over `tris`.
+    pub tree: KdTree,
+    /// Offset of secondary ray origins along the normal: see [`ray_offset`].
+    pub eps: f32,
+}
+
+impl Prepared {
+    /// Builds the kd-tree of `scene`.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+    /// let p = lumbre_raytrace::Prepared::new(scene, &Default::default());
+    /// assert_eq!(p.tris.len(), 1);
+    /// ```
+    pub fn new(scene: Scene, build: &BuildOptions) -> Prepared {
+        let tris = scene.triangle_positions();
+        let tree = KdTree::build(&tris, build);
+        let eps = ray_offset(scene.bounds);
+        Prepared { scene, tris, tree, eps }
+    }
+
+    /// The shading normal of triangle `tri` at barycentric `(u, v)`: its corners' normals
+    /// interpolated and normalized, or the geometric normal `ng` when it has none or they
+    /// cancel (the twin of `shade_normal` in `raytrace/scene.wgsl`).
+    pub(crate) fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
+        let t = self.scene.triangles[tri as usize];
+        if !t.has_normals() {
+            return ng;
+        }
+        let [a, b, c] = t.n.map(|i| self.scene.normals[i as usize]);
+        let n = a * (1.0 - u - v) + b * u + c * v;
+        let len = n.length();
+        if len > 0.0 { n / len } else { ng }
+    }
+}
+
+/// How far secondary rays start off a surface, for a scene with these bounds: `1e-4` of the
+/// bounds' diagonal, and at least `2^-20` of the largest coordinate's magnitude (eight ulps:
+/// a hit point computed in f32 is off by a few ulps of its coordinates). Relative to the
+/// scene, so images do not depend on its scale or position.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_raytrace::ray_offset;
+/// assert_eq!(ray_offset((Vec3::ZERO, Vec3::new(3.0, 4.0, 0.0))), 5.0 * 1e-4);
+/// let tiny = ray_offset((Vec3::ZERO, Vec3::splat(1e-9)));
+/// assert!(tiny > 0.0 && tiny < 1e-12);
+/// let far = ray_offset((Vec3::splat(1e6), Vec3::splat(1e6 + 1.0)));
+/// assert!(far >= 1e6 / 1048576.0);
+/// ```
+pub fn ray_offset(bounds: (Vec3, Vec3)) -> f32 {
+    let (lo, hi) = bounds;
+    let magnitude = lo.abs().max(hi.abs()).max_element();
+    ((hi - lo).length() * 1e-4).max(magnitude / 1_048_576.0)
 }
 
 #[cfg(test)]

@@ -22,10 +22,11 @@
 //! Rays deeper than `max_depth` or with weights below 1e-3 are dropped.
 
 use glam::Vec3;
-use lumbre_kdtree::{BuildOptions, KdTree, QueryOptions, Ray};
+use lumbre_kdtree::{QueryOptions, Ray};
 use rayon::prelude::*;
 
 use crate::sampling::PI;
+use crate::scene::Prepared;
 use crate::{Camera, Image, Light, MaterialKind, Scene, hash_f32, hash_u32, stratified};
 
 /// Render settings, shared by the CPU and GPU paths. [`RenderOptions::check`] says which
@@ -137,56 +138,6 @@ impl RenderOptions {
     }
 }
 
-/// A scene ready to render: the scene, its triangles and their kd-tree.
-#[derive(Clone, Debug)]
-pub struct Prepared {
-    /// The scene.
-    pub scene: Scene,
-    /// `scene.triangle_positions()`.
-    pub tris: Vec<[Vec3; 3]>,
-    /// The kd-tree over `tris`.
-    pub tree: KdTree,
-    /// Offset of secondary ray origins along the normal: see [`ray_offset`].
-    pub eps: f32,
-}
-
-impl Prepared {
-    /// Builds the kd-tree of `scene`.
-    ///
-    /// ```
-    /// use glam::Vec3;
-    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
-    /// let p = lumbre_raytrace::Prepared::new(scene, &Default::default());
-    /// assert_eq!(p.tris.len(), 1);
-    /// ```
-    pub fn new(scene: Scene, build: &BuildOptions) -> Prepared {
-        let tris = scene.triangle_positions();
-        let tree = KdTree::build(&tris, build);
-        let eps = ray_offset(scene.bounds);
-        Prepared { scene, tris, tree, eps }
-    }
-}
-
-/// How far secondary rays start off a surface, for a scene with these bounds: `1e-4` of the
-/// bounds' diagonal, and at least `2^-20` of the largest coordinate's magnitude (eight ulps:
-/// a hit point computed in f32 is off by a few ulps of its coordinates). Relative to the
-/// scene, so images do not depend on its scale or position.
-///
-/// ```
-/// use glam::Vec3;
-/// use lumbre_raytrace::ray_offset;
-/// assert_eq!(ray_offset((Vec3::ZERO, Vec3::new(3.0, 4.0, 0.0))), 5.0 * 1e-4);
-/// let tiny = ray_offset((Vec3::ZERO, Vec3::splat(1e-9)));
-/// assert!(tiny > 0.0 && tiny < 1e-12);
-/// let far = ray_offset((Vec3::splat(1e6), Vec3::splat(1e6 + 1.0)));
-/// assert!(far >= 1e6 / 1048576.0);
-/// ```
-pub fn ray_offset(bounds: (Vec3, Vec3)) -> f32 {
-    let (lo, hi) = bounds;
-    let magnitude = lo.abs().max(hi.abs()).max_element();
-    ((hi - lo).length() * 1e-4).max(magnitude / 1_048_576.0)
-}
-
 /// Adds a point light near the camera, raised by half the scene's size, when the scene has
 /// no light at all (OBJ files without emitters, like the test meshes). Its intensity is
 /// `0.6 pi size²` per channel (`size` the diagonal of the scene's box): a diffuse surface of
@@ -248,17 +199,6 @@ pub struct RenderStats {
 }
 
 impl Prepared {
-    pub(crate) fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
-        let t = self.scene.triangles[tri as usize];
-        if !t.has_normals() {
-            return ng;
-        }
-        let [a, b, c] = t.n.map(|i| self.scene.normals[i as usize]);
-        let n = a * (1.0 - u - v) + b * u + c * v;
-        let len = n.length();
-        if len > 0.0 { n / len } else { ng }
-    }
-
     /// Radiance along one camera ray; `rays` counts every ray cast.
     pub fn radiance(
         &self,

@@ -12,7 +12,7 @@ use crate::camera::GpuCamera;
 use crate::emitters::Emitters;
 use crate::image::Image;
 use crate::path::{PathCounts, PathRender, Tracer, face_normals};
-use crate::whitted::Prepared;
+use crate::scene::Prepared;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]

@@ -5,8 +5,7 @@ use lumbre_gpu::{Buffer, Gpu, Result};
 use lumbre_kdtree::GpuKdTree;
 
 use crate::material::GpuMaterial;
-use crate::scene::Light;
-use crate::whitted::Prepared;
+use crate::scene::{Light, Prepared};
 
 /// One light as `raytrace/scene.wgsl` reads it: kind (0 point, 1 area), its triangle and
 /// area, its position (point lights) and its intensity or emitted radiance.

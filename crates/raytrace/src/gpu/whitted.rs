@@ -12,7 +12,8 @@ use super::image::check_gpu_image;
 use super::scene::GpuScene;
 use crate::camera::{Camera, GpuCamera};
 use crate::image::Image;
-use crate::whitted::{Prepared, RenderOptions};
+use crate::scene::Prepared;
+use crate::whitted::RenderOptions;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
