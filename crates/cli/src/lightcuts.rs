@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use lumbre_gpu::{Backend, Compute, Progress, Report};
 use lumbre_kdtree::BuildOptions;
-use lumbre_lightcuts::bench::{STAGES, stage_times};
 use lumbre_lightcuts::ism::{IsmOptions, SIZES};
 use lumbre_lightcuts::{
     CutOptions, CutPixel, DIRECT_SHARE, GreedyTree, ISM_VPLS, MAX_BOUNCES, Method, MortonTree, RAYS_VPLS, RR_DEPTH,
@@ -276,6 +275,32 @@ pub fn render(
     Ok(Lit { image: out.image, cuts: out.cuts, vpls: out.vpls, report, summary })
 }
 
+/// The stages a frame's time is split into, in order.
+pub const STAGES: [&str; 6] = ["vpls", "tree", "gbuffer", "ism", "pull-push", "shading"];
+
+/// The stage of a pass label of the GPU path (or a stage name of the CPU path).
+pub fn stage_of(label: &str) -> &'static str {
+    match label {
+        "vpls" => "vpls",
+        "gbuffer" => "gbuffer",
+        "ism points" | "ism splat" => "ism",
+        "ism pull-push" => "pull-push",
+        "lightcuts" | "instant radiosity" => "shading",
+        _ => "tree",
+    }
+}
+
+/// The time of each of [`STAGES`] in `report` (the download of the image and cuts, and an
+/// upload, are no part of a frame).
+pub fn stage_times(report: &Report) -> [Duration; 6] {
+    let mut s = [Duration::ZERO; 6];
+    for (label, d) in report.stages.iter().filter(|(l, _)| l != "download" && l != "upload") {
+        let k = STAGES.iter().position(|&x| x == stage_of(label)).unwrap_or(1);
+        s[k] += *d;
+    }
+    s
+}
+
 /// `2450 VPLs (2500 asked, 2 bounces), ism visibility; VPLs 1.2 ms, tree 3.4 ms, ...;
 /// frame 9.9 ms (wall 12 ms, upload 3 ms); average cut 61.2 (largest 210)`.
 fn summary(render: &Render, report: &Report, (vpls, asked): (u32, u32), upload: Duration, wall: Duration) -> String {
@@ -378,4 +403,21 @@ pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
         lit.summary,
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_times_sum_the_passes_of_each_stage() {
+        let mut r = Report::default();
+        r.add_stage("ism splat", Duration::from_millis(2));
+        r.add_stage("ism points", Duration::from_millis(1));
+        r.add_stage("lightcuts", Duration::from_millis(5));
+        r.add_stage("download", Duration::from_millis(9));
+        let t = stage_times(&r);
+        assert_eq!((t[3], t[5]), (Duration::from_millis(3), Duration::from_millis(5)));
+        assert_eq!(t.iter().sum::<Duration>(), Duration::from_millis(8));
+    }
 }

@@ -19,7 +19,7 @@
 //!    VPL for every pixel), with [`Visibility`] by shadow rays or imperfect shadow maps
 //!    ([`ism`]).
 //!
-//! [`Render`] runs them all; [`bench`](mod@bench) times them.
+//! [`Render`] runs them all; [`workloads`] makes lights to try the stages on.
 //!
 //! ```
 //! use lumbre_gpu::Compute;
@@ -46,7 +46,6 @@
 //! its VPLs in dispatches of 128, and a pixel's cut loop must stay under that there (cuts of
 //! a few hundred clusters).
 
-pub mod bench;
 mod bounds;
 mod cut;
 mod gbuffer;
@@ -61,6 +60,7 @@ mod shading;
 mod tree;
 mod vpl;
 mod vpls;
+pub mod workloads;
 
 pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
 pub use cut::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};

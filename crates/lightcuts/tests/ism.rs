@@ -8,9 +8,10 @@ use lumbre_gpu::{Agree, Compute, Gpu, GpuOptions, Tolerance, conformance};
 use lumbre_kdtree::{BuildOptions, KdTree, QueryOptions, Ray};
 use lumbre_lightcuts::Vpl;
 use lumbre_lightcuts::ism::{
-    GpuIsmAtlas, GpuScenePoints, Ism, IsmAtlas, IsmInput, IsmLookup, IsmOptions, IsmQueries, IsmScene, PullPush,
-    SamplePoints, ScenePoints, Splat, bench, upload_vpls,
+    GpuIsmAtlas, GpuScenePoints, Ism, IsmAtlas, IsmInput, IsmLookup, IsmOptions, IsmQueries, IsmScene, MAX_DIFFERING,
+    PullPush, SAME_DEPTH_REL, SamplePoints, ScenePoints, Splat, upload_vpls,
 };
+use lumbre_lightcuts::workloads::vpls_on;
 use proptest::prelude::*;
 
 /// A horizontal square of half-side `r` at height `y`, facing up.
@@ -71,15 +72,15 @@ fn ieee(gpu: &Gpu) -> bool {
 }
 
 /// Runs both paths of `alg`: identical atlases on lavapipe; elsewhere at most
-/// `bench::MAX_DIFFERING` of the texels differing by more than `bench::REL`.
+/// `MAX_DIFFERING` of the texels differing by more than `SAME_DEPTH_REL`.
 fn agree_atlas<C: Compute<Output = IsmAtlas>>(alg: &C, gpu: &Gpu, input: &C::Input) -> Result<IsmAtlas, String> {
     if ieee(gpu) {
         return conformance(alg, gpu, input, Tolerance::EXACT).map_err(|e| e.to_string());
     }
     let cpu = alg.cpu(input).map_err(|e| e.to_string())?;
     let on_gpu = alg.gpu(gpu, input).map_err(|e| e.to_string())?;
-    let d = cpu.differing_texels(&on_gpu, bench::REL);
-    if d as f64 > bench::MAX_DIFFERING * cpu.depth.len() as f64 {
+    let d = cpu.differing_texels(&on_gpu, SAME_DEPTH_REL);
+    if d as f64 > MAX_DIFFERING * cpu.depth.len() as f64 {
         return Err(format!("{}: {d} of {} texels differ", alg.name(), cpu.depth.len()));
     }
     Ok(cpu)
@@ -122,7 +123,7 @@ fn splats_agree_exactly_at_every_size() {
     let Some(gpu) = test_gpu(Features::empty()) else { return };
     let tris = cornell();
     let points = ScenePoints::sample(&tris, 30_000, 1).unwrap();
-    let vpls = lumbre_lightcuts::ism::bench::vpls_on(&tris, 24, 1).unwrap();
+    let vpls = vpls_on(&tris, 24, 1).unwrap();
     for size in [32, 64, 128] {
         let opts = IsmOptions { size, points: 30_000, points_per_vpl: 3000, seed: 4, ..Default::default() };
         let input = IsmInput { points: points.clone(), vpls: vpls.clone() };
@@ -136,8 +137,7 @@ fn splats_agree_exactly_at_every_size() {
 #[test]
 fn whole_builds_agree_exactly_and_report_their_stages() {
     let Some(gpu) = test_gpu(Features::empty()) else { return };
-    let scene =
-        IsmScene { triangles: cornell(), vpls: lumbre_lightcuts::ism::bench::vpls_on(&cornell(), 40, 2).unwrap() };
+    let scene = IsmScene { triangles: cornell(), vpls: vpls_on(&cornell(), 40, 2).unwrap() };
     let ism = Ism {
         options: IsmOptions {
             size: 64,
@@ -156,7 +156,7 @@ fn whole_builds_agree_exactly_and_report_their_stages() {
     assert_eq!(cpu_report.get("atlas width"), Some(7.0 * 64.0));
     let on_gpu = ism.upload(&gpu, &scene).unwrap();
     let (again, gpu_report) = ism.gpu_reported(&gpu, &on_gpu).unwrap();
-    assert!(atlas.differing_texels(&again, bench::REL) as f64 <= bench::MAX_DIFFERING * atlas.depth.len() as f64);
+    assert!(atlas.differing_texels(&again, SAME_DEPTH_REL) as f64 <= MAX_DIFFERING * atlas.depth.len() as f64);
     assert_eq!(gpu_report.get("atlas height"), Some(6.0 * 64.0), "{gpu_report}");
 }
 
@@ -165,7 +165,7 @@ fn pull_push_agrees_exactly_at_every_level() {
     let Some(gpu) = test_gpu(Features::empty()) else { return };
     let tris = cornell();
     let points = ScenePoints::sample(&tris, 20_000, 3).unwrap();
-    let vpls = lumbre_lightcuts::ism::bench::vpls_on(&tris, 9, 3).unwrap();
+    let vpls = vpls_on(&tris, 9, 3).unwrap();
     for size in [32, 128] {
         let opts = IsmOptions { size, points: 20_000, points_per_vpl: 600, pull_push_levels: 0, ..Default::default() };
         let splatted = Ism::build_cpu(&points, &vpls, &opts).unwrap();
@@ -270,7 +270,7 @@ fn lookups_agree_with_the_cpu() {
     let Some(gpu) = test_gpu(Features::empty()) else { return };
     let tris = cornell();
     let points = ScenePoints::sample(&tris, 20_000, 5).unwrap();
-    let vpls = lumbre_lightcuts::ism::bench::vpls_on(&tris, 16, 5).unwrap();
+    let vpls = vpls_on(&tris, 16, 5).unwrap();
     let mut r = rng(77);
     let receivers = ScenePoints::sample(&tris, 3000, 6).unwrap();
     for taps in [1, 5, 9] {
@@ -362,7 +362,7 @@ fn atlases_longer_than_a_binding_go_in_pieces() {
     };
     let gpu = Gpu::with_options(&opts).unwrap();
     let tris = cornell();
-    let scene = IsmScene { triangles: tris.clone(), vpls: lumbre_lightcuts::ism::bench::vpls_on(&tris, 7, 8).unwrap() };
+    let scene = IsmScene { triangles: tris.clone(), vpls: vpls_on(&tris, 7, 8).unwrap() };
     let ism =
         Ism { options: IsmOptions { points: 2000, points_per_vpl: 1000, pull_push_levels: 6, ..Default::default() } };
     let atlas = agree_atlas(&ism, &gpu, &scene).unwrap();

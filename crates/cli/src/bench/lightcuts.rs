@@ -4,18 +4,21 @@
 //! and 3 per cluster metric and tree builder, the greedy build's time, and on the GPU the
 //! imperfect shadow maps' build and pull-push (its Table 4).
 
+mod frames;
+mod ism;
+
 use std::time::Duration;
 
 use lumbre_gpu::Backend;
-use lumbre_lightcuts::bench::{ErrorFigures, FrameRow, STAGES, cut_sizes, greedy_build_time, scaling};
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{ClusterMetric, CutOptions, HEAP_SIZES, Method, Render, View, Visibility};
 use lumbre_raytrace::Prepared;
 
 use super::Effort;
-use crate::lightcuts::VisibilityChoice;
+use crate::lightcuts::{STAGES, VisibilityChoice};
 use crate::progress::progress;
 use crate::table::{Table, sig};
+use frames::{ErrorFigures, FrameRow, cut_sizes, greedy_build_time, scaling};
 
 /// What the benchmark runs.
 pub struct Options {
@@ -129,7 +132,7 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
     let err = |e: lumbre_gpu::Error| e.to_string();
     let scene = crate::data::scene(SCENE, None)?;
     let prepared = Prepared::new(scene, &Default::default());
-    let effort = lumbre_lightcuts::bench::Effort { warmup: o.effort.warmup, repeats: o.effort.repeats };
+    let effort = o.effort;
     let mut tables = Vec::new();
 
     let mut columns = vec!["method", "visibility", "asked", "VPLs"];
@@ -246,15 +249,9 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
 /// The ISM build at each VPL count (64x64 maps, every texel checked against the CPU's),
 /// then pull-push of the paper's 3968x3968 atlas (961 maps of 128x128) against the copy of
 /// its bytes.
-fn ism_tables(
-    gpu: &lumbre_gpu::Gpu,
-    prepared: &Prepared,
-    vpls: &[u32],
-    effort: lumbre_lightcuts::bench::Effort,
-) -> Result<Vec<Table>, String> {
-    use lumbre_lightcuts::ism::bench::standard;
+fn ism_tables(gpu: &lumbre_gpu::Gpu, prepared: &Prepared, vpls: &[u32], effort: Effort) -> Result<Vec<Table>, String> {
     let triangles = prepared.scene.triangle_positions();
-    let (builds, pull_push) = standard(gpu, &triangles, vpls, effort).map_err(|e| e.to_string())?;
+    let (builds, pull_push) = ism::standard(gpu, &triangles, vpls, effort).map_err(|e| e.to_string())?;
     let mut b = Table::new(
         format!("Imperfect shadow maps of {SCENE} on {}: build", gpu.adapter_name()),
         &["VPLs", "map", "points/VPL", "atlas", "MB", "splat ms", "pull-push ms", "build ms", "texels != CPU"],

@@ -16,3 +16,9 @@ pub struct Effort {
     pub warmup: usize,
     pub repeats: usize,
 }
+
+/// The median of `times` (the upper one of an even count; zero for none).
+pub fn median(mut times: Vec<std::time::Duration>) -> std::time::Duration {
+    times.sort_unstable();
+    times.get(times.len() / 2).copied().unwrap_or_default()
+}

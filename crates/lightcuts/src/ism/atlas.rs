@@ -163,6 +163,31 @@ impl IsmAtlas {
     }
 }
 
+/// Relative difference of depths up to which a GPU texel counts as equal to the CPU's
+/// (for [`IsmAtlas::differing_texels`]): a driver may fuse and reassociate the f32
+/// operations (SPIR-V allows both), which moves depths by a few ulps.
+///
+/// ```
+/// use lumbre_lightcuts::ism::{IsmAtlas, SAME_DEPTH_REL};
+/// let mut a = IsmAtlas::empty(32, 1);
+/// a.depth[0] = 1.0;
+/// let mut b = a.clone();
+/// b.depth[0] = 1.0 + SAME_DEPTH_REL / 2.0;
+/// assert_eq!(a.differing_texels(&b, SAME_DEPTH_REL), 0);
+/// ```
+pub const SAME_DEPTH_REL: f32 = 1e-5;
+
+/// The largest fraction of an atlas's texels whose GPU depth may differ from the CPU's by
+/// more than [`SAME_DEPTH_REL`] on a driver that fuses or reassociates f32 operations (a
+/// point within rounding of a texel border lands in the neighbour there); on lavapipe the
+/// two agree exactly.
+///
+/// ```
+/// use lumbre_lightcuts::ism::MAX_DIFFERING;
+/// assert!(MAX_DIFFERING > 0.0 && MAX_DIFFERING < 0.01);
+/// ```
+pub const MAX_DIFFERING: f64 = 5e-3;
+
 /// Columns and rows of a square-ish grid of `n` cells.
 pub(crate) fn grid(n: u32) -> (u32, u32) {
     let cols = (n as f64).sqrt().ceil().max(1.0) as u32;

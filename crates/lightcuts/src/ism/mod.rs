@@ -48,7 +48,6 @@
 //! ```
 
 mod atlas;
-pub mod bench;
 mod gpu;
 mod lookup;
 mod options;
@@ -60,7 +59,7 @@ mod splat;
 use glam::Vec3;
 use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result, Tolerance, compare_slices};
 
-pub use atlas::{IsmAtlas, Lookup};
+pub use atlas::{IsmAtlas, Lookup, MAX_DIFFERING, SAME_DEPTH_REL};
 pub use gpu::{GpuIsmAtlas, GpuPoolInput, GpuScenePoints, GpuVpl, upload_vpls};
 pub use options::{IsmOptions, MAX_POINTS, SIZES, TAPS};
 pub use points::ScenePoints;

@@ -1,16 +1,18 @@
-//! Benchmark figures of the GPU build: splatting and pull-push for many VPLs at 64x64, and
+//! Imperfect shadow maps on the GPU: splatting and pull-push for many VPLs at 64x64, and
 //! pull-push of a 3968x3968 atlas (31x31 maps of 128x128, the source work's Table 4). Every
 //! GPU result timed is first checked against the CPU's.
 
 use std::time::Duration;
 
 use glam::Vec3;
-use lumbre_gpu::{Gpu, Result, Timings, busy_median_time, copy_time};
+use lumbre_gpu::{Compute, Gpu, Result, TimingSource, Timings, busy_median_time, copy_time};
+use lumbre_lightcuts::ism::{
+    GpuIsmAtlas, GpuScenePoints, Ism, IsmAtlas, IsmOptions, MAX_DIFFERING, PullPush, SAME_DEPTH_REL, ScenePoints,
+    upload_vpls,
+};
+use lumbre_lightcuts::workloads::vpls_on;
 
-use super::{GpuScenePoints, Ism, IsmAtlas, IsmOptions, ScenePoints, gpu, pull_push, upload_vpls};
-use crate::Vpl;
-
-pub use crate::bench::Effort;
+use crate::bench::{Effort, median};
 
 /// One build measured: medians of GPU times per stage.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +31,7 @@ pub struct BuildRow {
     pub pull_push: Duration,
     /// The whole submission (splat, pull-push and the gaps between passes).
     pub build: Duration,
-    /// Texels whose GPU depth differs from the CPU's by more than [`REL`].
+    /// Texels whose GPU depth differs from the CPU's by more than [`SAME_DEPTH_REL`].
     pub differing_texels: usize,
 }
 
@@ -48,22 +50,14 @@ pub struct PullPushRow {
     pub time: Duration,
     /// Median GPU time of a copy kernel over the atlas's bytes (read once, written once).
     pub copy: Duration,
-    /// Texels whose GPU result differs from the CPU's by more than [`REL`].
+    /// Texels whose GPU result differs from the CPU's by more than [`SAME_DEPTH_REL`].
     pub differing_texels: usize,
 }
 
-/// Relative difference of depths up to which a GPU texel counts as equal to the CPU's: a
-/// driver may fuse and reassociate the f32 operations (SPIR-V allows both), which moves
-/// depths by a few ulps.
-pub const REL: f32 = 1e-5;
-
-/// At most this fraction of texels may differ between the GPU and the CPU by more than
-/// [`REL`] (points within rounding of a texel border, landing in the neighbour) before a
-/// figure is refused.
-pub const MAX_DIFFERING: f64 = 5e-3;
-
+/// The texels of `gpu` that differ from `cpu`'s; an error, refusing the figure, when more
+/// than [`MAX_DIFFERING`] of them do.
 fn check(what: &str, cpu: &IsmAtlas, gpu: &IsmAtlas) -> Result<usize> {
-    let d = cpu.differing_texels(gpu, REL);
+    let d = cpu.differing_texels(gpu, SAME_DEPTH_REL);
     if d as f64 > MAX_DIFFERING * cpu.depth.len().max(1) as f64 {
         return Err(lumbre_gpu::Error::Input(format!(
             "{what}: the GPU result differs from the CPU's in {d} of {} texels",
@@ -73,35 +67,13 @@ fn check(what: &str, cpu: &IsmAtlas, gpu: &IsmAtlas) -> Result<usize> {
     Ok(d)
 }
 
-/// `n` VPLs on the surfaces of `triangles`: area-uniform points of a pool, each facing
-/// along its triangle's geometric normal, white.
-///
-/// ```
-/// use glam::Vec3;
-/// let vpls = lumbre_lightcuts::ism::bench::vpls_on(&[[Vec3::ZERO, Vec3::X, Vec3::Z]], 10, 0).unwrap();
-/// assert_eq!(vpls.len(), 10);
-/// assert!(vpls.iter().all(|v| v.normal == -Vec3::Y));
-/// ```
-pub fn vpls_on(triangles: &[[Vec3; 3]], n: u32, seed: u32) -> Result<Vec<Vpl>> {
-    let pool = ScenePoints::sample(triangles, n, seed ^ 0x5eed)?;
-    Ok(pool
-        .positions
-        .iter()
-        .zip(&pool.triangles)
-        .map(|(&position, &t)| {
-            let [a, b, c] = triangles[t as usize];
-            Vpl { position, normal: (b - a).cross(c - a).normalize(), intensity: Vec3::ONE }
-        })
-        .collect())
-}
-
 /// The sum of the passes labelled `label` (or the whole submission without timestamps).
 fn stage(t: &Timings, label: &str) -> Duration {
     match t.source {
-        lumbre_gpu::TimingSource::Timestamps => {
+        TimingSource::Timestamps => {
             t.by_label().into_iter().find(|(l, _)| l == label).map(|(_, d)| d).unwrap_or_default()
         }
-        lumbre_gpu::TimingSource::WallClock => t.gpu(),
+        TimingSource::WallClock => t.gpu(),
     }
 }
 
@@ -128,26 +100,23 @@ pub fn build(gpu: &Gpu, triangles: &[[Vec3; 3]], vpls: u32, opts: &IsmOptions, e
         pp.push(stage(&t, "ism pull-push"));
         Ok(t.gpu())
     })?;
-    let median = |mut v: Vec<Duration>| {
-        let skip = v.len().saturating_sub(effort.repeats.max(1));
-        let mut kept = v.split_off(skip);
-        kept.sort();
-        kept.get(kept.len() / 2).copied().unwrap_or_default()
-    };
+    // The measured runs are the last `repeats`: the warm-up runs come first.
+    let measured = |mut v: Vec<Duration>| median(v.split_off(v.len().saturating_sub(effort.repeats.max(1))));
     Ok(BuildRow {
         vpls,
         options: *opts,
         atlas: cpu.atlas_size(),
         bytes: cpu.bytes(),
-        splat: median(splat),
-        pull_push: median(pp),
+        splat: measured(splat),
+        pull_push: measured(pp),
         build: total,
         differing_texels,
     })
 }
 
 /// Times pull-push over `levels` levels of the atlas that splatting `vpls` VPLs with
-/// `opts` on `triangles` gives (each run on a fresh copy of it), beside a copy of its bytes.
+/// `opts` on `triangles` gives (each run fills a fresh copy of it), beside a copy of its
+/// bytes.
 pub fn pull_push_atlas(
     gpu: &Gpu,
     triangles: &[[Vec3; 3]],
@@ -160,18 +129,17 @@ pub fn pull_push_atlas(
     let lights = vpls_on(triangles, vpls, opts.seed)?;
     let holes_opts = IsmOptions { pull_push_levels: 0, ..*opts };
     let splatted = Ism::build_cpu(&points, &lights, &holes_opts)?;
-    let mut cpu = splatted.clone();
-    pull_push::pull_push_cpu(&mut cpu.depth, cpu.size, levels);
-    let source = super::GpuIsmAtlas::upload(gpu, &splatted)?;
-    let work = super::GpuIsmAtlas::upload(gpu, &splatted)?;
+    let pull_push = PullPush { levels };
+    let cpu = pull_push.cpu(&splatted)?;
+    let source = GpuIsmAtlas::upload(gpu, &splatted)?;
     let mut rec = gpu.recorder();
-    gpu::record_pull_push(&mut rec, &work, levels)?;
+    let filled = pull_push.record(&mut rec, &source)?;
     rec.submit()?;
-    let differing_texels = check("pull-push", &cpu, &work.download(gpu)?)?;
+    let differing_texels = check("pull-push", &cpu, &filled.download(gpu)?)?;
+    drop(filled);
     let time = busy_median_time(gpu, effort.warmup, effort.repeats, || {
         let mut rec = gpu.recorder();
-        rec.copy(&source.depth, &work.depth)?;
-        gpu::record_pull_push(&mut rec, &work, levels)?;
+        pull_push.record(&mut rec, &source)?;
         Ok(stage(&rec.submit()?, "ism pull-push"))
     })?;
     let copy = copy_time(gpu, splatted.bytes(), effort.warmup, effort.repeats)?;
@@ -189,17 +157,6 @@ pub fn pull_push_atlas(
 /// The standard figures: builds of `vpl_counts` VPLs at 64x64 (default options otherwise),
 /// and pull-push (2 levels, as the source work's figure, and all 7) of a 3968x3968 atlas of
 /// 961 maps of 128x128.
-///
-/// ```no_run
-/// use lumbre_lightcuts::ism::bench::{Effort, standard, vpls_on};
-/// let gpu = lumbre_gpu::Gpu::new()?;
-/// let (scene, _) = lumbre_raytrace::Scene::load_obj("testdata/scenes/CornellBox-Original.obj".as_ref()).unwrap();
-/// let (builds, pull_push) = standard(&gpu, &scene.triangle_positions(), &[1_000, 10_000, 100_000], Effort { warmup: 2, repeats: 10 })?;
-/// for row in builds {
-///     println!("{} VPLs: splat {:?}, pull-push {:?}", row.vpls, row.splat, row.pull_push);
-/// }
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
 pub fn standard(
     gpu: &Gpu,
     triangles: &[[Vec3; 3]],

@@ -1,44 +1,19 @@
-//! Benchmark figures: the paper's Table 5 (instant radiosity and lightcuts at 1000x1000 for
-//! 110, 420, 930 and 2550 VPLs) and beyond it (1e4, 1e5, 1e6 VPLs), frame times by stage
-//! (VPLs, tree, G-buffer, ISM, pull-push, shading), average cut sizes and the error of
-//! lightcuts against instant radiosity with the same lights and visibility; the cut sizes of
-//! the paper's Tables 2 and 3 per cluster metric and builder; and the greedy build's time.
+//! Frames timed by stage (the lightcuts paper's Table 5 and beyond), lightcuts' error against
+//! instant radiosity with the same lights and visibility, the cut sizes of its Tables 2 and
+//! 3 per cluster metric and tree builder, and the greedy build's time.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use lumbre_gpu::{Backend, Compute, Report, Result};
+use lumbre_lightcuts::{
+    ClusterMetric, CutOptions, GreedyTree, Method, MortonTree, Render, Rendering, TreeBuilder, View, VplOptions,
+    vpls_cpu,
+};
 use lumbre_raytrace::metrics::{compare, relative_error};
 use lumbre_raytrace::{Image, Prepared};
 
-use crate::{
-    ClusterMetric, CutOptions, GreedyTree, Method, MortonTree, Render, Rendering, TreeBuilder, View, Visibility,
-    VplOptions, vpls_cpu,
-};
-
-/// Warm-up runs and measured repeats of every figure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Effort {
-    /// Unmeasured runs first.
-    pub warmup: usize,
-    /// Measured runs (the median is reported).
-    pub repeats: usize,
-}
-
-/// The stages a frame's time is split into, in order.
-pub const STAGES: [&str; 6] = ["vpls", "tree", "gbuffer", "ism", "pull-push", "shading"];
-
-/// The stage of a pass label of the GPU path (or a stage name of the CPU path).
-pub fn stage_of(label: &str) -> &'static str {
-    match label {
-        "vpls" => "vpls",
-        "gbuffer" => "gbuffer",
-        "ism points" | "ism splat" => "ism",
-        "ism pull-push" => "pull-push",
-        "lightcuts" | "instant radiosity" => "shading",
-        _ => "tree",
-    }
-}
+use crate::bench::{Effort, median};
+use crate::lightcuts::{stage_of, stage_times};
 
 /// One frame measured: median times per stage, the frame's total, and what it made.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +26,7 @@ pub struct FrameRow {
     pub asked: u32,
     /// VPLs made.
     pub vpls: u32,
-    /// Median time of each of [`STAGES`] (zero where a stage does not run).
+    /// Median time of each of [`STAGES`](crate::lightcuts::STAGES) (zero where a stage does not run).
     pub stages: [Duration; 6],
     /// Median time of the whole frame (the sum of its stages' passes).
     pub frame: Duration,
@@ -87,36 +62,6 @@ impl ErrorFigures {
             de94_mean: m.de94_mean,
         })
     }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or_default()
-}
-
-/// The time of each of [`STAGES`] in `report` (the download of the image and cuts, and an
-/// upload, are no part of a frame).
-///
-/// ```
-/// use lumbre_gpu::Report;
-/// use lumbre_lightcuts::bench::stage_times;
-/// use std::time::Duration;
-/// let mut r = Report::default();
-/// r.add_stage("ism splat", Duration::from_millis(2));
-/// r.add_stage("ism points", Duration::from_millis(1));
-/// r.add_stage("lightcuts", Duration::from_millis(5));
-/// r.add_stage("download", Duration::from_millis(9));
-/// let t = stage_times(&r);
-/// assert_eq!((t[3], t[5]), (Duration::from_millis(3), Duration::from_millis(5)));
-/// assert_eq!(t.iter().sum::<Duration>(), Duration::from_millis(8));
-/// ```
-pub fn stage_times(report: &Report) -> [Duration; 6] {
-    let mut s = [Duration::ZERO; 6];
-    for (label, d) in report.stages.iter().filter(|(l, _)| l != "download" && l != "upload") {
-        let k = STAGES.iter().position(|&x| x == stage_of(label)).unwrap_or(1);
-        s[k] += *d;
-    }
-    s
 }
 
 /// The median of each stage and of the frame over `reports`.
@@ -181,46 +126,6 @@ pub fn scaling(
         }
     }
     Ok(rows)
-}
-
-impl fmt::Display for FrameRow {
-    /// One line: method, visibility, VPLs, stage times in ms, frame, cut, error.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = |d: Duration| format!("{:9.3}", d.as_secs_f64() * 1e3);
-        write!(f, "{:9} {:10} {:8}", self.method, self.visibility, self.vpls)?;
-        for s in self.stages {
-            write!(f, " {}", ms(s))?;
-        }
-        write!(f, " {}", ms(self.frame))?;
-        match self.average_cut {
-            Some(c) => write!(f, " {c:8.1}")?,
-            None => write!(f, " {:>8}", "-")?,
-        }
-        match self.error {
-            Some(e) => write!(
-                f,
-                " {:7.3}% {:7.3}% {:6.2}% {:6.3}",
-                e.rel_mean * 100.0,
-                e.rel_p99 * 100.0,
-                e.over_2pct * 100.0,
-                e.de94_mean
-            ),
-            None => write!(f, " {:>8} {:>8} {:>7} {:>6}", "-", "-", "-", "-"),
-        }
-    }
-}
-
-/// The header line of [`FrameRow`]'s lines.
-pub fn frame_header() -> String {
-    let mut h = format!("{:9} {:10} {:>8}", "method", "visibility", "vpls");
-    for s in STAGES {
-        h.push_str(&format!(" {s:>9}"));
-    }
-    h.push_str(&format!(
-        " {:>9} {:>8} {:>8} {:>8} {:>7} {:>6}",
-        "frame ms", "avg cut", "rel mean", "rel p99", ">2%", "dE94"
-    ));
-    h
 }
 
 /// The average cut size of one tree builder and metric at one VPL count.
@@ -297,32 +202,4 @@ pub fn greedy_build_time(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((vpls.len() as u32, median(times)))
-}
-
-/// The paper's Table 5 and beyond on `backend`: 1000x1000 pixels of the Cornell box's
-/// reference view, 110, 420, 930 and 2550 VPLs, then 1e4, 1e5 and 1e6, lightcuts (Morton
-/// tree, 2%) with `visibility`, and instant radiosity up to `instant_max` VPLs.
-///
-/// ```no_run
-/// use lumbre_lightcuts::bench::{Effort, frame_header, table5};
-/// use lumbre_lightcuts::Visibility;
-/// use lumbre_raytrace::{Prepared, Scene};
-/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
-/// let prepared = Prepared::new(scene, &Default::default());
-/// let gpu = lumbre_gpu::Backend::Gpu(lumbre_gpu::Gpu::new()?);
-/// println!("{}", frame_header());
-/// for row in table5(&gpu, &prepared, Visibility::Rays, 2550, Effort { warmup: 1, repeats: 5 })? {
-///     println!("{row}");
-/// }
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
-pub fn table5(
-    backend: &Backend,
-    prepared: &Prepared,
-    visibility: Visibility,
-    instant_max: u32,
-    effort: Effort,
-) -> Result<Vec<FrameRow>> {
-    let base = Render { view: View::cornell(1000, 1000), visibility, ..Default::default() };
-    scaling(backend, prepared, &base, &[110, 420, 930, 2550, 10_000, 100_000, 1_000_000], instant_max, effort)
 }
