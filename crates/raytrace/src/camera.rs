@@ -1,4 +1,4 @@
-//! The pinhole camera, its GPU layout, and the stratified pixel samples both paths share.
+//! The pinhole camera and its GPU layout (the stratified pixel samples are in `sampling.rs`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -293,115 +293,9 @@ impl GpuCamera {
     }
 }
 
-/// The largest f32 below 1 (`1 - 2^-24`): sample offsets are clamped to it.
-pub const ONE_MINUS_EPSILON: f32 = 1.0 - f32::EPSILON / 2.0;
-
-/// A 32-bit integer hash: the PCG hash of Jarzynski and Olano, "Hash Functions for GPU
-/// Rendering" (JCGT 2020). Only wrapping u32 operations, so WGSL reproduces it bit for bit:
-///
-/// ```text
-/// state = x * 747796405u + 2891336453u
-/// word  = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u
-/// hash  = (word >> 22u) ^ word
-/// ```
-///
-/// ```
-/// use lumbre_raytrace::hash_u32;
-/// assert_eq!(hash_u32(0), 129708002);
-/// assert_ne!(hash_u32(1), hash_u32(2));
-/// ```
-pub fn hash_u32(x: u32) -> u32 {
-    let state = x.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
-    let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277_803_737);
-    (word >> 22) ^ word
-}
-
-/// A uniform number in `[0, 1)` from [`hash_u32`]: `(hash_u32(x) >> 8) as f32 / 16777216.0`
-/// (24 bits, exact in f32).
-///
-/// ```
-/// use lumbre_raytrace::hash_f32;
-/// assert!((0..1000).map(hash_f32).all(|u| (0.0..1.0).contains(&u)));
-/// ```
-pub fn hash_f32(x: u32) -> f32 {
-    (hash_u32(x) >> 8) as f32 / 16_777_216.0
-}
-
-/// The subpixel offset in `[0, 1)²` of sample `index` of `spp` in the pixel whose seed is
-/// `pixel_seed` (for example `y * width + x`, mixed with a frame number).
-///
-/// With `s = isqrt(spp)`, `index` taken modulo `spp` (and `spp = 0` counted as 1):
-///
-/// ```text
-/// key = hash_u32(pixel_seed) + index                    (wrapping)
-/// jx  = hash_f32(key)
-/// jy  = hash_f32(hash_u32(key))
-/// if s * s == spp:  (x, y) = ((index % s + jx) / s, (index / s + jy) / s)      jittered s × s grid
-/// else:             (x, y) = ((index + jx) / spp, jy)                           jittered 1D strata in x
-/// (x, y) = (min(x, ONE_MINUS_EPSILON), min(y, ONE_MINUS_EPSILON))
-/// ```
-///
-/// with integers converted to f32 before the divisions. The GPU reimplements exactly these
-/// operations (integer square root by any method that is exact for u32).
-///
-/// ```
-/// use lumbre_raytrace::stratified;
-/// // 4 samples: one per quadrant.
-/// let quads: Vec<(bool, bool)> = (0..4).map(|i| stratified(4, i, 7)).map(|(x, y)| (x < 0.5, y < 0.5)).collect();
-/// assert_eq!(quads, vec![(true, true), (false, true), (true, false), (false, false)]);
-/// ```
-pub fn stratified(spp: u32, index: u32, pixel_seed: u32) -> (f32, f32) {
-    let spp = spp.max(1);
-    let index = index % spp;
-    let key = hash_u32(pixel_seed).wrapping_add(index);
-    let jx = hash_f32(key);
-    let jy = hash_f32(hash_u32(key));
-    let s = spp.isqrt();
-    let (x, y) = if s * s == spp {
-        (((index % s) as f32 + jx) / s as f32, ((index / s) as f32 + jy) / s as f32)
-    } else {
-        ((index as f32 + jx) / spp as f32, jy)
-    };
-    (x.min(ONE_MINUS_EPSILON), y.min(ONE_MINUS_EPSILON))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hash_reference_values() {
-        // Computed by hand from the formula (the WGSL port must give the same).
-        let state = 0u32.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
-        let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277_803_737);
-        assert_eq!(hash_u32(0), (word >> 22) ^ word);
-        assert_eq!(hash_f32(0), (hash_u32(0) >> 8) as f32 / 16_777_216.0);
-    }
-
-    #[test]
-    fn strata_cover_the_pixel() {
-        for spp in [1u32, 2, 3, 4, 5, 9, 16, 17, 64] {
-            let samples: Vec<(f32, f32)> = (0..spp).map(|i| stratified(spp, i, 12345)).collect();
-            for &(x, y) in &samples {
-                assert!((0.0..1.0).contains(&x) && (0.0..1.0).contains(&y));
-            }
-            let s = spp.isqrt();
-            let mut cells: Vec<u32> = samples
-                .iter()
-                .map(|&(x, y)| {
-                    if s * s == spp {
-                        (y * s as f32) as u32 * s + (x * s as f32) as u32
-                    } else {
-                        (x * spp as f32) as u32
-                    }
-                })
-                .collect();
-            cells.sort_unstable();
-            assert_eq!(cells, (0..spp).collect::<Vec<_>>(), "spp {spp}");
-        }
-        assert_eq!(stratified(0, 5, 1), stratified(1, 0, 1));
-        assert_eq!(stratified(4, 6, 1), stratified(4, 2, 1));
-    }
 
     #[test]
     fn degenerate_cameras_give_finite_rays() {

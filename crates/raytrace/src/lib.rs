@@ -65,10 +65,7 @@ mod volume;
 mod whitted;
 
 pub use crate::image::{Image, linear_to_srgb, srgb_to_linear, write_file};
-pub use camera::{
-    Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera, ONE_MINUS_EPSILON, hash_f32, hash_u32,
-    stratified,
-};
+pub use camera::{Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera};
 pub use compose::{BOX_FACES, SceneBuilder, stand_on};
 pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
 pub use error::LoadError;
@@ -83,12 +80,10 @@ pub use path::{
     PathRender, ROULETTE_SURVIVAL, path_uniform,
 };
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
+pub use sampling::{ONE_MINUS_EPSILON, hash_f32, hash_u32, light_sample, pixel_seed, stratified};
 pub use scene::{Light, LoadReport, NO_NORMAL, Prepared, SCENE_SIZE_RANGE, Scene, Triangle, ray_offset};
 pub use volume::{
     MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VOXEL_SPECULAR, VolumeMode, VolumeOptions, cloud_points, cloud_root, depth_range,
     phantom_cloud, render_volume_cpu, voxel_eps, voxel_radiance,
 };
-pub use whitted::{
-    MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, add_default_light, light_sample, pixel_seed,
-    schlick,
-};
+pub use whitted::{MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, add_default_light, schlick};

@@ -1,7 +1,11 @@
-//! Sample warps shared by the Monte Carlo integrators, each with a WGSL twin in
-//! `shared/sampling.wgsl` written with the same operations in the same order.
+//! Random numbers and sample warps shared by the integrators, each with a WGSL twin in
+//! `shared/sampling.wgsl` written with the same operations in the same order: the integer
+//! hash ([`hash_u32`], [`hash_f32`]) and the stratified pixel samples built on it
+//! ([`stratified`], [`pixel_seed`], [`light_sample`]), then the warps of the Monte Carlo
+//! integrators.
 //!
-//! The twins agree to a few ulps, not bit for bit: a GPU may fuse a multiply and an add, and
+//! The hash and the samples built on it are bit-exact on both sides. The warps agree to a
+//! few ulps, not bit for bit: a GPU may fuse a multiply and an add, and
 //! Vulkan lets `sqrt` and division round differently from IEEE (the tests allow 2e-6 on unit
 //! quantities). The trigonometry of the concentric map is a fixed polynomial rather than the
 //! platform's `sin` and `cos`, whose GPU accuracy the Vulkan specification barely bounds.
@@ -12,6 +16,105 @@ use glam::{Vec2, Vec3};
 pub const PI: f32 = std::f32::consts::PI;
 /// `pi / 4`.
 const FRAC_PI_4: f32 = std::f32::consts::FRAC_PI_4;
+
+/// The largest f32 below 1 (`1 - 2^-24`): sample offsets are clamped to it.
+pub const ONE_MINUS_EPSILON: f32 = 1.0 - f32::EPSILON / 2.0;
+
+/// A 32-bit integer hash: the PCG hash of Jarzynski and Olano, "Hash Functions for GPU
+/// Rendering" (JCGT 2020). Only wrapping u32 operations, so WGSL reproduces it bit for bit:
+///
+/// ```text
+/// state = x * 747796405u + 2891336453u
+/// word  = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u
+/// hash  = (word >> 22u) ^ word
+/// ```
+///
+/// ```
+/// use lumbre_raytrace::sampling::hash_u32;
+/// assert_eq!(hash_u32(0), 129708002);
+/// assert_ne!(hash_u32(1), hash_u32(2));
+/// ```
+pub fn hash_u32(x: u32) -> u32 {
+    let state = x.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+    let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277_803_737);
+    (word >> 22) ^ word
+}
+
+/// A uniform number in `[0, 1)` from [`hash_u32`]: `(hash_u32(x) >> 8) as f32 / 16777216.0`
+/// (24 bits, exact in f32).
+///
+/// ```
+/// use lumbre_raytrace::sampling::hash_f32;
+/// assert!((0..1000).map(hash_f32).all(|u| (0.0..1.0).contains(&u)));
+/// ```
+pub fn hash_f32(x: u32) -> f32 {
+    (hash_u32(x) >> 8) as f32 / 16_777_216.0
+}
+
+/// The subpixel offset in `[0, 1)²` of sample `index` of `spp` in the pixel whose seed is
+/// `pixel_seed` (for example `y * width + x`, mixed with a frame number).
+///
+/// With `s = isqrt(spp)`, `index` taken modulo `spp` (and `spp = 0` counted as 1):
+///
+/// ```text
+/// key = hash_u32(pixel_seed) + index                    (wrapping)
+/// jx  = hash_f32(key)
+/// jy  = hash_f32(hash_u32(key))
+/// if s * s == spp:  (x, y) = ((index % s + jx) / s, (index / s + jy) / s)      jittered s × s grid
+/// else:             (x, y) = ((index + jx) / spp, jy)                           jittered 1D strata in x
+/// (x, y) = (min(x, ONE_MINUS_EPSILON), min(y, ONE_MINUS_EPSILON))
+/// ```
+///
+/// with integers converted to f32 before the divisions. The GPU reimplements exactly these
+/// operations (integer square root by any method that is exact for u32).
+///
+/// ```
+/// use lumbre_raytrace::sampling::stratified;
+/// // 4 samples: one per quadrant.
+/// let quads: Vec<(bool, bool)> = (0..4).map(|i| stratified(4, i, 7)).map(|(x, y)| (x < 0.5, y < 0.5)).collect();
+/// assert_eq!(quads, vec![(true, true), (false, true), (true, false), (false, false)]);
+/// ```
+pub fn stratified(spp: u32, index: u32, pixel_seed: u32) -> (f32, f32) {
+    let spp = spp.max(1);
+    let index = index % spp;
+    let key = hash_u32(pixel_seed).wrapping_add(index);
+    let jx = hash_f32(key);
+    let jy = hash_f32(hash_u32(key));
+    let s = spp.isqrt();
+    let (x, y) = if s * s == spp {
+        (((index % s) as f32 + jx) / s as f32, ((index / s) as f32 + jy) / s as f32)
+    } else {
+        ((index as f32 + jx) / spp as f32, jy)
+    };
+    (x.min(ONE_MINUS_EPSILON), y.min(ONE_MINUS_EPSILON))
+}
+
+/// Seed of the pixel at `(x, y)` of an image `width` pixels wide: `y * width + x`
+/// (wrapping), the input of [`stratified`] and of [`light_sample`].
+///
+/// ```
+/// use lumbre_raytrace::sampling::pixel_seed;
+/// assert_eq!(pixel_seed(3, 2, 10), 23);
+/// ```
+pub fn pixel_seed(x: u32, y: u32, width: u32) -> u32 {
+    y.wrapping_mul(width).wrapping_add(x)
+}
+
+/// The uniform pair that picks the point on light `light` for `sample` of `pixel`, at
+/// bounce `depth` (the Whitted integrator's area lights).
+///
+/// ```
+/// use lumbre_raytrace::sampling::light_sample;
+/// let (u, v) = light_sample(23, 0, 1, 2);
+/// assert!((0.0..1.0).contains(&u) && (0.0..1.0).contains(&v));
+/// assert_ne!(light_sample(23, 0, 1, 2), light_sample(23, 0, 1, 3));
+/// ```
+pub fn light_sample(pixel: u32, sample: u32, depth: u32, light: u32) -> (f32, f32) {
+    let k = hash_u32(
+        pixel ^ hash_u32(sample.wrapping_mul(64).wrapping_add(depth.wrapping_mul(8)) ^ light.wrapping_mul(0x9e37_79b9)),
+    );
+    (hash_f32(k), hash_f32(hash_u32(k)))
+}
 
 /// `(sin t, cos t)` for `|t| <= pi / 4` by Taylor polynomials to degree 9 and 10 (truncation
 /// below 1e-9 there), evaluated by Horner's rule.
@@ -201,6 +304,40 @@ mod tests {
     use super::*;
 
     #[test]
+    fn hash_reference_values() {
+        // Computed by hand from the formula (the WGSL port must give the same).
+        let state = 0u32.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+        let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277_803_737);
+        assert_eq!(hash_u32(0), (word >> 22) ^ word);
+        assert_eq!(hash_f32(0), (hash_u32(0) >> 8) as f32 / 16_777_216.0);
+    }
+
+    #[test]
+    fn strata_cover_the_pixel() {
+        for spp in [1u32, 2, 3, 4, 5, 9, 16, 17, 64] {
+            let samples: Vec<(f32, f32)> = (0..spp).map(|i| stratified(spp, i, 12345)).collect();
+            for &(x, y) in &samples {
+                assert!((0.0..1.0).contains(&x) && (0.0..1.0).contains(&y));
+            }
+            let s = spp.isqrt();
+            let mut cells: Vec<u32> = samples
+                .iter()
+                .map(|&(x, y)| {
+                    if s * s == spp {
+                        (y * s as f32) as u32 * s + (x * s as f32) as u32
+                    } else {
+                        (x * spp as f32) as u32
+                    }
+                })
+                .collect();
+            cells.sort_unstable();
+            assert_eq!(cells, (0..spp).collect::<Vec<_>>(), "spp {spp}");
+        }
+        assert_eq!(stratified(0, 5, 1), stratified(1, 0, 1));
+        assert_eq!(stratified(4, 6, 1), stratified(4, 2, 1));
+    }
+
+    #[test]
     fn quarter_polynomials_match_libm() {
         for i in -1000..=1000 {
             let t = FRAC_PI_4 * i as f32 / 1000.0;
@@ -274,8 +411,8 @@ mod tests {
         let mut k = 1u32;
         let mut normals = vec![Vec3::Z, -Vec3::Z, Vec3::X, -Vec3::Y, Vec3::new(0.0, 0.0, -0.0)];
         for _ in 0..2000 {
-            k = crate::hash_u32(k);
-            let d = Vec3::new(crate::hash_f32(k), crate::hash_f32(k ^ 1), crate::hash_f32(k ^ 2)) * 2.0 - 1.0;
+            k = hash_u32(k);
+            let d = Vec3::new(hash_f32(k), hash_f32(k ^ 1), hash_f32(k ^ 2)) * 2.0 - 1.0;
             if d.length() > 1e-3 {
                 normals.push(d.normalize());
             }

@@ -25,9 +25,9 @@ use glam::Vec3;
 use lumbre_kdtree::{QueryOptions, Ray};
 use rayon::prelude::*;
 
-use crate::sampling::PI;
+use crate::sampling::{PI, light_sample, pixel_seed, stratified};
 use crate::scene::Prepared;
-use crate::{Camera, Image, Light, MaterialKind, Scene, hash_f32, hash_u32, stratified};
+use crate::{Camera, Image, Light, MaterialKind, Scene};
 
 /// Render settings, shared by the CPU and GPU paths. [`RenderOptions::check`] says which
 /// values are allowed; both paths refuse the others.
@@ -160,20 +160,6 @@ pub fn add_default_light(scene: &mut Scene, camera: &Camera) {
         // diffuse term was Kd rather than Kd / pi.
         scene.add_point_light(pos, Vec3::splat(size * size * 0.6 * PI));
     }
-}
-
-/// Seed of the pixel at `(x, y)`: the input of [`stratified`] and of light sampling.
-pub fn pixel_seed(x: u32, y: u32, width: u32) -> u32 {
-    y.wrapping_mul(width).wrapping_add(x)
-}
-
-/// The uniform pair that picks the point on light `light` for `sample` of `pixel`, at
-/// bounce `depth`.
-pub fn light_sample(pixel: u32, sample: u32, depth: u32, light: u32) -> (f32, f32) {
-    let k = hash_u32(
-        pixel ^ hash_u32(sample.wrapping_mul(64).wrapping_add(depth.wrapping_mul(8)) ^ light.wrapping_mul(0x9e37_79b9)),
-    );
-    (hash_f32(k), hash_f32(hash_u32(k)))
 }
 
 /// Schlick's approximation of the Fresnel reflectance.
