@@ -58,7 +58,6 @@ mod octree;
 mod photons;
 mod problem;
 mod progressive;
-mod wide;
 
 pub use bench::{BenchOptions, MAX_FLIP_RATE, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use camera::{CameraDensity, CameraEstimate};
@@ -146,17 +145,17 @@ impl Compute for Density {
             }
             Method::Octree => octree::octree(&input.segments, &prep, &self.octree, &mut report)?,
             Method::Bvh => {
-                if prep.disks.len() > bvh::MAX_DISKS {
+                if prep.disks.len() > bvh::node::MAX_DISKS {
                     return Err(lumbre_gpu::Error::Input(format!(
                         "{} disks: the BVH takes at most {}",
                         prep.disks.len(),
-                        bvh::MAX_DISKS
+                        bvh::node::MAX_DISKS
                     )));
                 }
-                let tree = report.time("bvh build", || bvh::build(&prep));
+                let tree = report.time("bvh build", || bvh::build::build(&prep));
                 report.stat("bvh nodes", tree.nodes.len() as f64);
                 let (accs, visited, tested) =
-                    report.time("bvh traverse", || bvh::traverse(&tree, &input.segments, &prep, progress));
+                    report.time("bvh traverse", || bvh::traverse::traverse(&tree, &input.segments, &prep, progress));
                 report.stat("bvh node visits (four-wide)", visited as f64);
                 report.stat("pairs tested", tested as f64);
                 accs

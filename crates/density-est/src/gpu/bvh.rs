@@ -1,4 +1,4 @@
-//! The BVH over the disks on the GPU (`density/bvh.wgsl`), the stages of `bvh.rs` in the
+//! The BVH over the disks on the GPU (`density/bvh.wgsl`), the stages of `bvh/build.rs` and `bvh/traverse.rs` in the
 //! same order: `morton`, the radix sort of (code, disk) pairs, `hierarchy`, `refit`,
 //! `gather`, `pack`; then per piece of the segments (pieces when they are longer than one
 //! storage binding) `segment_keys`, their radix sort and `traverse`; then `unsort`.
@@ -9,7 +9,7 @@ use lumbre_gpu::{Buffer, Fit, Recorder, Report, Result, pieces, record_iota, wgp
 use lumbre_shaders::density::BVH;
 
 use super::{ACC_WORDS, GpuEstimate, GpuProblem, accumulators, scale};
-use crate::bvh::QuantGrid;
+use crate::bvh::node::{MAX_DISKS, QuantGrid};
 use crate::problem::DiskData;
 
 #[repr(C)]
@@ -123,8 +123,8 @@ fn base_params(input: &GpuProblem) -> Params {
 pub(crate) fn record_build(rec: &mut Recorder, input: &GpuProblem) -> Result<GpuBvh> {
     let gpu = rec.gpu().clone();
     let n = input.disks();
-    if n > crate::bvh::MAX_DISKS {
-        return Err(lumbre_gpu::Error::Input(format!("{n} disks: the BVH takes at most {}", crate::bvh::MAX_DISKS)));
+    if n > MAX_DISKS {
+        return Err(lumbre_gpu::Error::Input(format!("{n} disks: the BVH takes at most {MAX_DISKS}")));
     }
     let inner = n.saturating_sub(1).max(1);
     gpu.check_size("BVH nodes (32 bytes per disk)", (inner * 32) as u64, Fit::Binding)?;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use glam::Vec3;
 use lumbre_gpu::{Buffer, Fit, Gpu, Recorder, Report, Result};
 
-use crate::bvh::centre_grid;
+use crate::bvh::build::centre_grid;
 use crate::fixed::{Acc, pow2};
 use crate::problem::{DiskData, Frame, Problem};
 use crate::{Density, Estimate, Method};

@@ -16,7 +16,7 @@ use lumbre_shaders::density::PROBLEM;
 use super::disks::GpuDisks;
 use super::photons::GpuPhotons;
 use super::{GpuProblem, Layout};
-use crate::bvh::centre_grid_of;
+use crate::bvh::build::centre_grid_of;
 use crate::problem::{DiskData, frame};
 
 #[repr(C)]

@@ -6,7 +6,7 @@
 use glam::{Vec3, Vec4};
 
 use crate::boxes::SegRay;
-use crate::bvh::{BvhNode, LEAF_BIT, NONE, QuantGrid};
+use crate::bvh::node::{BvhNode, LEAF_BIT, NONE, QuantGrid};
 
 /// Four children: their boxes by bound and axis (lane `k` is child `k`), and their
 /// references (a wide node's index, `LEAF_BIT | sorted position`, or [`NONE`]).

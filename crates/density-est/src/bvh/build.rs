@@ -1,0 +1,206 @@
+//! The BVH's build on the CPU, stage by stage as `density/bvh.wgsl` runs it: `morton`, a
+//! stable radix sort, `hierarchy`, `refit`, `gather`, `pack`.
+
+use glam::Vec3;
+use lumbre_compact::radix_sort_cpu;
+use lumbre_kdtree::Aabb;
+use lumbre_morton::encode_u32;
+use rayon::prelude::*;
+
+use crate::bvh::node::{Bvh, BvhNode, LEAF_BIT, NONE, QuantGrid};
+use crate::problem::{DiskData, Prepared};
+
+/// The box of the disk centres, for Morton codes: `(min, 1024 / size)`, sizes at least the
+/// box padding (so the scale stays finite).
+pub(crate) fn centre_grid(prep: &Prepared) -> (Vec3, Vec3) {
+    let mut b = Aabb::new(Vec3::ZERO, Vec3::ZERO);
+    if let Some(first) = prep.disks.first() {
+        b = Aabb::new(first.centre.into(), first.centre.into());
+    }
+    for d in &prep.disks {
+        b = b.grow(d.centre.into());
+    }
+    centre_grid_of(&b, prep.pad)
+}
+
+/// [`centre_grid`] of the box of the centres `b` (the zero box without disks).
+pub(crate) fn centre_grid_of(b: &Aabb, pad: f32) -> (Vec3, Vec3) {
+    (b.min, Vec3::splat(1024.0) / (b.max - b.min).max(Vec3::splat(pad)))
+}
+
+/// Stage `morton`: 30-bit codes of the disk centres.
+pub(crate) fn morton(prep: &Prepared, lo: Vec3, inv: Vec3) -> Vec<u32> {
+    prep.disks
+        .par_iter()
+        .map(|d| {
+            let cell = ((Vec3::from(d.centre) - lo) * inv).floor().clamp(Vec3::ZERO, Vec3::splat(1023.0)).as_uvec3();
+            encode_u32(cell.to_array())
+        })
+        .collect()
+}
+
+/// The length of the common prefix of sorted keys `i` and `j` (codes, then positions), or
+/// -1 out of range.
+fn delta(codes: &[u32], i: i64, j: i64) -> i64 {
+    if j < 0 || j >= codes.len() as i64 {
+        return -1;
+    }
+    let (a, b) = (codes[i as usize], codes[j as usize]);
+    if a != b { (a ^ b).leading_zeros() as i64 } else { 32 + ((i ^ j) as u32).leading_zeros() as i64 }
+}
+
+/// Inner node `i` of the radix tree over sorted `codes`: its children (inner index, or
+/// `LEAF_BIT | sorted position`).
+pub(crate) fn inner_node(codes: &[u32], i: usize) -> [u32; 2] {
+    let i = i as i64;
+    let d = if delta(codes, i, i + 1) > delta(codes, i, i - 1) { 1 } else { -1 };
+    let min = delta(codes, i, i - d);
+    let mut lmax = 2;
+    while delta(codes, i, i + lmax * d) > min {
+        lmax *= 2;
+    }
+    let mut l = 0;
+    let mut t = lmax / 2;
+    while t >= 1 {
+        if delta(codes, i, i + (l + t) * d) > min {
+            l += t;
+        }
+        t /= 2;
+    }
+    let j = i + l * d;
+    let node = delta(codes, i, j);
+    let mut s = 0;
+    let mut div = 2;
+    loop {
+        let t = (l + div - 1) / div;
+        if delta(codes, i, i + (s + t) * d) > node {
+            s += t;
+        }
+        if t == 1 {
+            break;
+        }
+        div *= 2;
+    }
+    let split = i + s * d + d.min(0);
+    let left = if split == i.min(j) { LEAF_BIT | split as u32 } else { split as u32 };
+    let right = if split + 1 == i.max(j) { LEAF_BIT | (split + 1) as u32 } else { (split + 1) as u32 };
+    [left, right]
+}
+
+/// Stage `hierarchy`: every inner node's children, and the parents of inner nodes and of
+/// leaves (the root's is [`NONE`]).
+pub(crate) fn hierarchy(codes: &[u32]) -> (Vec<[u32; 2]>, Vec<u32>, Vec<u32>) {
+    let n = codes.len();
+    let children: Vec<[u32; 2]> = (0..n.saturating_sub(1)).into_par_iter().map(|i| inner_node(codes, i)).collect();
+    let mut inner_parent = vec![NONE; n.saturating_sub(1)];
+    let mut leaf_parent = vec![NONE; n];
+    for (i, ch) in children.iter().enumerate() {
+        for &c in ch {
+            if c & LEAF_BIT != 0 {
+                leaf_parent[(c & !LEAF_BIT) as usize] = i as u32;
+            } else {
+                inner_parent[c as usize] = i as u32;
+            }
+        }
+    }
+    (children, inner_parent, leaf_parent)
+}
+
+/// f32 -> u32 preserving order (for boxes by integer min and max).
+pub(crate) fn encode(f: f32) -> u32 {
+    let b = f.to_bits();
+    if b & 0x8000_0000 == 0 { b | 0x8000_0000 } else { !b }
+}
+
+/// The inverse of [`encode`].
+pub(crate) fn decode(u: u32) -> f32 {
+    f32::from_bits(if u & 0x8000_0000 != 0 { u & 0x7fff_ffff } else { !u })
+}
+
+/// A box as six encoded words: lo then hi.
+fn encoded(b: &Aabb) -> [u32; 6] {
+    [encode(b.min.x), encode(b.min.y), encode(b.min.z), encode(b.max.x), encode(b.max.y), encode(b.max.z)]
+}
+
+/// Stage `refit`: inner boxes (six encoded words each), each leaf's box carried up until an
+/// ancestor already holds it (the GPU does the same with atomic min and max; the result is
+/// the same whatever the order).
+pub(crate) fn refit(order: &[u32], inner_parent: &[u32], leaf_parent: &[u32], disk_boxes: &[Aabb]) -> Vec<[u32; 6]> {
+    let mut boxes = vec![[u32::MAX, u32::MAX, u32::MAX, 0, 0, 0]; inner_parent.len()];
+    for (p, &d) in order.iter().enumerate() {
+        let b = encoded(&disk_boxes[d as usize]);
+        let mut node = leaf_parent[p];
+        while node != NONE {
+            let words = &mut boxes[node as usize];
+            let mut changed = false;
+            for k in 0..3 {
+                changed |= b[k] < words[k];
+                words[k] = words[k].min(b[k]);
+                changed |= b[k + 3] > words[k + 3];
+                words[k + 3] = words[k + 3].max(b[k + 3]);
+            }
+            if !changed {
+                break;
+            }
+            node = inner_parent[node as usize];
+        }
+    }
+    boxes
+}
+
+/// Stage `pack`: inner nodes with both children's boxes (quantized), leaves referring to
+/// sorted positions (`LEAF_BIT | p`; the disk is `order[p]`).
+pub(crate) fn pack(
+    children: &[[u32; 2]],
+    boxes: &[[u32; 6]],
+    order: &[u32],
+    disk_boxes: &[Aabb],
+    grid: &QuantGrid,
+) -> Vec<BvhNode> {
+    let child = |c: u32| -> [u32; 3] {
+        if c == NONE {
+            [0; 3]
+        } else if c & LEAF_BIT != 0 {
+            grid.encode(&disk_boxes[order[(c & !LEAF_BIT) as usize] as usize])
+        } else {
+            let w = boxes[c as usize];
+            let lo = Vec3::new(decode(w[0]), decode(w[1]), decode(w[2]));
+            let hi = Vec3::new(decode(w[3]), decode(w[4]), decode(w[5]));
+            grid.encode(&Aabb::new(lo, hi))
+        }
+    };
+    children
+        .par_iter()
+        .map(|&[l, r]| {
+            let (a, b) = (child(l), child(r));
+            BvhNode { boxes: [a[0], a[1], a[2], b[0], b[1], b[2]], left: l, right: r }
+        })
+        .collect()
+}
+
+/// Stage `gather`: the disks in tree order.
+pub(crate) fn gather(prep: &Prepared, order: &[u32]) -> Vec<DiskData> {
+    order.par_iter().map(|&d| prep.disks[d as usize]).collect()
+}
+
+/// The whole build.
+pub(crate) fn build(prep: &Prepared) -> Bvh {
+    let n = prep.disks.len();
+    if n == 0 {
+        return Bvh::default();
+    }
+    let grid = QuantGrid::new(prep);
+    let (lo, inv) = centre_grid(prep);
+    let mut codes = morton(prep, lo, inv);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    radix_sort_cpu(&mut codes, Some(&mut order));
+    let disks = gather(prep, &order);
+    let nodes = if n == 1 {
+        pack(&[[LEAF_BIT, NONE]], &[], &order, &prep.disk_boxes, &grid)
+    } else {
+        let (children, inner_parent, leaf_parent) = hierarchy(&codes);
+        let boxes = refit(&order, &inner_parent, &leaf_parent, &prep.disk_boxes);
+        pack(&children, &boxes, &order, &prep.disk_boxes, &grid)
+    };
+    Bvh { nodes, disks, order, grid: Some(grid) }
+}
