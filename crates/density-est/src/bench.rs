@@ -8,7 +8,9 @@ use glam::Vec3;
 use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Error, Gpu, KeepBusy, Progress, Report, Result, Tolerance};
 use lumbre_raytrace::{hash_f32, hash_u32};
 
-use crate::{Density, Disk, Estimate, Method, Problem, Segment};
+use crate::density::{Density, Method};
+use crate::estimate::Estimate;
+use crate::problem::{Disk, Problem, Segment};
 
 /// One workload: `disks` disks and `segments` segments.
 ///
@@ -290,7 +292,7 @@ impl fmt::Display for Row {
             self.workload.disks,
             self.workload.segments,
             match (self.density.method, self.density.octree.filter) {
-                (Method::Octree, crate::Filter::HistoPyramid) => "Octree-HP".to_string(),
+                (Method::Octree, crate::octree::Filter::HistoPyramid) => "Octree-HP".to_string(),
                 (m, _) => format!("{m:?}"),
             },
             self.backend,

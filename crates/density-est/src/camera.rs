@@ -4,14 +4,17 @@
 //! the photons to the sums (see `gpu/camera.rs`).
 
 use glam::Vec3;
-use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_raytrace::{Camera, Prepared};
 
-use crate::gpu::camera::GpuCameraEstimate;
-use crate::gpu::photons::GpuPhotonScene;
-use crate::{CameraDiskPass, CameraDisks, Density, PhotonOptions, PhotonTracer, Problem, Progressive, nearest_radii};
+use crate::density::Density;
+use crate::disks::{CameraDiskPass, CameraDisks, check_radius};
+use crate::nearest::nearest_radii;
+use crate::photons::{PhotonOptions, PhotonTracer};
+use crate::problem::Problem;
+use crate::progressive::Progressive;
 
-/// Density estimation at a camera's first hits through [`Compute`]: `passes` passes of
+/// Density estimation at a camera's first hits through [`Compute`](lumbre_gpu::Compute): `passes` passes of
 /// `photons.photons` photons (pass `i` seeded `photons.seed + i`), a disk of radius
 /// `radius` at each pixel's first hit ([`CameraDiskPass`]), the irradiance of every disk
 /// by `density` ([`Density`]); more than one pass is progressive ([`Progressive`]).
@@ -91,7 +94,7 @@ impl CameraDensity {
     /// ```
     pub fn check(&self) -> Result<()> {
         self.camera.validate().map_err(Error::Input)?;
-        crate::disks::check_radius(self.radius)?;
+        check_radius(self.radius)?;
         if self.photons.photons == 0 {
             return Err(Error::Input("at least one photon per pass".into()));
         }
@@ -148,24 +151,11 @@ impl CameraEstimate {
     }
 }
 
-impl Compute for CameraDensity {
-    type Input = Prepared;
-    type Output = CameraEstimate;
-    type GpuInput = GpuPhotonScene;
-    type GpuOutput = GpuCameraEstimate;
-
-    fn name(&self) -> &'static str {
-        "camera density"
-    }
-
-    fn cpu(&self, p: &Prepared) -> Result<CameraEstimate> {
-        self.cpu_reported(p, &()).map(|(out, _)| out)
-    }
-
-    /// The stages of photon tracing, `camera disks` (and `nearest radii`), and of the
+impl CameraDensity {
+    /// The CPU run: the stages of photon tracing, `camera disks` (and `nearest radii`), and of the
     /// method, summed over passes; stats `photons`, `segments`, `disks`, `pairs found`,
     /// `passes`.
-    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraEstimate, Report)> {
+    pub(crate) fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraEstimate, Report)> {
         self.check()?;
         let mut report = Report::default();
         let (mut segments, mut pairs) = (0u64, 0u64);
@@ -173,10 +163,10 @@ impl Compute for CameraDensity {
         let mut progressive: Option<Progressive> = None;
         let mut last = None;
         for pass in 0..self.passes {
-            let (photons, r) = self.tracer(pass).cpu_reported(p, progress)?;
+            let (photons, r) = self.tracer(pass).run_cpu(p, progress)?;
             report.merge(r);
             if disks.is_none() {
-                let (mut d, r) = self.disk_pass().cpu_reported(p, progress)?;
+                let (mut d, r) = self.disk_pass().run_cpu(p, progress)?;
                 report.merge(r);
                 if let Some(k) = self.k {
                     report.time("nearest radii", || {
@@ -194,7 +184,7 @@ impl Compute for CameraDensity {
             };
             segments += photons.segments.len() as u64;
             let problem = Problem { segments: photons.segments, disks: query };
-            let (est, r) = self.density.cpu_reported(&problem, progress)?;
+            let (est, r) = self.density.run_cpu(&problem, progress)?;
             report.merge(r);
             pairs += est.pairs();
             match &mut progressive {
@@ -215,25 +205,6 @@ impl Compute for CameraDensity {
         Ok((CameraEstimate { disks, irradiance }, report))
     }
 
-    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
-        self.check()?;
-        crate::gpu::photons::upload(gpu, p)
-    }
-
-    fn record(&self, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraEstimate> {
-        crate::gpu::camera::record(self, rec, scene)
-    }
-
-    fn download(&self, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
-        crate::gpu::camera::download(gpu, out)
-    }
-
-    fn gpu_stats(&self, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<Report> {
-        crate::gpu::camera::stats(self, gpu, out)
-    }
-}
-
-impl CameraDensity {
     /// The statistics over every pass.
     pub(crate) fn totals(&self, report: &mut Report, segments: u64, disks: usize, pairs: u64) {
         report.stat("photons", self.photons.photons as f64 * self.passes as f64);

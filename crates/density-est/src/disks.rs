@@ -1,15 +1,13 @@
-//! Query disks: from a camera's first hits (one per pixel), from given points and normals,
-//! and radii fixed or from the nearest photon hits.
+//! Query disks: from a camera's first hits (one per pixel), and from given points and
+//! normals, all of one radius (radii from the nearest photon hits are `nearest.rs`).
 
 use glam::Vec3;
-use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_kdtree::{PointKdTree, QueryOptions, Ray};
+use lumbre_gpu::{Error, Progress, Report, Result};
+use lumbre_kdtree::{QueryOptions, Ray};
 use lumbre_raytrace::{Camera, Prepared};
 use rayon::prelude::*;
 
-use crate::gpu::disks::GpuCameraDisks;
-use crate::gpu::photons::GpuPhotonScene;
-use crate::{Disk, Segment};
+use crate::problem::Disk;
 
 /// `pixel_disk` entry of a pixel whose ray leaves the scene.
 ///
@@ -95,10 +93,11 @@ pub fn camera_disks(p: &Prepared, camera: &Camera, width: u32, height: u32, radi
     Ok(out)
 }
 
-/// The disks at a camera's first hits through [`Compute`]: the CPU path is
+/// The disks at a camera's first hits through [`Compute`](lumbre_gpu::Compute): the CPU path is
 /// [`camera_disks`], the GPU path `density/disks.wgsl`, which leaves the disks on the GPU
 /// for the estimate ([`GpuProblem::resident`](crate::GpuProblem::resident)). The GPU reads
-/// the scene as photon tracing does (one upload serves both: [`GpuPhotonScene`]).
+/// the scene as photon tracing does (one upload serves both:
+/// [`GpuPhotonScene`](crate::GpuPhotonScene)).
 ///
 /// ```
 /// use lumbre_density::CameraDiskPass;
@@ -123,41 +122,18 @@ pub struct CameraDiskPass {
     pub radius: f32,
 }
 
-impl Compute for CameraDiskPass {
-    type Input = Prepared;
-    type Output = CameraDisks;
-    type GpuInput = GpuPhotonScene;
-    type GpuOutput = GpuCameraDisks;
-
-    fn name(&self) -> &'static str {
-        "camera disks"
-    }
-
-    fn cpu(&self, p: &Prepared) -> Result<CameraDisks> {
-        camera_disks(p, &self.camera, self.width, self.height, self.radius)
-    }
-
-    /// Stage `camera disks`; stat `disks`.
-    fn cpu_reported(&self, p: &Prepared, _: &dyn Progress) -> Result<(CameraDisks, Report)> {
+impl CameraDiskPass {
+    /// The CPU run: stage `camera disks`; stat `disks`.
+    pub(crate) fn run_cpu(&self, p: &Prepared, _: &dyn Progress) -> Result<(CameraDisks, Report)> {
         let mut report = Report::default();
-        let out = report.time(self.name(), || self.cpu(p))?;
+        let out =
+            report.time("camera disks", || camera_disks(p, &self.camera, self.width, self.height, self.radius))?;
         report.stat("disks", out.disks.len() as f64);
         Ok((out, report))
     }
-
-    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
-        crate::gpu::photons::upload(gpu, p)
-    }
-
-    fn record(&self, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraDisks> {
-        crate::gpu::disks::record(rec, scene, &self.camera, self.width, self.height, self.radius)
-    }
-
-    fn download(&self, gpu: &Gpu, out: &GpuCameraDisks) -> Result<CameraDisks> {
-        crate::gpu::disks::download(gpu, out)
-    }
 }
 
+/// An error unless `r` is a positive finite radius.
 pub(crate) fn check_radius(r: f32) -> Result<()> {
     if r.is_finite() && r > 0.0 {
         Ok(())
@@ -181,33 +157,4 @@ pub fn disks_at(points: &[Vec3], normals: &[Vec3], radius: f32) -> Result<Vec<Di
         return Err(Error::Input(format!("{} points but {} normals", points.len(), normals.len())));
     }
     Ok(points.iter().zip(normals).map(|(&centre, &normal)| Disk { centre, normal, radius }).collect())
-}
-
-/// Sets each disk's radius to the distance of its `k`-th nearest photon hit (the segments'
-/// end points), clamped to `[min, max]`; `max` when there are fewer than `k` hits.
-///
-/// ```
-/// use glam::Vec3;
-/// use lumbre_density::{Disk, Segment, nearest_radii};
-/// let seg = |x: f32| Segment { start: Vec3::Y, end: Vec3::new(x, 0.0, 0.0), power: [1.0; 3], bounce: 0 };
-/// let mut disks = vec![Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 1.0 }];
-/// nearest_radii(&mut disks, &[seg(0.1), seg(0.3), seg(0.2)], 2, 0.0, 1.0)?;
-/// assert!((disks[0].radius - 0.2).abs() < 1e-6);
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
-pub fn nearest_radii(disks: &mut [Disk], segments: &[Segment], k: usize, min: f32, max: f32) -> Result<()> {
-    if k == 0 {
-        return Err(Error::Input("k nearest photons: k must be at least 1".into()));
-    }
-    if !(min.is_finite() && max.is_finite() && min >= 0.0 && max > 0.0 && min <= max) {
-        return Err(Error::Input(format!("radius range [{min}, {max}] must be finite, with 0 <= min <= max, max > 0")));
-    }
-    let ends: Vec<Vec3> = segments.iter().map(|s| s.end).collect();
-    let tree = PointKdTree::build(&ends);
-    disks.par_iter_mut().for_each(|d| {
-        let near = tree.k_nearest(d.centre, k);
-        let r = if near.len() < k { max } else { near[k - 1].1.sqrt() };
-        d.radius = r.clamp(min.max(f32::MIN_POSITIVE), max);
-    });
-    Ok(())
 }

@@ -6,13 +6,52 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Error, Progress, Result, Tolerance};
+use lumbre_gpu::{Agree, Error, Progress, Report, Result, Tolerance};
 use lumbre_kdtree::{QueryOptions, Ray};
 use lumbre_raytrace::sampling::{PI, concentric_disk};
 use lumbre_raytrace::{Emitters, Prepared, hash_f32, hash_u32};
 use rayon::prelude::*;
 
-use crate::Segment;
+use crate::problem::Segment;
+
+/// Photon tracing through [`Compute`](lumbre_gpu::Compute): input a [`Prepared`](lumbre_raytrace::Prepared)
+/// scene, output the [`Photons`]' flights. Photons leave the emitters (picked by power, a
+/// uniform point, a cosine direction on the emitting side, drawn without a tangent frame so
+/// that rounding of the normal cannot flip it), bounce diffusely off every
+/// surface (emitters too) with Russian roulette by albedo (continue with probability
+/// `max(Kd)`, power scaled by `Kd / max(Kd)`), and stop when a cosine direction about the
+/// shading normal points into the surface. A photon that escapes is cut where it leaves the
+/// scene's box. CPU and GPU draw the same numbers ([`photon_random`]).
+///
+/// ```
+/// use lumbre_density::{PhotonOptions, PhotonTracer};
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+/// let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
+/// let prepared = Prepared::new(scene, &Default::default());
+/// let tracer = PhotonTracer { options: PhotonOptions { photons: 1000, ..Default::default() } };
+/// let photons = tracer.run(&Backend::Cpu, &prepared)?;
+/// assert_eq!(photons.photons(), 1000);
+/// assert!(photons.segments.len() > 1000);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhotonTracer {
+    /// How many photons, and which flights to keep.
+    pub options: PhotonOptions,
+}
+
+impl PhotonTracer {
+    /// The CPU run: stage `trace photons`; stats `photons` and `segments`.
+    pub(crate) fn run_cpu(&self, input: &Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
+        let mut report = Report::default();
+        let out = report.time("trace photons", || trace_cpu(input, &self.options, progress))?;
+        report.stat("photons", self.options.photons as f64);
+        report.stat("segments", out.segments.len() as f64);
+        Ok((out, report))
+    }
+}
 
 /// Which flights a tracing keeps.
 ///

@@ -4,7 +4,8 @@
 use lumbre_gpu::{Recorder, Report, Result, pieces};
 use lumbre_shaders::density::BRUTE;
 
-use super::{GpuEstimate, GpuProblem, accumulators, scale};
+use crate::gpu::estimate::{GpuEstimate, accumulators};
+use crate::gpu::problem::GpuProblem;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -29,7 +30,7 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem) -> Result<GpuEstima
     let piece = gpu.piece_len(32, WG);
     for (start, len) in pieces(input.segments, piece) {
         let params =
-            gpu.uniform(&Params { segments: len as u32, disks: disks as u32, scale: scale(input), _pad: 0 })?;
+            gpu.uniform(&Params { segments: len as u32, disks: disks as u32, scale: input.scale(), _pad: 0 })?;
         let res = [
             params.as_entire_binding(),
             input.seg_geom.binding_range(2 * start..2 * (start + len)),

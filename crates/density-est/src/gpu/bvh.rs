@@ -8,8 +8,9 @@ use lumbre_compact::record_sort_bits;
 use lumbre_gpu::{Buffer, Fit, Recorder, Report, Result, pieces, record_iota, wgpu::BindingResource};
 use lumbre_shaders::density::BVH;
 
-use super::{ACC_WORDS, GpuEstimate, GpuProblem, accumulators, scale};
 use crate::bvh::node::{MAX_DISKS, QuantGrid};
+use crate::gpu::estimate::{ACC_WORDS, GpuEstimate, accumulators};
+use crate::gpu::problem::GpuProblem;
 use crate::problem::DiskData;
 
 #[repr(C)]
@@ -112,7 +113,7 @@ fn base_params(input: &GpuProblem) -> Params {
         root_lo: grid.lo.into(),
         tau: 0.5 * frame.pad,
         step: grid.step.into(),
-        scale: scale(input),
+        scale: input.scale(),
         qinv: grid.inv.into(),
         seg_inv: (glam::Vec3::splat(1024.0) / size).into(),
         ..Params::default()

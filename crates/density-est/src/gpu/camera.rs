@@ -3,15 +3,19 @@
 //! progressive update), all on the caller's recorder but for the submissions that read
 //! back sizes; the disks, flights and sums never leave the device until the result.
 
-use lumbre_gpu::{Buffer, Gpu, Recorder, Report, Result};
+use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
+use lumbre_raytrace::Prepared;
 
-use super::disks::GpuCameraDisks;
-use super::photons::GpuPhotonScene;
-use super::progressive::{GpuProgressive, record_count_pairs};
-use super::{ACC_WORDS, GpuEstimate, GpuProblem};
+use crate::camera::{CameraDensity, CameraEstimate};
+use crate::estimate::Estimate;
 use crate::fixed::Acc;
+use crate::gpu::disks::{self, GpuCameraDisks};
+use crate::gpu::estimate::{ACC_WORDS, GpuEstimate};
+use crate::gpu::photons::{self, GpuPhotonScene};
+use crate::gpu::problem::GpuProblem;
+use crate::gpu::progressive::{self, GpuProgressive, record_count_pairs};
+use crate::gpu::{density, nearest};
 use crate::problem::DiskData;
-use crate::{CameraDensity, CameraEstimate, Estimate};
 
 /// A [`CameraDensity`] run on the GPU: its disks, the last pass's sums or the progressive
 /// state, and what the run learnt on the host (see [`CameraDensity`]).
@@ -52,25 +56,25 @@ pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonS
     alg.check()?;
     let gpu = rec.gpu().clone();
     let mut report = Report::default();
-    let disks = super::disks::record(rec, scene, &alg.camera, alg.width, alg.height, alg.radius)?;
+    let disks = disks::record(rec, scene, &alg.camera, alg.width, alg.height, alg.radius)?;
     let mut progressive = if alg.passes > 1 { Some(GpuProgressive::new(&gpu, &disks.disks, alg.alpha)?) } else { None };
     let pairs = gpu.zeroed::<u32>(2)?;
     let (mut segments, mut traced) = (0u64, 0u64);
     let mut counters = Vec::new();
     let mut last = None;
     for pass in 0..alg.passes {
-        let flights = super::photons::record(rec, scene, &alg.tracer(pass).options)?;
+        let flights = photons::record(rec, scene, &alg.tracer(pass).options)?;
         for t in &flights.timings {
             report.merge(Report::from_timings("photons", t));
         }
         segments += flights.segments as u64;
         traced += flights.traced;
         if let (0, Some(k)) = (pass, alg.k) {
-            super::nearest::record(rec, &flights, &disks.disks, k, alg.radius / 16.0, alg.radius)?;
+            nearest::record(rec, &flights, &disks.disks, k, alg.radius / 16.0, alg.radius)?;
         }
         let at = progressive.as_ref().map_or(&disks.disks, |p| p.disks());
         let problem = GpuProblem::resident(rec, &flights, at)?;
-        let mut est = super::record(&alg.density, rec, &problem)?;
+        let mut est = density::record(&alg.density, rec, &problem)?;
         report.merge(std::mem::take(&mut est.report));
         if let Some(c) = &est.counters {
             counters.push((c.clone(), est.counts_visits));
@@ -87,12 +91,12 @@ pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonS
 
 /// Reads the disks and their irradiance back.
 pub(crate) fn download(gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
-    let disks = super::disks::download(gpu, &out.disks)?;
+    let disks = disks::download(gpu, &out.disks)?;
     let n = disks.disks.len();
     let irradiance = match &out.progressive {
         Some(p) => {
             let state = gpu.download_range(&p.state, 0..n)?;
-            super::progressive::irradiance(&disks.disks, &state, p.photons)
+            progressive::irradiance(&disks.disks, &state, p.photons)
         }
         None => {
             let words = gpu.download_range(&out.last.acc, 0..ACC_WORDS * n)?;
@@ -132,4 +136,43 @@ pub(crate) fn stats(alg: &CameraDensity, gpu: &Gpu, out: &GpuCameraEstimate) -> 
         report.stat("pairs tested", tested as f64);
     }
     Ok(report)
+}
+
+impl Compute for CameraDensity {
+    type Input = Prepared;
+    type Output = CameraEstimate;
+    type GpuInput = GpuPhotonScene;
+    type GpuOutput = GpuCameraEstimate;
+
+    fn name(&self) -> &'static str {
+        "camera density"
+    }
+
+    fn cpu(&self, p: &Prepared) -> Result<CameraEstimate> {
+        self.run_cpu(p, &()).map(|(out, _)| out)
+    }
+
+    /// The stages of photon tracing, `camera disks` (and `nearest radii`), and of the
+    /// method, summed over passes; stats `photons`, `segments`, `disks`, `pairs found`,
+    /// `passes`.
+    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraEstimate, Report)> {
+        self.run_cpu(p, progress)
+    }
+
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
+        self.check()?;
+        photons::upload(gpu, p)
+    }
+
+    fn record(&self, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraEstimate> {
+        record(self, rec, scene)
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
+        download(gpu, out)
+    }
+
+    fn gpu_stats(&self, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<Report> {
+        stats(self, gpu, out)
+    }
 }

@@ -6,12 +6,13 @@
 
 use glam::Vec3;
 use lumbre_compact::{Compact, Emit, GpuStream, Select};
-use lumbre_gpu::{Buffer, Error, Gpu, Recorder, Result};
-use lumbre_raytrace::{Camera, GpuCamera};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_raytrace::{Camera, GpuCamera, Prepared};
 use lumbre_shaders::density::DISKS;
 
-use super::photons::GpuPhotonScene;
-use crate::{CameraDisks, Disk, NO_DISK};
+use crate::disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, check_radius};
+use crate::gpu::photons::{self, GpuPhotonScene};
+use crate::problem::Disk;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -114,7 +115,7 @@ pub(crate) fn record(
     radius: f32,
 ) -> Result<GpuCameraDisks> {
     camera.validate().map_err(Error::Input)?;
-    crate::disks::check_radius(radius)?;
+    check_radius(radius)?;
     let gpu = rec.gpu().clone();
     let n = width as u64 * height as u64;
     let pixels = u32::try_from(n)
@@ -181,4 +182,36 @@ pub(crate) fn download(gpu: &Gpu, out: &GpuCameraDisks) -> Result<CameraDisks> {
         *slot = d as u32;
     }
     Ok(CameraDisks { disks, pixel_disk, material, width: out.width, height: out.height })
+}
+
+impl Compute for CameraDiskPass {
+    type Input = Prepared;
+    type Output = CameraDisks;
+    type GpuInput = GpuPhotonScene;
+    type GpuOutput = GpuCameraDisks;
+
+    fn name(&self) -> &'static str {
+        "camera disks"
+    }
+
+    fn cpu(&self, p: &Prepared) -> Result<CameraDisks> {
+        camera_disks(p, &self.camera, self.width, self.height, self.radius)
+    }
+
+    /// Stage `camera disks`; stat `disks`.
+    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraDisks, Report)> {
+        self.run_cpu(p, progress)
+    }
+
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
+        photons::upload(gpu, p)
+    }
+
+    fn record(&self, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraDisks> {
+        record(rec, scene, &self.camera, self.width, self.height, self.radius)
+    }
+
+    fn download(&self, gpu: &Gpu, out: &GpuCameraDisks) -> Result<CameraDisks> {
+        download(gpu, out)
+    }
 }

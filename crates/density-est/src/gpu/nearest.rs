@@ -1,15 +1,16 @@
 //! Radii from the nearest photon hits on the GPU (`density/nearest.wgsl`), the twin of
-//! `nearest_radii` (disks.rs) for flights and disks that live on the GPU: the flight ends
+//! `nearest_radii` (nearest.rs) for flights and disks that live on the GPU: the flight ends
 //! are bucketed in a grid of cells at least `r_max` wide and sorted by cell, and each disk
 //! selects the k-th smallest squared distance among the ends in the 27 cells around it.
 //! Nothing is read back.
 
 use lumbre_compact::record_sort_bits;
-use lumbre_gpu::{Error, Fit, Recorder, Result, pieces, record_iota, wgpu};
+use lumbre_gpu::{Fit, Recorder, Result, pieces, record_iota, wgpu};
 use lumbre_shaders::density::NEAREST;
 
-use super::disks::GpuDisks;
-use super::photons::GpuPhotons;
+use crate::gpu::disks::GpuDisks;
+use crate::gpu::photons::GpuPhotons;
+use crate::nearest::check;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -70,14 +71,7 @@ pub(crate) fn record(
     r_min: f32,
     r_max: f32,
 ) -> Result<()> {
-    if k == 0 {
-        return Err(Error::Input("k nearest photons: k must be at least 1".into()));
-    }
-    if !(r_min.is_finite() && r_max.is_finite() && r_min >= 0.0 && r_max > 0.0 && r_min <= r_max) {
-        return Err(Error::Input(format!(
-            "radius range [{r_min}, {r_max}] must be finite, with 0 <= min <= max, max > 0"
-        )));
-    }
+    check(k, r_min, r_max)?;
     let gpu = rec.gpu().clone();
     let n = flights.segments;
     gpu.check_size("flight ends for the nearest-hit radii (16 bytes each)", 16 * n as u64, Fit::Binding)?;

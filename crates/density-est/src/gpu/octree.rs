@@ -9,8 +9,10 @@ use lumbre_compact::{Compact, Emit, GpuCompacted, GpuStream, HistoPyramid, ScanK
 use lumbre_gpu::{Buffer, Compute, Fit, Recorder, Report, Result, record_iota};
 use lumbre_shaders::density::OCTREE;
 
-use super::{GpuEstimate, GpuProblem, accumulators, scale};
-use crate::octree::{Filter, Grid, Node, OctreeOptions};
+use crate::fixed::pow2;
+use crate::gpu::estimate::{GpuEstimate, accumulators};
+use crate::gpu::problem::GpuProblem;
+use crate::octree::{Filter, Grid, Node, OctreeOptions, check_entries};
 
 #[repr(C)]
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -158,7 +160,7 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         inv_finest: grid.inv_finest.into(),
         pad: grid.pad,
         leaf_pairs: opts.leaf_pairs,
-        scale: scale(input),
+        scale: input.scale(),
         ..Params::default()
     };
     let (segs, disks) = (input.segments, input.disks());
@@ -182,7 +184,7 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         report.stat(&format!("octree level {depth} segment entries"), level.segs as f64);
         report.stat(&format!("octree level {depth} disk entries"), level.disks as f64);
         leaf_levels = depth;
-        let at = Params { level: depth, step: (grid.size * crate::fixed::pow2(-(depth as i32 + 1))).into(), ..base };
+        let at = Params { level: depth, step: (grid.size * pow2(-(depth as i32 + 1))).into(), ..base };
         let split = gpu.zeroed::<u32>(m)?;
         let rank = gpu.zeroed::<u32>(m)?;
         let split_list = gpu.zeroed::<u32>(m)?;
@@ -243,13 +245,13 @@ pub(crate) fn record(rec: &mut Recorder, input: &GpuProblem, opts: &OctreeOption
         rec.copy_range(scan.carry(), scan.carry().len() - 1, &sizes, 0, 1)?;
         rec.copy_range(&kept[0].count, 0, &sizes, 1, 1)?;
         rec.copy_range(&kept[1].count, 0, &sizes, 2, 1)?;
-        super::flush(rec, "octree", &mut report)?;
+        crate::gpu::flush(rec, "octree", &mut report)?;
         let got = gpu.download(&sizes)?;
         let (s, next_segs, next_disks) = (got[0] as usize, got[1] as usize, got[2] as usize);
         if s == 0 {
             break;
         }
-        crate::octree::check_entries(depth + 1, next_segs, next_disks)?;
+        check_entries(depth + 1, next_segs, next_disks)?;
         let next = Level {
             nodes: gpu.zeroed(8 * s)?,
             seg_items: gpu.zeroed(next_segs)?,

@@ -1,4 +1,4 @@
-//! Photon tracing on the GPU (`density/photons.wgsl`, `density/flights.wgsl`). Batches of
+//! Photon tracing on the GPU (`density/photons.wgsl`, `density/photons_kept.wgsl`). Batches of
 //! photons (a batch's flights must fit one storage binding) are first counted: `count`
 //! stores each photon's number of flights, `kept_counts` the number the options keep, and
 //! both are scanned. One submission counts every batch, and the host reads back two numbers
@@ -8,13 +8,13 @@
 //! estimate reads them: the flights never leave the GPU.
 
 use lumbre_compact::{ScanKind, record_scan};
-use lumbre_gpu::{Buffer, Error, Fit, Gpu, Recorder, Result, Timings};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Timings};
 use lumbre_kdtree::GpuKdTree;
 use lumbre_raytrace::{Emitters, GpuEmitters, GpuMaterial, Prepared};
-use lumbre_shaders::density::{FLIGHTS, PHOTONS};
+use lumbre_shaders::density::{PHOTONS, PHOTONS_KEPT};
 
-use crate::photons::{Bounces, PhotonOptions, escape_box};
-use crate::{Photons, Segment};
+use crate::photons::{Bounces, PhotonOptions, PhotonTracer, Photons, escape_box};
+use crate::problem::Segment;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -36,17 +36,17 @@ const _: () = assert!(size_of::<Params>() == lumbre_shaders::density::PHOTONS_PA
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct FlightParams {
+struct KeptParams {
     count: u32,
     bounces: u32,
     dst_base: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<FlightParams>() == lumbre_shaders::density::FLIGHTS_PARAMS_SIZE);
+const _: () = assert!(size_of::<KeptParams>() == lumbre_shaders::density::PHOTONS_KEPT_PARAMS_SIZE);
 
 const WG: u64 = 64;
 
-/// `density/flights.wgsl`'s code of a [`Bounces`].
+/// `density/photons_kept.wgsl`'s code of a [`Bounces`].
 fn bounces_code(b: Bounces) -> u32 {
     match b {
         Bounces::All => 0,
@@ -222,7 +222,7 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
     let batch = batch_size(&gpu, o).max(1);
     let stand_in = gpu.zeroed::<[f32; 4]>(2)?;
     let count = gpu.kernel(&PHOTONS, "count")?;
-    let kept_counts = gpu.kernel(&FLIGHTS, "kept_counts")?;
+    let kept_counts = gpu.kernel(&PHOTONS_KEPT, "kept_counts")?;
     let starts: Vec<u32> = (0..o.photons.div_ceil(batch)).map(|b| b * batch).collect();
     let totals = gpu.zeroed::<u32>(2 * starts.len().max(1))?;
     let mut counted = Vec::with_capacity(starts.len());
@@ -243,8 +243,8 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
         rec.dispatch("photons", &count, &bindings(scene, &c.uniform, &c.counts, &stand_in, &stand_in), groups)?;
         let scan = record_scan(rec, &c.counts, &c.offsets, ScanKind::Exclusive)?;
         rec.copy_range(scan.carry(), scan.carry().len() - 1, &totals, 2 * b, 1)?;
-        let fp = gpu.uniform(&FlightParams { count: n, bounces: bounces_code(o.bounces), ..Default::default() })?;
-        let res = flight_bindings(&fp, &c, &stand_in, &stand_in, stand_in.binding(), stand_in.binding());
+        let fp = gpu.uniform(&KeptParams { count: n, bounces: bounces_code(o.bounces), ..Default::default() })?;
+        let res = kept_bindings(&fp, &c, &stand_in, &stand_in, stand_in.binding(), stand_in.binding());
         rec.dispatch("photons", &kept_counts, &res, groups)?;
         let scan = record_scan(rec, &c.kept, &c.kept_offsets, ScanKind::Exclusive)?;
         rec.copy_range(scan.carry(), scan.carry().len() - 1, &totals, 2 * b + 1, 1)?;
@@ -266,7 +266,7 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
     let longest = (0..counted.len()).map(flights).max().unwrap_or(0).max(1);
     let (batch_geom, batch_power) = (gpu.zeroed::<[f32; 4]>(2 * longest)?, gpu.zeroed::<[f32; 4]>(longest)?);
     let trace = gpu.kernel(&PHOTONS, "trace")?;
-    let gather = gpu.kernel(&FLIGHTS, "gather")?;
+    let gather = gpu.kernel(&PHOTONS_KEPT, "gather")?;
     let step = align_flights(&gpu);
     let mut base = 0usize;
     let mut batches = Vec::with_capacity(counted.len());
@@ -278,7 +278,7 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
             rec.dispatch("photons", &trace, &res, groups)?;
             // The kept list's binding starts at an aligned flight at most one step early.
             let start = base / step * step;
-            let fp = gpu.uniform(&FlightParams {
+            let fp = gpu.uniform(&KeptParams {
                 count: c.n,
                 bounces: bounces_code(o.bounces),
                 dst_base: (base - start) as u32,
@@ -286,7 +286,7 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
             })?;
             let dst_geom = geom.binding_range(2 * start..2 * (base + k));
             let dst_power = power.binding_range(start..base + k);
-            let res = flight_bindings(&fp, &c, &batch_geom, &batch_power, dst_geom, dst_power);
+            let res = kept_bindings(&fp, &c, &batch_geom, &batch_power, dst_geom, dst_power);
             rec.dispatch("photons", &gather, &res, groups)?;
         }
         base += k;
@@ -295,8 +295,8 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
     Ok(GpuPhotons { geom, power, segments, traced, batches, timings })
 }
 
-/// The bindings of `density/flights.wgsl` for batch `c`.
-fn flight_bindings<'a>(
+/// The bindings of `density/photons_kept.wgsl` for batch `c`.
+fn kept_bindings<'a>(
     params: &'a lumbre_gpu::wgpu::Buffer,
     c: &'a Counted,
     src_geom: &'a Buffer<[f32; 4]>,
@@ -343,4 +343,49 @@ pub(crate) fn download(gpu: &Gpu, out: &GpuPhotons) -> Result<Photons> {
         }
     }
     Ok(Photons { segments, photon })
+}
+
+impl Compute for PhotonTracer {
+    type Input = Prepared;
+    type Output = Photons;
+    type GpuInput = GpuPhotonScene;
+    type GpuOutput = GpuPhotons;
+
+    fn name(&self) -> &'static str {
+        "photons"
+    }
+
+    fn cpu(&self, input: &Prepared) -> Result<Photons> {
+        self.run_cpu(input, &()).map(|(out, _)| out)
+    }
+
+    /// Stage `trace photons`; stats `photons` and `segments`.
+    fn cpu_reported(&self, input: &Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
+        self.run_cpu(input, progress)
+    }
+
+    fn upload(&self, gpu: &Gpu, input: &Prepared) -> Result<GpuPhotonScene> {
+        upload(gpu, input)
+    }
+
+    fn record(&self, rec: &mut Recorder, input: &GpuPhotonScene) -> Result<GpuPhotons> {
+        record(rec, input, &self.options)
+    }
+
+    fn download(&self, gpu: &Gpu, output: &GpuPhotons) -> Result<Photons> {
+        download(gpu, output)
+    }
+
+    fn gpu_stats(&self, _: &Gpu, output: &GpuPhotons) -> Result<Report> {
+        let mut report = Report::default();
+        for t in &output.timings {
+            for (stage, d) in Report::from_timings("trace photons", t).stages {
+                report.add_stage(&stage, d);
+            }
+        }
+        report.stat("photons", self.options.photons as f64);
+        report.stat("segments traced", output.traced as f64);
+        report.stat("segments", output.segments as f64);
+        Ok(report)
+    }
 }

@@ -1,23 +1,116 @@
-//! A problem made on the GPU (`density/problem.wgsl`): photon flights and query disks that
-//! never left the device become a [`GpuProblem`]. What [`Problem::prepare`](crate::Problem)
-//! derives on the host is derived there: `disk_data` makes each disk's unit normal, plane
-//! tolerance and box, and reduces, with `segment_bounds`, the box of everything, the largest
-//! segment power and the box of the disk centres into a few words. The host reads those
-//! words (and the number of disks), derives the padding and the fixed-point scale exactly
-//! as the host path does, and `pad_boxes` grows the disk boxes.
+//! A [`Problem`] on the GPU: uploaded from the host, or made there (`density/problem.wgsl`)
+//! from photon flights and query disks that never left the device. What
+//! [`Problem::prepare`] derives on the host is derived there: `disk_data` makes each disk's
+//! unit normal, plane tolerance and box, and reduces, with `segment_bounds`, the box of
+//! everything, the largest segment power and the box of the disk centres into a few words.
+//! The host reads those words (and the number of disks), derives the padding and the
+//! fixed-point scale exactly as the host path does, and `pad_boxes` grows the disk boxes.
 
 use std::sync::Arc;
 
 use glam::Vec3;
-use lumbre_gpu::{Buffer, Error, Recorder, Report, Result, pieces, wgpu};
+use lumbre_gpu::{Buffer, Error, Fit, Gpu, Recorder, Report, Result, pieces, wgpu};
 use lumbre_kdtree::Aabb;
 use lumbre_shaders::density::PROBLEM;
 
-use super::disks::GpuDisks;
-use super::photons::GpuPhotons;
-use super::{GpuProblem, Layout};
-use crate::bvh::build::centre_grid_of;
-use crate::problem::{DiskData, frame};
+use crate::bvh::build::{centre_grid, centre_grid_of};
+use crate::fixed::pow2;
+use crate::gpu::disks::GpuDisks;
+use crate::gpu::photons::GpuPhotons;
+use crate::problem::{DiskData, Frame, Problem, frame};
+
+/// What the host knows of a problem on the GPU: sizes, the frame every method derives from
+/// the whole input, the box of the disk centres, and the disks themselves when they came
+/// from the host (disks made on the GPU are read back with the result).
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    pub disks: usize,
+    pub frame: Frame,
+    /// `(min, 1024 / size)` of the disk centres, for Morton codes ([`centre_grid`]).
+    pub centre_grid: (Vec3, Vec3),
+    pub host_disks: Option<Arc<Vec<DiskData>>>,
+}
+
+/// A [`Problem`] on the GPU: segments (geometry and power), disks (with their boxes), and
+/// what the host derived from them. Made by [`Compute::upload`](lumbre_gpu::Compute::upload)
+/// of [`Density`](crate::Density) from a problem on the host, or by
+/// [`GpuProblem::resident`] from photon flights and disks made on the GPU; see
+/// [`GpuProblem::segments`].
+#[derive(Clone, Debug)]
+pub struct GpuProblem {
+    /// Two vec4s per segment: start (w unused), end (w unused).
+    pub(crate) seg_geom: Buffer<[f32; 4]>,
+    /// One vec4 per segment: RGB power, w unused.
+    pub(crate) seg_power: Buffer<[f32; 4]>,
+    /// Two vec4s per disk ([`DiskData`]).
+    pub(crate) disks: Buffer<DiskData>,
+    /// Two vec4s per disk: the box's min corner, then its max corner (w unused).
+    pub(crate) disk_boxes: Buffer<[f32; 4]>,
+    pub(crate) segments: usize,
+    pub(crate) layout: Arc<Layout>,
+    /// Submissions made to derive it on the GPU ([`GpuProblem::resident`]).
+    pub(crate) report: Report,
+}
+
+impl GpuProblem {
+    /// Number of segments.
+    ///
+    /// ```no_run
+    /// use lumbre_density::{Density, Problem};
+    /// use lumbre_gpu::{Compute, Gpu};
+    /// let on_gpu = Density::default().upload(&Gpu::new()?, &Problem::default())?;
+    /// assert_eq!((on_gpu.segments(), on_gpu.disks()), (0, 0));
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn segments(&self) -> usize {
+        self.segments
+    }
+
+    /// Number of disks.
+    pub fn disks(&self) -> usize {
+        self.layout.disks
+    }
+
+    /// The fixed-point scale `2^k` of the problem's power sums.
+    pub(crate) fn scale(&self) -> f32 {
+        pow2(self.layout.frame.scale_exp)
+    }
+}
+
+/// Uploads a problem (validated and prepared on the host).
+pub(crate) fn upload(gpu: &Gpu, input: &Problem) -> Result<GpuProblem> {
+    let prep = input.prepare()?;
+    let mut geom = Vec::with_capacity(2 * input.segments.len().max(1));
+    let mut power = Vec::with_capacity(input.segments.len().max(1));
+    for s in &input.segments {
+        geom.push(s.start.extend(0.0).to_array());
+        geom.push(s.end.extend(0.0).to_array());
+        power.push([s.power[0], s.power[1], s.power[2], 0.0]);
+    }
+    let boxes: Vec<[f32; 4]> =
+        prep.disk_boxes.iter().flat_map(|b| [b.min.extend(0.0).to_array(), b.max.extend(0.0).to_array()]).collect();
+    let or_one = |mut v: Vec<[f32; 4]>, n: usize| {
+        v.resize(v.len().max(n), [0.0; 4]);
+        v
+    };
+    let mut disks = prep.disks.clone();
+    disks.resize(disks.len().max(1), DiskData::default());
+    let layout = Layout {
+        disks: prep.disks.len(),
+        frame: Frame { root: prep.root, pad: prep.pad, scale_exp: prep.scale_exp },
+        centre_grid: centre_grid(&prep),
+        host_disks: Some(Arc::new(prep.disks)),
+    };
+    Ok(GpuProblem {
+        seg_geom: gpu.upload_fit(&or_one(geom, 2), Fit::Pieces)?,
+        seg_power: gpu.upload_fit(&or_one(power, 1), Fit::Pieces)?,
+        disks: gpu.upload(&disks)?,
+        disk_boxes: gpu.upload(&or_one(boxes, 2))?,
+        segments: input.segments.len(),
+        layout: Arc::new(layout),
+        report: Report::default(),
+    })
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -125,7 +218,7 @@ impl GpuProblem {
         let res = bindings(&p, stand_in.binding(), stand_in.binding(), disks, &data, &boxes, &stats);
         rec.dispatch("prepare", &gpu.kernel(&PROBLEM, "disk_data")?, &res, disks.capacity.div_ceil(WG) as u64)?;
         let mut report = Report::default();
-        super::flush(rec, "prepare", &mut report)?;
+        crate::gpu::flush(rec, "prepare", &mut report)?;
         let w = gpu.download(&stats)?;
         let n = w[STAT_DISKS] as usize;
         if n > disks.capacity {

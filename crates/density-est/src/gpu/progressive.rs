@@ -6,9 +6,10 @@
 use lumbre_gpu::{Buffer, Error, Gpu, Recorder, Result};
 use lumbre_shaders::density::PROGRESSIVE;
 
-use super::GpuEstimate;
-use super::disks::GpuDisks;
 use crate::fixed::pow2;
+use crate::gpu::disks::GpuDisks;
+use crate::gpu::estimate::GpuEstimate;
+use crate::problem::Disk;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -146,7 +147,7 @@ impl GpuProgressive {
 }
 
 /// `tau / (pi R^2 P)` per disk, from the flux in `state` (yzw) and the disks' radii.
-pub(crate) fn irradiance(disks: &[crate::Disk], state: &[[f32; 4]], photons: u64) -> Vec<[f32; 3]> {
+pub(crate) fn irradiance(disks: &[Disk], state: &[[f32; 4]], photons: u64) -> Vec<[f32; 3]> {
     disks
         .iter()
         .zip(state)
