@@ -1,6 +1,6 @@
 //! The G-buffer: what the primary ray of each pixel finds (receiver point, normal, albedo,
 //! emission), the input of instant radiosity and lightcuts. The GPU twin is
-//! `lightcuts/gbuffer.wgsl`.
+//! `lightcuts/gbuffer.wgsl` (`gpu/gbuffer.rs`).
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
@@ -100,6 +100,29 @@ impl View {
         }
         self.camera.validate().map_err(|e| Error::Input(format!("camera: {e}")))
     }
+}
+
+/// The G-buffer of a view: one primary ray through each pixel's centre ([`gbuffer_cpu`] on
+/// the CPU, `lightcuts/gbuffer.wgsl` on the GPU, through [`Compute`](lumbre_gpu::Compute)).
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_lightcuts::{GBufferPass, View};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+/// let prepared = Prepared::new(Scene::load_obj(path.as_ref()).unwrap().0, &Default::default());
+/// let pass = GBufferPass { view: View::cornell(16, 16), query: Default::default() };
+/// let g = pass.run(&Backend::Cpu, &prepared)?; // or Backend::Gpu: the same pixels
+/// assert_eq!(g.pixels.len(), 16 * 16);
+/// assert!(g.pixels.iter().any(|p| p.shaded()));
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GBufferPass {
+    /// Camera and size.
+    pub view: View,
+    /// Traversal and triangle test of the primary rays.
+    pub query: QueryOptions,
 }
 
 /// The G-buffer pixel of the primary ray `(origin, dir)` (the CPU twin of

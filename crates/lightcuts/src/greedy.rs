@@ -23,8 +23,10 @@ use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 use rayon::prelude::*;
 
+use crate::metric::ClusterMetric;
 use crate::metric::{Prepared, Summary};
-use crate::{ClusterMetric, LightNode, LightTree, Vpl, validate_vpls};
+use crate::tree::{LightNode, LightTree};
+use crate::vpls::{Vpl, validate_vpls};
 
 /// Lights per kd-tree leaf.
 const KD_LEAF: usize = 8;

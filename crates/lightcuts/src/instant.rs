@@ -1,13 +1,20 @@
 //! Instant radiosity (Keller 1997): every pixel lit by every VPL, each with its own
 //! visibility. The baseline lightcuts must match and beat. The GPU twin is
-//! `lightcuts/instant.wgsl`.
+//! `lightcuts/instant.wgsl` (`gpu/instant.rs`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use glam::Vec3;
+use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::QueryOptions;
+use lumbre_raytrace::Image;
 use rayon::prelude::*;
 
-use crate::shading::{INV_PI, Vis, geometry};
-use crate::{GPixel, Visibility, Vpl};
+use crate::gbuffer::GPixel;
+use crate::shading::{
+    DEFAULT_CLAMP, INV_PI, Lit, ShadingRef, Vis, Visibility, check_shading, geometry, ism_cpu, min_distance2, vis_for,
+};
+use crate::vpls::Vpl;
 
 /// Instant radiosity: every pixel of a G-buffer lit by every light of a tree (only its
 /// lights are used), with the clamped geometric term and the chosen visibility.
@@ -38,7 +45,7 @@ pub struct InstantRadiosity {
 
 impl Default for InstantRadiosity {
     fn default() -> Self {
-        InstantRadiosity { clamp: crate::DEFAULT_CLAMP, visibility: Visibility::Rays, query: QueryOptions::default() }
+        InstantRadiosity { clamp: DEFAULT_CLAMP, visibility: Visibility::Rays, query: QueryOptions::default() }
     }
 }
 
@@ -93,4 +100,29 @@ pub(crate) fn instant_cpu(
         .collect();
     let rays = rows.iter().map(|r| r.1).sum();
     (rows.into_iter().flat_map(|r| r.0).collect(), rays)
+}
+
+impl InstantRadiosity {
+    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported) runs).
+    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
+        check_shading(input)?;
+        let min_d2 = min_distance2(input.prepared, self.clamp)?;
+        let mut report = Report::default();
+        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
+            report.merge(r);
+            atlas
+        });
+        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
+        let g = input.gbuffer;
+        let total = g.pixels.len() as u64;
+        let done = AtomicU64::new(0);
+        let (pixels, queries) = report.time("instant radiosity", || {
+            instant_cpu(&g.pixels, &input.tree.vpls, min_d2, &vis, &|k| {
+                progress.update("instant radiosity", done.fetch_add(k as u64, Ordering::Relaxed) + k as u64, total)
+            })
+        });
+        report.stat("visibility queries", queries as f64);
+        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
+        Ok((Lit { image, cuts: Vec::new(), queries }, report))
+    }
 }

@@ -47,7 +47,7 @@
 //! a few hundred clusters).
 
 mod bounds;
-mod cut;
+mod cuts;
 mod gbuffer;
 mod gpu;
 mod greedy;
@@ -58,28 +58,24 @@ mod morton_tree;
 mod render;
 mod shading;
 mod tree;
-mod vpl;
 mod vpls;
 pub mod workloads;
 
 pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
-pub use cut::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
-pub use gbuffer::{GBuffer, GPixel, SHADED, View, gbuffer_cpu};
+pub use cuts::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
+pub use gbuffer::{GBuffer, GBufferPass, GPixel, SHADED, View, gbuffer_cpu};
 pub use gpu::{
-    GBufferPass, GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuVplList, GpuVplScene,
-    HEAP_SIZES, VplPass,
+    GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuRenderScene, GpuRendering, GpuShading,
+    GpuVpl, GpuVplList, GpuVplScene, HEAP_SIZES,
 };
 pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;
 pub use metric::{ClusterMetric, chromaticity, color_difference, max_color_difference};
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
-pub use render::{GpuRenderScene, GpuRendering, Method, Render, Rendering, TreeBuilder, VIEW_SCALES, cut_heatmap};
-pub use shading::{
-    DEFAULT_CLAMP, GpuShading, INV_PI, Lit, SHADOW_END, Shading, ShadingRef, Visibility, geometry, min_distance2,
-};
+pub use render::{Method, Render, Rendering, TreeBuilder, VIEW_SCALES, cut_heatmap};
+pub use shading::{DEFAULT_CLAMP, INV_PI, Lit, SHADOW_END, Shading, ShadingRef, Visibility, geometry, min_distance2};
 pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
-pub use vpl::{Vpl, validate_vpls};
 pub use vpls::{
     DEFAULT_DIRECT, DEFAULT_PATHS, DIM_ROULETTE, DIRECT_SHARE, ISM_VPLS, MAX_BOUNCES, PILOT_PATHS, RAYS_VPLS, RR_DEPTH,
-    VplOptions, vpl_uniform, vpls_cpu,
+    Vpl, VplOptions, VplPass, validate_vpls, vpl_uniform, vpls_cpu,
 };

@@ -5,8 +5,9 @@ use glam::Vec3;
 
 use lumbre_raytrace::metrics::{Lab, delta_e94_chroma_hue};
 
+use crate::bounds::Cone;
 use crate::bounds::dot;
-use crate::{Cone, LightNode};
+use crate::tree::LightNode;
 
 /// The chromaticity of an intensity as a Lab colour: the intensity scaled to a largest
 /// channel of 1 (so the colour term does not depend on how bright a light is); black for

@@ -1,9 +1,9 @@
 //! The light tree by Morton order, as real-time lightcuts build it: the lights sorted by the
 //! Morton code of their position (optionally interleaved with bits of their normal's direction),
 //! Karras's radix tree (2012) over the sorted codes, and the clusters' bounds bottom-up.
-//! CPU here, stage by stage as on the GPU (`lightcuts/morton_keys.wgsl`,
-//! `lightcuts/radix_tree.wgsl`, `lightcuts/tree_bounds.wgsl`), with the same topology bit
-//! for bit.
+//! CPU here, stage by stage as on the GPU (`gpu/morton_tree.rs`:
+//! `lightcuts/morton_tree_keys.wgsl`, `lightcuts/morton_tree_radix.wgsl`,
+//! `lightcuts/morton_tree_bounds.wgsl`), with the same topology bit for bit.
 
 use glam::Vec3;
 use lumbre_compact::radix_sort_cpu;
@@ -11,7 +11,8 @@ use lumbre_gpu::{Error, Result};
 use lumbre_morton::{Quantizer, encode_u32};
 use rayon::prelude::*;
 
-use crate::{LightNode, LightTree, Vpl, validate_vpls};
+use crate::tree::{LightNode, LightTree};
+use crate::vpls::{Vpl, validate_vpls};
 
 /// Largest number of direction bits per octahedral coordinate.
 pub const MAX_DIRECTION_BITS: u32 = 5;
@@ -82,7 +83,7 @@ fn quantize_unit(x: f32, bits: u32) -> u32 {
     (x * cells).floor().clamp(0.0, cells - 1.0) as u32
 }
 
-/// The key of one light (the CPU twin of `morton_keys.wgsl`'s `light_key`): a 5-D Morton
+/// The key of one light (the CPU twin of `morton_tree_keys.wgsl`'s `light_key`): a 5-D Morton
 /// code, most significant first, of `p` levels of position (3 bits each: z, y, x) with the
 /// `q` levels of direction (2 bits each: u, w) spread evenly among them, direction level `j`
 /// after position level `j p / q`. Below the position bits, direction bits would only
@@ -129,7 +130,7 @@ fn delta(keys: &[u32], i: i64, j: i64) -> i32 {
 
 /// Stage 3: internal node `i` of Karras's radix tree over `n` sorted keys: its children (as
 /// node indices: internal `g` at `g`, leaf `k` at `n - 1 + k`), its common-prefix length
-/// and a 0 (`radix_tree.wgsl`'s `vec4`).
+/// and a 0 (`morton_tree_radix.wgsl`'s `vec4`).
 pub(crate) fn radix_node(keys: &[u32], i: usize) -> [u32; 4] {
     let n = keys.len() as i64;
     let i = i as i64;

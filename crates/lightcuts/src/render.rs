@@ -1,18 +1,20 @@
 //! The whole renderer: VPLs from the emitters, a light tree, the G-buffer, imperfect shadow
-//! maps when asked for, and every pixel shaded by lightcuts or by instant radiosity.
+//! maps when asked for, and every pixel shaded by lightcuts or by instant radiosity; on the
+//! CPU here, on the GPU in `gpu/render.rs`.
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Compute, Error, Gpu, Progress, Recorder, Report, Result, Tolerance};
+use lumbre_gpu::{Agree, Compute, Error, Progress, Report, Result, Tolerance};
 use lumbre_kdtree::QueryOptions;
 use lumbre_raytrace::{Image, Prepared};
 
-use crate::gpu::{GpuLit, GpuVplScene, record_ism};
-use crate::ism::{GpuPoolInput, GpuVpl};
-use crate::shading::ShadingRef;
-use crate::{
-    CutOptions, CutPixel, GBufferPass, GpuLights, GpuShading, GreedyTree, InstantRadiosity, LightNode, LightTree,
-    Lightcuts, MortonTree, View, Visibility, Vpl, VplOptions, VplPass, vpls_cpu,
-};
+use crate::cuts::{CutOptions, CutPixel, Lightcuts};
+use crate::gbuffer::{GBufferPass, View};
+use crate::greedy::GreedyTree;
+use crate::instant::InstantRadiosity;
+use crate::morton_tree::MortonTree;
+use crate::shading::{DEFAULT_CLAMP, Lit, ShadingRef, Visibility};
+use crate::tree::{LightNode, LightTree};
+use crate::vpls::{Vpl, VplOptions, validate_vpls, vpls_cpu};
 
 /// How the light tree is built.
 ///
@@ -93,7 +95,7 @@ impl Agree for Rendering {
         if self.vpls != gpu.vpls {
             return Some(format!("{} vs {} VPLs", self.vpls, gpu.vpls));
         }
-        let lit = |r: &Rendering| crate::Lit { image: r.image.clone(), cuts: r.cuts.clone(), queries: r.queries };
+        let lit = |r: &Rendering| Lit { image: r.image.clone(), cuts: r.cuts.clone(), queries: r.queries };
         lit(self).disagreement(&lit(gpu), tol)
     }
 }
@@ -137,34 +139,11 @@ impl Default for Render {
             vpls: VplOptions::default(),
             tree: TreeBuilder::default(),
             method: Method::Lightcuts(CutOptions::default()),
-            clamp: crate::DEFAULT_CLAMP,
+            clamp: DEFAULT_CLAMP,
             visibility: Visibility::Rays,
             query: QueryOptions::default(),
         }
     }
-}
-
-/// A scene on the GPU ready to render.
-#[derive(Clone, Debug)]
-pub struct GpuRenderScene {
-    /// The scene and its emitters.
-    pub scene: GpuVplScene,
-    /// The scene's box.
-    pub bounds: (Vec3, Vec3),
-    /// The ISM's triangles, when visibility is by ISM.
-    pub ism_pool: Option<GpuPoolInput>,
-}
-
-/// A render on the GPU, and the report of what ran before its last submission (the VPLs,
-/// whose count the host reads to size the rest, and a greedy tree).
-#[derive(Clone, Debug)]
-pub struct GpuRendering {
-    /// The image and cuts.
-    pub lit: GpuLit,
-    /// Number of VPLs.
-    pub vpls: u32,
-    /// Stages run before the last submission.
-    pub before: Report,
 }
 
 impl Render {
@@ -189,47 +168,22 @@ impl Render {
         if diagonal > view && view > 0.0 { self.clamp * view / diagonal } else { self.clamp }
     }
 
-    fn shade(&self) -> ShadeWith {
-        match self.method {
-            Method::Lightcuts(cut) => {
-                ShadeWith::Cuts(Lightcuts { cut, clamp: self.clamp, visibility: self.visibility, query: self.query })
-            }
-            Method::Instant => ShadeWith::Instant(InstantRadiosity {
-                clamp: self.clamp,
-                visibility: self.visibility,
-                query: self.query,
-            }),
-        }
-    }
-}
-
-/// How many eye-to-target distances a scene may span before the clamp follows the view
-/// (see [`Render::clamp_for`]); the rooms of the scene set span less.
-pub const VIEW_SCALES: f32 = 3.0;
-
-/// The shading pass a render runs.
-enum ShadeWith {
-    Cuts(Lightcuts),
-    Instant(InstantRadiosity),
-}
-
-impl Compute for Render {
-    type Input = Prepared;
-    type Output = Rendering;
-    type GpuInput = GpuRenderScene;
-    type GpuOutput = GpuRendering;
-
-    fn name(&self) -> &'static str {
-        "lightcuts render"
-    }
-
-    fn cpu(&self, p: &Prepared) -> Result<Rendering> {
-        self.cpu_reported(p, &()).map(|(r, _)| r)
-    }
-
-    /// Stages `vpls`, `tree`, `gbuffer`, the ISM's, then `lightcuts` or
+    /// Renders on the CPU (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported)
+    /// runs), reporting the stages `vpls`, `tree`, `gbuffer`, the ISM's, then `lightcuts` or
     /// `instant radiosity`, with their statistics.
-    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
+    ///
+    /// ```
+    /// use lumbre_lightcuts::{Render, View, VplOptions};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let prepared = Prepared::new(Scene::load_obj(path.as_ref()).unwrap().0, &Default::default());
+    /// let render = Render { view: View::cornell(8, 8), vpls: VplOptions::one_bounce(200), ..Default::default() };
+    /// let (out, report) = render.render_cpu(&prepared, &())?;
+    /// assert_eq!(out.image.pixels.len(), 64);
+    /// assert!(report.stage("tree").is_some());
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn render_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
         let mut report = Report::default();
         let vpls = report.time("vpls", || vpls_cpu(p, &self.vpls, &self.query))?;
         report.stat("vpls", vpls.len() as f64);
@@ -251,97 +205,35 @@ impl Compute for Render {
         Ok((out, report))
     }
 
-    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuRenderScene> {
-        let ism_pool = match &self.visibility {
-            Visibility::Ism(o) => {
-                o.validate()?;
-                Some(GpuPoolInput::new(gpu, &p.tris, o.points, o.seed)?)
+    /// The shading pass this render runs.
+    pub(crate) fn shade(&self) -> ShadeWith {
+        match self.method {
+            Method::Lightcuts(cut) => {
+                ShadeWith::Cuts(Lightcuts { cut, clamp: self.clamp, visibility: self.visibility, query: self.query })
             }
-            _ => None,
-        };
-        Ok(GpuRenderScene { scene: GpuVplScene::upload(gpu, p)?, bounds: p.scene.bounds, ism_pool })
-    }
-
-    /// Makes the VPLs in a submission of its own (the host reads their count), then records
-    /// the tree, the G-buffer, the ISM and the shading on `rec`.
-    fn record(&self, rec: &mut Recorder, s: &GpuRenderScene) -> Result<GpuRendering> {
-        let gpu = rec.gpu().clone();
-        let mut before = Report::default();
-        let mut first = gpu.recorder();
-        let list = VplPass { options: self.vpls, query: self.query }.record_vpls(&mut first, &s.scene)?;
-        let timings = first.submit()?;
-        before.add_stage("vpls", timings.gpu());
-        let count = list.read_count(&gpu)?;
-        if count == 0 {
-            return Err(Error::Input("no VPL was made: every light path left the scene".into()));
+            Method::Instant => ShadeWith::Instant(InstantRadiosity {
+                clamp: self.clamp,
+                visibility: self.visibility,
+                query: self.query,
+            }),
         }
-        before.stat("vpls", count as f64);
-        let vpls = gpu.zeroed::<GpuVpl>(count as usize)?;
-        rec.copy_range(&list.vpls, 0, &vpls, 0, count as usize)?;
-        let lights = match (self.method, self.tree) {
-            (Method::Instant, _) => GpuLights { nodes: gpu.zeroed::<LightNode>(1)?, vpls, count },
-            (Method::Lightcuts(_), TreeBuilder::Morton(m)) => {
-                m.record_build(rec, &vpls, count, m.bounds.unwrap_or(s.bounds))?
-            }
-            (Method::Lightcuts(_), builder @ TreeBuilder::Greedy(_)) => {
-                let host: Vec<Vpl> =
-                    gpu.download_range(&list.vpls, 0..count as usize)?.iter().map(Vpl::from_gpu).collect();
-                let tree = before.time("tree", || builder.build(&host, s.bounds))?;
-                GpuLights::upload(&gpu, &tree)?
-            }
-        };
-        let gbuffer = GBufferPass { view: self.view, query: self.query }.record_gbuffer(rec, &s.scene.scene)?;
-        let shading = GpuShading {
-            scene: s.scene.scene.clone(),
-            lights,
-            gbuffer,
-            diagonal: (s.bounds.1 - s.bounds.0).length(),
-            ism_pool: s.ism_pool.clone(),
-        };
-        let ism = record_ism(rec, &self.visibility, &shading)?;
-        let lit = match self.shade() {
-            ShadeWith::Cuts(lc) => lc.record_cuts(
-                rec,
-                &shading.scene,
-                &shading.lights,
-                &shading.gbuffer,
-                shading.min_d2(self.clamp_for(s.bounds))?,
-                ism.as_ref(),
-            )?,
-            ShadeWith::Instant(ir) => ir.record_shade(
-                rec,
-                &shading.scene,
-                &shading.lights,
-                &shading.gbuffer,
-                shading.min_d2(self.clamp_for(s.bounds))?,
-                ism.as_ref(),
-            )?,
-        };
-        Ok(GpuRendering { lit, vpls: count, before })
     }
+}
 
-    fn download(&self, gpu: &Gpu, out: &GpuRendering) -> Result<Rendering> {
-        let lit = match self.shade() {
-            ShadeWith::Cuts(lc) => lc.download(gpu, &out.lit)?,
-            ShadeWith::Instant(ir) => ir.download(gpu, &out.lit)?,
-        };
-        Ok(Rendering { image: lit.image, cuts: lit.cuts, vpls: out.vpls, queries: lit.queries })
-    }
+/// How many eye-to-target distances a scene may span before the clamp follows the view
+/// (see [`Render::clamp_for`]); the rooms of the scene set span less.
+pub const VIEW_SCALES: f32 = 3.0;
 
-    fn gpu_stats(&self, gpu: &Gpu, out: &GpuRendering) -> Result<Report> {
-        let mut report = out.before.clone();
-        report.merge(match self.shade() {
-            ShadeWith::Cuts(lc) => lc.gpu_stats(gpu, &out.lit)?,
-            ShadeWith::Instant(ir) => ir.gpu_stats(gpu, &out.lit)?,
-        });
-        Ok(report)
-    }
+/// The shading pass a render runs.
+pub(crate) enum ShadeWith {
+    Cuts(Lightcuts),
+    Instant(InstantRadiosity),
 }
 
 /// The stand-in tree of instant radiosity: one leaf per light, no clusters; only the
 /// lights are read.
 fn instant_nodes(vpls: &[Vpl]) -> Result<Vec<LightNode>> {
-    crate::validate_vpls(vpls)?;
+    validate_vpls(vpls)?;
     let n = vpls.len();
     let mut nodes = vec![LightNode::default(); 2 * n - 1];
     for (k, v) in vpls.iter().enumerate() {

@@ -1,13 +1,18 @@
 //! How one VPL lights one receiver, shared by instant radiosity and lightcuts (and by their
-//! WGSL twins in `lightcuts/light.wgsl`): the clamped geometric term and visibility.
+//! WGSL twins in `lightcuts/light.wgsl`): the clamped geometric term and visibility, and
+//! the shading stages' input and output (their GPU forms are in `gpu/shading.rs`).
 
 use glam::Vec3;
-use lumbre_gpu::{Error, Result};
+use lumbre_gpu::{Agree, Compute, Error, Progress, Report, Result, Tolerance};
 use lumbre_kdtree::{QueryOptions, Ray};
-use lumbre_raytrace::Prepared;
+use lumbre_raytrace::{Image, Prepared};
 
-use crate::Vpl;
 use crate::bounds::dot;
+use crate::cuts::CutPixel;
+use crate::gbuffer::GBuffer;
+use crate::ism::{Ism, IsmAtlas, IsmOptions, IsmScene};
+use crate::tree::LightTree;
+use crate::vpls::{Vpl, validate_vpls};
 
 /// `1 / pi` in f32 (the WGSL twin uses the same literal).
 pub const INV_PI: f32 = std::f32::consts::FRAC_1_PI;
@@ -34,7 +39,7 @@ pub enum Visibility {
     Unshadowed,
     /// Imperfect shadow maps, one per VPL, built from the scene's triangles with these
     /// options and looked up for a fraction of visibility (see [`crate::ism`]).
-    Ism(crate::ism::IsmOptions),
+    Ism(IsmOptions),
 }
 
 impl Visibility {
@@ -57,7 +62,7 @@ impl Visibility {
 pub(crate) enum Vis<'a> {
     Rays(&'a Prepared, QueryOptions),
     Unshadowed,
-    Ism(&'a crate::ism::IsmAtlas),
+    Ism(&'a IsmAtlas),
 }
 
 impl Vis<'_> {
@@ -77,12 +82,11 @@ impl Vis<'_> {
 pub(crate) fn ism_cpu(
     visibility: &Visibility,
     input: ShadingRef<'_>,
-    progress: &dyn lumbre_gpu::Progress,
-) -> Result<Option<(crate::ism::IsmAtlas, lumbre_gpu::Report)>> {
+    progress: &dyn Progress,
+) -> Result<Option<(IsmAtlas, Report)>> {
     let Visibility::Ism(options) = visibility else { return Ok(None) };
-    let scene = crate::ism::IsmScene { triangles: input.prepared.tris.clone(), vpls: input.tree.vpls.clone() };
-    use lumbre_gpu::Compute;
-    Ok(Some(crate::ism::Ism { options: *options }.cpu_reported(&scene, progress)?))
+    let scene = IsmScene { triangles: input.prepared.tris.clone(), vpls: input.tree.vpls.clone() };
+    Ok(Some(Ism { options: *options }.cpu_reported(&scene, progress)?))
 }
 
 /// The clamped geometric term between receiver `x` (unit normal `n`) and light `vpl`:
@@ -138,9 +142,9 @@ pub struct Shading {
     /// The scene and its kd-tree (shadow rays).
     pub prepared: Prepared,
     /// The lights and their tree (instant radiosity uses only the lights).
-    pub tree: crate::LightTree,
+    pub tree: LightTree,
     /// What each pixel sees.
-    pub gbuffer: crate::GBuffer,
+    pub gbuffer: GBuffer,
 }
 
 /// A [`Shading`] input by reference, for the CPU passes.
@@ -149,9 +153,9 @@ pub struct ShadingRef<'a> {
     /// The scene and its kd-tree.
     pub prepared: &'a Prepared,
     /// The lights and their tree.
-    pub tree: &'a crate::LightTree,
+    pub tree: &'a LightTree,
     /// What each pixel sees.
-    pub gbuffer: &'a crate::GBuffer,
+    pub gbuffer: &'a GBuffer,
 }
 
 impl Shading {
@@ -166,7 +170,7 @@ pub(crate) fn vis_for<'a>(
     visibility: &Visibility,
     input: ShadingRef<'a>,
     query: QueryOptions,
-    atlas: Option<&'a crate::ism::IsmAtlas>,
+    atlas: Option<&'a IsmAtlas>,
 ) -> Vis<'a> {
     match (visibility, atlas) {
         (Visibility::Rays, _) => Vis::Rays(input.prepared, query),
@@ -179,16 +183,16 @@ pub(crate) fn vis_for<'a>(
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lit {
     /// Linear RGB radiance.
-    pub image: lumbre_raytrace::Image,
+    pub image: Image,
     /// Per pixel, what its cut was (empty for instant radiosity).
-    pub cuts: Vec<crate::CutPixel>,
+    pub cuts: Vec<CutPixel>,
     /// Visibility queries (shadow rays or ISM lookups).
     pub queries: u64,
 }
 
-impl lumbre_gpu::Agree for Lit {
+impl Agree for Lit {
     /// Cuts and query counts exactly, radiances channel by channel within `tol`.
-    fn disagreement(&self, gpu: &Self, tol: lumbre_gpu::Tolerance) -> Option<String> {
+    fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
         let (a, b) = (&self.image, &gpu.image);
         if (a.width, a.height) != (b.width, b.height) {
             return Some(format!("{}x{} vs {}x{}", a.width, a.height, b.width, b.height));
@@ -214,58 +218,10 @@ impl lumbre_gpu::Agree for Lit {
     }
 }
 
-/// A [`Shading`] input on the GPU.
-#[derive(Clone, Debug)]
-pub struct GpuShading {
-    /// The scene.
-    pub scene: crate::GpuLightScene,
-    /// The tree and its lights.
-    pub lights: crate::GpuLights,
-    /// The G-buffer.
-    pub gbuffer: crate::GpuGBuffer,
-    /// The scene's diagonal (for the clamp distance).
-    pub diagonal: f32,
-    /// The triangles the ISM's point pool is drawn from, when visibility is by ISM.
-    pub ism_pool: Option<crate::ism::GpuPoolInput>,
-}
-
-impl GpuShading {
-    /// Checks and uploads a [`Shading`] input (with the ISM's triangles for `visibility`).
-    pub fn upload(gpu: &lumbre_gpu::Gpu, input: &Shading, visibility: &Visibility) -> Result<GpuShading> {
-        check_shading(input.by_ref())?;
-        let ism_pool = match visibility {
-            Visibility::Ism(o) => {
-                o.validate()?;
-                Some(crate::ism::GpuPoolInput::new(gpu, &input.prepared.tris, o.points, o.seed)?)
-            }
-            _ => None,
-        };
-        Ok(GpuShading {
-            scene: crate::GpuLightScene::upload(gpu, &input.prepared)?,
-            lights: crate::GpuLights::upload(gpu, &input.tree)?,
-            gbuffer: crate::GpuGBuffer::upload(gpu, &input.gbuffer)?,
-            diagonal: (input.prepared.scene.bounds.1 - input.prepared.scene.bounds.0).length(),
-            ism_pool,
-        })
-    }
-
-    /// The squared clamp distance for `clamp` (a fraction of the diagonal), checked.
-    pub fn min_d2(&self, clamp: f32) -> Result<f32> {
-        let r = clamp * self.diagonal;
-        if !(r > 0.0 && r.is_finite()) {
-            return Err(Error::Input(format!(
-                "clamp distance {clamp} x scene diagonal {} = {r}: must be finite and > 0",
-                self.diagonal
-            )));
-        }
-        Ok(r * r)
-    }
-}
-
 /// Checks a [`Shading`] input: valid lights and tree, a G-buffer of `width x height`
 /// pixels.
 pub(crate) fn check_shading(input: ShadingRef<'_>) -> Result<()> {
-    crate::validate_vpls(&input.tree.vpls)?;
+    validate_vpls(&input.tree.vpls)?;
     input.tree.validate()?;
     let g = &input.gbuffer;
     if g.pixels.len() as u64 != g.width as u64 * g.height as u64 || g.pixels.is_empty() {

@@ -7,7 +7,8 @@ use glam::Vec3;
 use lumbre_gpu::{Agree, Error, Result, Tolerance};
 use lumbre_raytrace::{hash_f32, hash_u32};
 
-use crate::{Cone, Vpl};
+use crate::bounds::Cone;
+use crate::vpls::Vpl;
 
 /// `left` and `right` of a leaf.
 pub const LEAF: u32 = u32::MAX;

@@ -1,5 +1,6 @@
-//! Virtual point lights from the scene's emitters (the paper's section 2.2, Keller's
-//! instant radiosity): the CPU twin of `lightcuts/vpls.wgsl`.
+//! Virtual point lights (VPLs), oriented point lights that stand for light arriving at a
+//! surface, made from the scene's emitters (the paper's section 2.2, Keller's instant
+//! radiosity): the CPU twin of `lightcuts/vpls.wgsl` (the GPU half is `gpu/vpls.rs`).
 //!
 //! - Direct light: `direct` points drawn on the emitters by power become VPLs on the light
 //!   itself (normal: the emitter's; intensity `Ke / (pdf_area * direct)`, the radiance
@@ -31,10 +32,80 @@ use lumbre_kdtree::{QueryOptions, Ray};
 use lumbre_raytrace::{Emitters, MaterialKind, Prepared, ROULETTE_SURVIVAL, hash_f32, hash_u32, sampling::PI};
 use rayon::prelude::*;
 
-use crate::Vpl;
 use crate::bounds::dot;
 use crate::gbuffer::unit;
 use crate::shading::INV_PI;
+
+/// An oriented point light on a diffuse surface: it emits radiant intensity
+/// `intensity * max(0, cos theta)` in a direction at angle `theta` from `normal`.
+///
+/// ```
+/// use glam::Vec3;
+/// let vpl = lumbre_lightcuts::Vpl { position: Vec3::ZERO, normal: Vec3::Z, intensity: Vec3::splat(2.0) };
+/// let d = Vec3::new(0.0, 1.0, 1.0).normalize();
+/// assert!((vpl.intensity_towards(d).x - 2.0 * d.z).abs() < 1e-6);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Vpl {
+    /// Where the light sits.
+    pub position: Vec3,
+    /// Unit normal of the surface it sits on; it emits into this side only.
+    pub normal: Vec3,
+    /// Radiant intensity along the normal (RGB, W/sr in the units of the scene's `Ke`).
+    pub intensity: Vec3,
+}
+
+impl Vpl {
+    /// Radiant intensity towards the unit direction `dir`.
+    pub fn intensity_towards(&self, dir: Vec3) -> Vec3 {
+        self.intensity * self.normal.dot(dir).max(0.0)
+    }
+}
+
+/// Checks lights before a tree is built over them or they shade anything: at least one,
+/// finite positions, unit normals (within 1e-3) and finite non-negative intensities. The
+/// error names the first bad light and its value.
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_lightcuts::{validate_vpls, Vpl};
+/// let ok = Vpl { position: Vec3::ZERO, normal: Vec3::Y, intensity: Vec3::ONE };
+/// assert!(validate_vpls(&[ok]).is_ok());
+/// assert!(validate_vpls(&[]).is_err());
+/// let nan = Vpl { intensity: Vec3::new(f32::NAN, 0.0, 0.0), ..ok };
+/// assert!(validate_vpls(&[ok, nan]).unwrap_err().to_string().contains("VPL 1"));
+/// ```
+pub fn validate_vpls(vpls: &[Vpl]) -> Result<()> {
+    let bad = |i: usize, what: String| Err(Error::Input(format!("VPL {i}: {what}")));
+    if vpls.is_empty() {
+        return Err(Error::Input("no VPLs: a light tree and its cuts need at least one light".into()));
+    }
+    if vpls.len() >= u32::MAX as usize / 2 {
+        return Err(Error::Input(format!("{} VPLs: at most 2^31 - 1", vpls.len())));
+    }
+    for (i, v) in vpls.iter().enumerate() {
+        if !v.position.is_finite() {
+            return bad(i, format!("position {} is not finite", v.position));
+        }
+        if !v.normal.is_finite() || (v.normal.length() - 1.0).abs() > 1e-3 {
+            return bad(i, format!("normal {} is not a unit vector", v.normal));
+        }
+        if !v.intensity.is_finite() || v.intensity.min_element() < 0.0 {
+            return bad(i, format!("intensity {} must be finite and >= 0 in every channel", v.intensity));
+        }
+    }
+    Ok(())
+}
+
+impl lumbre_gpu::Scalar for Vpl {
+    /// Every coordinate within `tol` (so `Vec<Vpl>` compares through [`lumbre_gpu::Agree`]).
+    fn agrees(cpu: Self, gpu: Self, tol: lumbre_gpu::Tolerance) -> bool {
+        [(cpu.position, gpu.position), (cpu.normal, gpu.normal), (cpu.intensity, gpu.intensity)]
+            .iter()
+            .all(|(a, b)| (0..3).all(|k| tol.accepts(a[k] as f64, b[k] as f64)))
+    }
+}
 
 /// Seed stream of the direct VPLs (the paths use the seed itself).
 pub(crate) const DIRECT_STREAM: u32 = 0x6a09_e667;
@@ -94,7 +165,7 @@ pub const PILOT_PATHS: u32 = 4096;
 /// The share of the VPLs on the emitters (direct light) in the defaults.
 pub const DIRECT_SHARE: f32 = 0.25;
 
-/// VPLs with which lightcuts over shadow rays ([`Visibility::Rays`](crate::Visibility))
+/// VPLs with which lightcuts over shadow rays ([`Visibility::Rays`](crate::shading::Visibility::Rays))
 /// come within 3.5% (mean relative error) of the path tracer on the diffuse Cornell box at
 /// 256x256; [`VplOptions::default`] makes about this many there.
 pub const RAYS_VPLS: u32 = 80_000;
@@ -198,6 +269,29 @@ impl VplOptions {
         }
         Ok(())
     }
+}
+
+/// Making the VPLs of a scene (see [`VplOptions`] and the module notes): [`vpls_cpu`] on
+/// the CPU, `lightcuts/vpls.wgsl` on the GPU, through [`Compute`](lumbre_gpu::Compute).
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_lightcuts::{VplOptions, VplPass};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+/// let prepared = Prepared::new(Scene::load_obj(path.as_ref()).unwrap().0, &Default::default());
+/// let pass = VplPass { options: VplOptions::one_bounce(1000), query: Default::default() };
+/// let vpls = pass.run(&Backend::Cpu, &prepared)?; // or Backend::Gpu: the same lights
+/// // 250 on the light; a light path that leaves the box through its open side leaves none.
+/// assert!((800..=1000).contains(&vpls.len()), "{}", vpls.len());
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VplPass {
+    /// How many and how.
+    pub options: VplOptions,
+    /// Traversal and triangle test of the light paths.
+    pub query: QueryOptions,
 }
 
 /// The uniform number in `[0, 1)` of dimension `dim` of sample `index` (the WGSL twin is

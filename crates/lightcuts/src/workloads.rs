@@ -5,7 +5,7 @@ use glam::Vec3;
 use lumbre_gpu::Result;
 
 use crate::ism::ScenePoints;
-use crate::vpl::Vpl;
+use crate::vpls::Vpl;
 
 /// `n` VPLs on the surfaces of `triangles`: area-uniform points of a pool (as
 /// [`ScenePoints::sample`] draws them, under a seed of their own), each facing along its

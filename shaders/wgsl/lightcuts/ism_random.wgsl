@@ -1,7 +1,7 @@
 //! module
 //! import shared/sampling
 // Random numbers and the pool's shuffle for imperfect shadow maps, bit-exact with
-// lumbre_lightcuts::ism's points.rs: integer hashes with explicit dimension indices.
+// lumbre_lightcuts::ism's random.rs: integer hashes with explicit dimension indices.
 
 // Dimensions of the draws (the same on both sides).
 const ISM_DIM_JITTER: u32 = 0u;

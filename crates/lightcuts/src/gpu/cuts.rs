@@ -1,17 +1,14 @@
-//! Lightcuts on the GPU: `lightcuts/cuts.wgsl`, the twin of `cut.rs`.
-
-use std::sync::atomic::{AtomicU64, Ordering};
+//! Lightcuts on the GPU: `lightcuts/cuts.wgsl`, the twin of `cuts.rs`.
 
 use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::Image;
-use rayon::prelude::*;
 
-use crate::cut::{CutContext, cut_pixel};
-use crate::gpu::instant::GpuLit;
-use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
-use crate::ism::GpuIsmAtlas;
-use crate::shading::{GpuShading, ShadingRef, check_shading, ism_cpu, min_distance2, vis_for};
-use crate::{CUT_INEXACT, CUT_MAX_REACHED, CutPixel, Lightcuts, Lit, SHADOW_END, Shading, Visibility};
+use crate::cuts::{CutPixel, Lightcuts, cut_stats};
+use crate::gpu::gbuffer::{GpuGBuffer, tile_dispatches};
+use crate::gpu::ism::GpuIsmAtlas;
+use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::gpu::shading::{GpuLit, GpuShading, no_ism, record_ism};
+use crate::gpu::tree::GpuLights;
+use crate::shading::{Lit, SHADOW_END, Shading, Visibility};
 
 /// The heap sizes the GPU kernel is compiled for (entries per pixel, 12 bytes each, in
 /// private memory).
@@ -43,17 +40,6 @@ const _: () = assert!(
 
 /// Per-pixel cuts on the GPU (the `cuts` of a [`GpuLit`]).
 pub type GpuCuts = lumbre_gpu::Buffer<[u32; 4]>;
-
-/// Statistics of a set of cuts: average size over the lit pixels, pixels flagged.
-pub(crate) fn cut_stats(cuts: &[CutPixel], report: &mut Report) {
-    let lit: Vec<&CutPixel> = cuts.iter().filter(|c| c.size > 0).collect();
-    let sum: u64 = lit.iter().map(|c| c.size as u64).sum();
-    report.stat("average cut", if lit.is_empty() { 0.0 } else { sum as f64 / lit.len() as f64 });
-    report.stat("largest cut", lit.iter().map(|c| c.size).max().unwrap_or(0) as f64);
-    report.stat("visibility queries", cuts.iter().map(|c| c.queries as f64).sum());
-    report.stat("inexact pixels", cuts.iter().filter(|c| c.flags & CUT_INEXACT != 0).count() as f64);
-    report.stat("max-cut pixels", cuts.iter().filter(|c| c.flags & CUT_MAX_REACHED != 0).count() as f64);
-}
 
 impl Lightcuts {
     /// The kernel variant for the heap size and visibility; an error for heap sizes it is
@@ -132,44 +118,6 @@ impl Lightcuts {
             rec.dispatch("lightcuts", &kernel, &res, tiles as u64)?;
         }
         Ok(GpuLit { image, cuts: Some(cuts), tile_rays: None, width: w, height: h })
-    }
-}
-
-impl Lightcuts {
-    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`] runs).
-    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
-        self.cut.validate()?;
-        check_shading(input)?;
-        let min_d2 = min_distance2(input.prepared, self.clamp)?;
-        let mut report = Report::default();
-        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
-            report.merge(r);
-            atlas
-        });
-        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
-        let cx = CutContext { tree: input.tree, options: self.cut, min_d2, vis };
-        let g = input.gbuffer;
-        let total = g.pixels.len() as u64;
-        let done = AtomicU64::new(0);
-        let out: Vec<(glam::Vec3, CutPixel)> = report.time("lightcuts", || {
-            g.pixels
-                .par_chunks(256)
-                .flat_map_iter(|chunk| {
-                    let out: Vec<_> = chunk.iter().map(|px| cut_pixel(&cx, px)).collect();
-                    progress.update(
-                        "lightcuts",
-                        done.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64,
-                        total,
-                    );
-                    out
-                })
-                .collect()
-        });
-        let (pixels, cuts): (Vec<_>, Vec<_>) = out.into_iter().unzip();
-        cut_stats(&cuts, &mut report);
-        let queries = cuts.iter().map(|c| c.queries as u64).sum();
-        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
-        Ok((Lit { image, cuts, queries }, report))
     }
 }
 

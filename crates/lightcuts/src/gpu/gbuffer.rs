@@ -1,11 +1,23 @@
 //! The G-buffer on the GPU: `lightcuts/gbuffer.wgsl`, the twin of `gbuffer.rs`.
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
-use lumbre_kdtree::QueryOptions;
 use lumbre_raytrace::{GpuCamera, Prepared};
 
-use crate::gpu::{GpuLightScene, query_flags, tile_dispatches};
-use crate::{GBuffer, GPixel, View, gbuffer_cpu};
+use crate::gbuffer::{GBuffer, GBufferPass, GPixel, gbuffer_cpu};
+use crate::gpu::scene::{GpuLightScene, query_flags};
+
+/// 8x8-pixel tiles per dispatch of the per-pixel kernels: a quarter of a million pixels,
+/// so that no dispatch runs long enough for a driver to reset the GPU.
+const TILES_PER_DISPATCH: u32 = 1 << 12;
+
+/// `(first tile, tiles)` of each dispatch of a per-pixel kernel (the G-buffer's, and the
+/// shading kernels that read it) over a `width x height` image in 8x8 tiles.
+pub(crate) fn tile_dispatches(width: u32, height: u32) -> Vec<(u32, u32)> {
+    let tiles = width.div_ceil(8) * height.div_ceil(8);
+    (0..tiles.div_ceil(TILES_PER_DISPATCH))
+        .map(|k| (k * TILES_PER_DISPATCH, TILES_PER_DISPATCH.min(tiles - k * TILES_PER_DISPATCH)))
+        .collect()
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -43,27 +55,6 @@ impl GpuGBuffer {
     pub fn download(&self, gpu: &Gpu) -> Result<GBuffer> {
         Ok(GBuffer { width: self.width, height: self.height, pixels: gpu.download(&self.pixels)? })
     }
-}
-
-/// The G-buffer of a view: one primary ray through each pixel's centre.
-///
-/// ```no_run
-/// use lumbre_gpu::{Compute, Gpu};
-/// use lumbre_lightcuts::{GBufferPass, View};
-/// use lumbre_raytrace::{Prepared, Scene};
-/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
-/// let prepared = Prepared::new(scene, &Default::default());
-/// let pass = GBufferPass { view: View::cornell(64, 64), query: Default::default() };
-/// let g = pass.gpu(&Gpu::new()?, &prepared)?;
-/// assert_eq!(g.pixels.len(), 64 * 64);
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GBufferPass {
-    /// Camera and size.
-    pub view: View,
-    /// Traversal and triangle test of the primary rays.
-    pub query: QueryOptions,
 }
 
 impl GBufferPass {

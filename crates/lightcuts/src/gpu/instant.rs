@@ -1,16 +1,14 @@
 //! Instant radiosity on the GPU: `lightcuts/instant.wgsl`, the twin of `instant.rs`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
 
-use glam::Vec3;
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::Image;
-
-use crate::gpu::{GpuGBuffer, GpuLightScene, GpuLights, no_ism, query_flags, record_ism, tile_dispatches};
-use crate::instant::instant_cpu;
-use crate::ism::GpuIsmAtlas;
-use crate::shading::{GpuShading, ShadingRef, check_shading, ism_cpu, min_distance2, vis_for};
-use crate::{InstantRadiosity, Lit, SHADOW_END, Shading, Visibility};
+use crate::gpu::gbuffer::{GpuGBuffer, tile_dispatches};
+use crate::gpu::ism::GpuIsmAtlas;
+use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::gpu::shading::{GpuLit, GpuShading, no_ism, record_ism};
+use crate::gpu::tree::GpuLights;
+use crate::instant::InstantRadiosity;
+use crate::shading::{Lit, SHADOW_END, Shading, Visibility};
 
 /// VPLs per dispatch of `instant.wgsl`. Lavapipe (llvmpipe) ends any loop nest after
 /// 65535 iterations per invocation to stop runaway shaders, so one dispatch over thousands
@@ -38,30 +36,6 @@ const _: () = assert!(
     size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_RAYS_PARAMS_SIZE
         && size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_MAPS_PARAMS_SIZE
 );
-
-/// An image being shaded on the GPU: radiances and shadow rays per 8x8 tile.
-#[derive(Clone, Debug)]
-pub struct GpuLit {
-    /// Linear RGB (and 1) per pixel.
-    pub image: Buffer<[f32; 4]>,
-    /// Per pixel cut (lightcuts only: `CutPixel` as `vec4<u32>`), else one word.
-    pub cuts: Option<Buffer<[u32; 4]>>,
-    /// Visibility queries per tile (instant radiosity).
-    pub tile_rays: Option<Buffer<u32>>,
-    /// Width.
-    pub width: u32,
-    /// Height.
-    pub height: u32,
-}
-
-impl GpuLit {
-    /// Reads the image back.
-    pub(crate) fn download_image(&self, gpu: &Gpu) -> Result<Image> {
-        let px = gpu.download(&self.image)?;
-        Image::from_pixels(self.width, self.height, px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect())
-            .map_err(Error::Input)
-    }
-}
 
 impl InstantRadiosity {
     /// Records the shading of an uploaded G-buffer by uploaded lights, with their imperfect
@@ -122,31 +96,6 @@ impl InstantRadiosity {
             }
         }
         Ok(GpuLit { image, cuts: None, tile_rays: Some(tile_rays), width: w, height: h })
-    }
-}
-
-impl InstantRadiosity {
-    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`] runs).
-    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
-        check_shading(input)?;
-        let min_d2 = min_distance2(input.prepared, self.clamp)?;
-        let mut report = Report::default();
-        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
-            report.merge(r);
-            atlas
-        });
-        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
-        let g = input.gbuffer;
-        let total = g.pixels.len() as u64;
-        let done = AtomicU64::new(0);
-        let (pixels, queries) = report.time("instant radiosity", || {
-            instant_cpu(&g.pixels, &input.tree.vpls, min_d2, &vis, &|k| {
-                progress.update("instant radiosity", done.fetch_add(k as u64, Ordering::Relaxed) + k as u64, total)
-            })
-        });
-        report.stat("visibility queries", queries as f64);
-        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
-        Ok((Lit { image, cuts: Vec::new(), queries }, report))
     }
 }
 

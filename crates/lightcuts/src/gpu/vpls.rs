@@ -1,15 +1,62 @@
 //! VPLs on the GPU: `lightcuts/vpls.wgsl` (slots, then a stable compaction of the filled
-//! ones and a gather), the twin of `vpls.rs`.
+//! ones and a gather), the twin of `vpls.rs`, and the layout every kernel reads lights in.
 
+use glam::Vec3;
 use lumbre_compact::{Compact, Emit, GpuStream, Select};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_kdtree::QueryOptions;
 use lumbre_raytrace::{GpuEmitters, Prepared, ROULETTE_SURVIVAL};
 
-use crate::gpu::{GpuLightScene, query_flags};
-use crate::ism::GpuVpl;
-use crate::vpls::{DIRECT_STREAM, emitters, vpls_cpu};
-use crate::{Vpl, VplOptions};
+use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::vpls::{DIRECT_STREAM, Vpl, VplPass, emitters, vpls_cpu};
+
+/// A VPL as the GPU holds it: position, normal and intensity, each padded to a vec4 (48
+/// bytes, the layout every lightcuts kernel reads lights in).
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_lightcuts::{GpuVpl, Vpl};
+/// let g = GpuVpl::from(&Vpl { position: Vec3::X, normal: Vec3::Y, intensity: Vec3::Z });
+/// assert_eq!(g.normal, [0.0, 1.0, 0.0, 0.0]);
+/// assert_eq!(size_of::<GpuVpl>(), 48);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuVpl {
+    /// Position, w 0.
+    pub position: [f32; 4],
+    /// Unit normal, w 0.
+    pub normal: [f32; 4],
+    /// Intensity, w 0.
+    pub intensity: [f32; 4],
+}
+
+impl From<&Vpl> for GpuVpl {
+    fn from(v: &Vpl) -> GpuVpl {
+        let pad = |a: Vec3| [a.x, a.y, a.z, 0.0];
+        GpuVpl { position: pad(v.position), normal: pad(v.normal), intensity: pad(v.intensity) }
+    }
+}
+
+impl Vpl {
+    /// The GPU layout ([`GpuVpl`]: position, normal and intensity, each padded to a vec4).
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::Vpl;
+    /// let v = Vpl { position: Vec3::new(1.0, 2.0, 3.0), normal: Vec3::Y, intensity: Vec3::ONE };
+    /// assert_eq!(v.to_gpu().position, [1.0, 2.0, 3.0, 0.0]);
+    /// assert_eq!(Vpl::from_gpu(&v.to_gpu()), v);
+    /// ```
+    pub fn to_gpu(&self) -> GpuVpl {
+        GpuVpl::from(self)
+    }
+
+    /// From the GPU layout.
+    pub fn from_gpu(g: &GpuVpl) -> Vpl {
+        let v = |a: [f32; 4]| Vec3::new(a[0], a[1], a[2]);
+        Vpl { position: v(g.position), normal: v(g.normal), intensity: v(g.intensity) }
+    }
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -65,27 +112,6 @@ impl GpuVplList {
     pub fn read_count(&self, gpu: &Gpu) -> Result<u32> {
         Ok(gpu.download(&self.count)?[0])
     }
-}
-
-/// Making the VPLs of a scene (see [`VplOptions`] and the module notes in `vpls.rs`).
-///
-/// ```no_run
-/// use lumbre_gpu::{Compute, Gpu};
-/// use lumbre_lightcuts::{VplOptions, VplPass};
-/// use lumbre_raytrace::{Prepared, Scene};
-/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
-/// let prepared = Prepared::new(scene, &Default::default());
-/// let pass = VplPass { options: VplOptions::one_bounce(1000), query: Default::default() };
-/// let vpls = pass.gpu(&Gpu::new()?, &prepared)?;
-/// assert!(vpls.len() > 900);
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct VplPass {
-    /// How many and how.
-    pub options: VplOptions,
-    /// Traversal and triangle test of the light paths.
-    pub query: QueryOptions,
 }
 
 impl VplPass {

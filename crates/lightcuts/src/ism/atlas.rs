@@ -1,4 +1,5 @@
-//! The atlas of depth maps, one square map per VPL, and how its maps are laid out.
+//! The atlas of depth maps, one square map per VPL, and how its maps are laid out (on the
+//! GPU: `gpu/ism/atlas.rs`).
 
 use lumbre_gpu::{Agree, Tolerance, compare_slices};
 
@@ -44,7 +45,7 @@ pub struct IsmAtlas {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Lookup {
-    /// Taps per lookup: 1, 5 or 9 ([`TAPS`](super::TAPS)).
+    /// Taps per lookup: 1, 5 or 9 ([`TAPS`](crate::ism::TAPS)).
     pub taps: u32,
     /// Constant depth bias in scene units.
     pub bias: f32,

@@ -1,6 +1,10 @@
-//! Options of an imperfect shadow map build and of its lookups, with their validation.
+//! Options of an imperfect shadow map build and of its lookups, with their validation and
+//! the checks of a build's inputs.
 
 use lumbre_gpu::{Error, Result};
+
+use crate::ism::atlas::Lookup;
+use crate::vpls::Vpl;
 
 /// Sides of a VPL's depth map that the build accepts.
 pub const SIZES: [u32; 3] = [32, 64, 128];
@@ -35,11 +39,11 @@ pub struct IsmOptions {
     /// Taps averaged per lookup: 1, 5 or 9 ([`TAPS`]).
     pub taps: u32,
     /// Constant depth bias of a lookup as a fraction of the scene's bounding-box diagonal
-    /// (see [`Lookup`](super::Lookup)).
+    /// (see [`Lookup`]).
     pub bias: f32,
     /// Depth bias per unit of distance, in texels of slope: the `tan` of the steepest
     /// incidence at which a receiver does not shadow itself, counting the taps' reach (see
-    /// [`Lookup`](super::Lookup)).
+    /// [`Lookup`]).
     pub slope_bias: f32,
     /// Seed of the point pool, its order and the VPLs' windows.
     pub seed: u32,
@@ -47,7 +51,7 @@ pub struct IsmOptions {
 
 impl Default for IsmOptions {
     /// Maps that keep lightcuts within 5% of the path tracer on the standard scenes (see
-    /// [`crate::ISM_VPLS`]): 128x128 maps, 2^20 pool points, 65536 per VPL, 2 pull-push
+    /// [`ISM_VPLS`](crate::vpls::ISM_VPLS)): 128x128 maps, 2^20 pool points, 65536 per VPL, 2 pull-push
     /// levels, one tap, a bias of 2% of the scene's diagonal plus 4 texels of slope. Against
     /// the source work's maps ([`IsmOptions::paper`]) this fills the maps densely enough
     /// that one tap beats averaging five, and the slope bias stops receivers shadowing
@@ -140,12 +144,40 @@ impl IsmOptions {
     /// let l = IsmOptions { bias: 0.01, ..Default::default() }.lookup(3.0);
     /// assert_eq!(l.bias, 0.03);
     /// ```
-    pub fn lookup(&self, diagonal: f32) -> super::Lookup {
-        super::Lookup { taps: self.taps, bias: self.bias * diagonal, slope_bias: self.slope_bias }
+    pub fn lookup(&self, diagonal: f32) -> Lookup {
+        Lookup { taps: self.taps, bias: self.bias * diagonal, slope_bias: self.slope_bias }
     }
 
     /// Texels of one map.
     pub fn texels(&self) -> usize {
         (self.size * self.size) as usize
     }
+}
+
+/// Checks a pool against the options: not empty, at least `points_per_vpl` points.
+pub(crate) fn check_pool(len: usize, opts: &IsmOptions) -> Result<()> {
+    if len == 0 || len > MAX_POINTS as usize || opts.points_per_vpl as usize > len {
+        return Err(Error::Input(format!(
+            "a pool of {len} points for points_per_vpl {}: needed {}..={MAX_POINTS} points",
+            opts.points_per_vpl,
+            opts.points_per_vpl.max(1)
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that every VPL has a finite position and a finite unit normal (within 1e-3).
+pub(crate) fn check_vpls(vpls: &[Vpl]) -> Result<()> {
+    if vpls.len() > u32::MAX as usize / 16 {
+        return Err(Error::Input(format!("{} VPLs: at most {}", vpls.len(), u32::MAX / 16)));
+    }
+    for (i, v) in vpls.iter().enumerate() {
+        if !(v.position.is_finite() && v.normal.is_finite() && (v.normal.length() - 1.0).abs() <= 1e-3) {
+            return Err(Error::Input(format!(
+                "VPL {i}: position {} and normal {} (needed: finite, and a unit normal)",
+                v.position, v.normal
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! Stage 1, the scene's point pool: points spread over the triangles by area, in a random
 //! order, so that any window of the pool is a random area-uniform subset (each VPL splats
-//! the window from its own start). The CPU twin of `lightcuts/ism_points.wgsl`.
+//! the window from its own start). The CPU twin of `lightcuts/ism_points.wgsl`
+//! (`gpu/ism/points.rs`).
 //!
 //! The area CDF is cut into `count` equal strata, one point each (stratified: a triangle
 //! gets its share of the points up to one); pool slot `j` holds the point of stratum
@@ -10,58 +11,11 @@
 //! where the device does not fuse it into multiply-adds (a few ulps apart where it does).
 
 use glam::Vec3;
-use lumbre_gpu::{Error, Result};
-use lumbre_raytrace::hash_u32;
+use lumbre_gpu::{Agree, Error, Result, Tolerance, compare_slices};
 use rayon::prelude::*;
 
-/// Dimensions of the integer-hash draws (the same in `lightcuts/ism_random.wgsl`).
-pub(crate) const DIM_JITTER: u32 = 0;
-pub(crate) const DIM_U: u32 = 1;
-pub(crate) const DIM_V: u32 = 2;
-pub(crate) const DIM_SHUFFLE: u32 = 3;
-pub(crate) const DIM_START: u32 = 8;
-const SHUFFLE_ROUNDS: u32 = 4;
-
-/// Draw `dim` of item `index` under `seed`.
-pub(crate) fn draw(seed: u32, index: u32, dim: u32) -> u32 {
-    hash_u32(hash_u32(index) ^ hash_u32(seed ^ dim.wrapping_mul(0x9e37_79b9)))
-}
-
-/// A uniform number in `[0, 1)` with 24 bits.
-fn unit(bits: u32) -> f32 {
-    (bits >> 8) as f32 / 16_777_216.0
-}
-
-fn feistel(x: u32, half_bits: u32, seed: u32) -> u32 {
-    let mask = (1u32 << half_bits) - 1;
-    let (mut left, mut right) = (x >> half_bits, x & mask);
-    for r in 0..SHUFFLE_ROUNDS {
-        let f = draw(seed, right, DIM_SHUFFLE + r) & mask;
-        (left, right) = (right, left ^ f);
-    }
-    (left << half_bits) | right
-}
-
-/// Half the bits of the shuffle's domain: the smallest `h >= 1` with `4^h >= count`.
-pub(crate) fn half_bits(count: u32) -> u32 {
-    let bits = 32 - (count.max(2) - 1).leading_zeros();
-    bits.div_ceil(2).max(1)
-}
-
-/// A bijection of `0..count`: the Feistel network over `4^half_bits` values, walked until it
-/// lands in range (fewer than four steps on average: the domain is below `4 * count`).
-pub(crate) fn shuffle(j: u32, count: u32, half_bits: u32, seed: u32) -> u32 {
-    let mut x = feistel(j, half_bits, seed);
-    while x >= count {
-        x = feistel(x, half_bits, seed);
-    }
-    x
-}
-
-/// Where VPL `vpl`'s window of a pool of `points` starts.
-pub(crate) fn start(seed: u32, vpl: u32, points: u32) -> u32 {
-    draw(seed, vpl, DIM_START) % points
-}
+use crate::ism::options::MAX_POINTS;
+use crate::ism::random::{DIM_JITTER, DIM_U, DIM_V, draw, half_bits, shuffle, unit};
 
 /// Points spread over a scene's triangles by area, in a random order.
 ///
@@ -106,8 +60,8 @@ pub(crate) struct PoolPlan {
 impl PoolPlan {
     /// Checks the triangles (finite, some area) and builds the integer CDF.
     pub fn new(triangles: &[[Vec3; 3]], count: u32, seed: u32) -> Result<PoolPlan> {
-        if count == 0 || count > super::MAX_POINTS {
-            return Err(Error::Input(format!("point pool of {count}: allowed are 1..={}", super::MAX_POINTS)));
+        if count == 0 || count > MAX_POINTS {
+            return Err(Error::Input(format!("point pool of {count}: allowed are 1..={MAX_POINTS}")));
         }
         if triangles.is_empty() || triangles.len() >= u32::MAX as usize {
             return Err(Error::Input(format!("{} triangles to sample: allowed are 1..{}", triangles.len(), u32::MAX)));
@@ -169,9 +123,9 @@ impl PoolPlan {
 
 impl ScenePoints {
     /// Samples a pool of `count` points over `triangles` with `seed` (on the CPU; the GPU
-    /// twin is [`SamplePoints`](super::SamplePoints)). Errors for no triangles, a triangle
+    /// twin is [`SamplePoints`]). Errors for no triangles, a triangle
     /// with a NaN or infinite corner (naming it), no area at all, or a count outside
-    /// `1..=`[`MAX_POINTS`](super::MAX_POINTS). Triangles without area get no point.
+    /// `1..=`[`MAX_POINTS`]. Triangles without area get no point.
     pub fn sample(triangles: &[[Vec3; 3]], count: u32, seed: u32) -> Result<ScenePoints> {
         let plan = PoolPlan::new(triangles, count, seed)?;
         Ok(sample_cpu(&plan, triangles))
@@ -187,10 +141,44 @@ impl ScenePoints {
         self.positions.is_empty()
     }
 
-    /// Length of the diagonal of the scene's bounds (the unit of [`IsmOptions::bias`](super::IsmOptions::bias)).
+    /// Length of the diagonal of the scene's bounds (the unit of
+    /// [`IsmOptions::bias`](crate::ism::IsmOptions::bias)).
     pub fn diagonal(&self) -> f32 {
         (self.bounds.1 - self.bounds.0).length()
     }
+}
+
+impl Agree for ScenePoints {
+    /// Triangles and bounds exactly, positions within `tol`.
+    fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
+        if self.bounds != gpu.bounds {
+            return Some(format!("bounds differ: cpu {:?} vs gpu {:?}", self.bounds, gpu.bounds));
+        }
+        if let Some(d) = compare_slices(&self.triangles, &gpu.triangles, Tolerance::EXACT) {
+            return Some(format!("triangles: {d}"));
+        }
+        let xyz = |p: &[Vec3]| p.iter().map(|v| v.to_array()).collect::<Vec<_>>();
+        compare_slices(&xyz(&self.positions), &xyz(&gpu.positions), tol).map(|d| format!("positions: {d}"))
+    }
+}
+
+/// Stage 1: samples the scene's point pool ([`ScenePoints::sample`] on the CPU,
+/// `lightcuts/ism_points.wgsl` on the GPU).
+///
+/// ```
+/// use glam::Vec3;
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_lightcuts::ism::SamplePoints;
+/// let pool = SamplePoints { count: 64, seed: 1 }.run(&Backend::Cpu, &[[Vec3::ZERO, Vec3::X, Vec3::Y]])?;
+/// assert_eq!(pool.len(), 64);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SamplePoints {
+    /// Points in the pool.
+    pub count: u32,
+    /// Seed of the draws and the order.
+    pub seed: u32,
 }
 
 /// The CPU twin of `lightcuts/ism_points.wgsl`.
@@ -203,20 +191,6 @@ pub(crate) fn sample_cpu(plan: &PoolPlan, triangles: &[[Vec3; 3]]) -> ScenePoint
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_shuffle_is_a_permutation() {
-        for count in [1u32, 2, 3, 4, 5, 17, 64, 1000, 4097] {
-            let h = half_bits(count);
-            assert!(1u64 << (2 * h) >= count as u64 && (1u64 << (2 * h)) < 4 * count.max(2) as u64);
-            let mut seen = vec![false; count as usize];
-            for j in 0..count {
-                let s = shuffle(j, count, h, 99) as usize;
-                assert!(!seen[s], "count {count}: {s} twice");
-                seen[s] = true;
-            }
-        }
-    }
 
     #[test]
     fn strata_follow_the_area() {

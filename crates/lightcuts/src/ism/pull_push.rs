@@ -1,5 +1,6 @@
 //! Stage 3, pull-push hole filling (Grossman and Dally 1998, Marroquim et al. 2007, as in
-//! the source work's section 3.3), map by map. The CPU twin of `lightcuts/pull_push.wgsl`.
+//! the source work's section 3.3), map by map. The CPU twin of
+//! `lightcuts/ism_pull_push.wgsl` (`gpu/ism/pull_push.rs`).
 //!
 //! - Pull: level `l` is level `l - 1` halved, each texel the mean of the valid texels of
 //!   its 2x2 block (a hole if it has none), for `l = 1..=levels`.
@@ -17,9 +18,79 @@
 //! and 3 are `8v + v` and `2v + v`, so contracting them into fused multiply-adds changes
 //! nothing; a driver that reassociates the sums still may (see the module notes).
 
+use lumbre_gpu::{Error, Result};
 use rayon::prelude::*;
 
-/// `1 / w` as f32 for `w = 0..=16` (0 unused), the table `pull_push.wgsl` holds as bits.
+use crate::ism::atlas::IsmAtlas;
+use crate::ism::options::SIZES;
+
+/// Stage 3: pull-push hole filling of every map of an atlas over `levels` levels; the GPU
+/// path fills a copy.
+///
+/// - Pull: level `l` is level `l - 1` halved, each texel the mean of the valid texels of
+///   its 2x2 block (a hole if it has none), for `l = 1..=levels`.
+/// - Push: from the top down, each hole of level `l - 1` is filled by bilinear
+///   interpolation of level `l` at the hole's centre: the nearest coarse texel weighs 9/16,
+///   its neighbours towards the hole 3/16 each and the diagonal one 1/16. Taps outside the
+///   map (no bleeding into the neighbouring VPL's map) and holes left at the top level are
+///   dropped and the weights renormalised. Valid texels never change, so a map without
+///   holes comes out as it went in.
+///
+/// A depth linear in the texel position comes out exact wherever each 2x2 block at each
+/// level has all, none or a diagonal pair of its texels valid (their mean is then the
+/// block's centre value), away from the map's border.
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_lightcuts::ism::{IsmAtlas, PullPush};
+/// let mut atlas = IsmAtlas::empty(32, 1);
+/// atlas.depth[33] = 2.0; // one texel seen
+/// let filled = PullPush { levels: 5 }.run(&Backend::Cpu, &atlas)?;
+/// assert_eq!(filled.holes(), 0);
+/// assert!(filled.depth.iter().all(|&d| d == 2.0));
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PullPush {
+    /// Levels of the pyramid: 0 ..= log2(size).
+    pub levels: u32,
+}
+
+impl PullPush {
+    /// Checks the levels against maps of side `size`.
+    pub(crate) fn check(&self, size: u32) -> Result<()> {
+        let max = size.trailing_zeros();
+        if !SIZES.contains(&size) || self.levels > max {
+            return Err(Error::Input(format!(
+                "pull-push over {} levels of maps of side {size}: sides {SIZES:?}, levels at most log2(side)",
+                self.levels
+            )));
+        }
+        Ok(())
+    }
+
+    /// The filled copy of `atlas` on the CPU (what [`Compute::cpu`](lumbre_gpu::Compute::cpu)
+    /// runs), after checking the levels and the depths.
+    pub(crate) fn fill_cpu(&self, atlas: &IsmAtlas) -> Result<IsmAtlas> {
+        self.check(atlas.size)?;
+        if atlas.depth.len() != atlas.vpls as usize * atlas.texels() {
+            return Err(Error::Input(format!(
+                "{} depths for {} maps of side {}",
+                atlas.depth.len(),
+                atlas.vpls,
+                atlas.size
+            )));
+        }
+        if let Some(i) = atlas.depth.iter().position(|d| d.is_nan() || *d < 0.0) {
+            return Err(Error::Input(format!("depth {i} is {}: depths are >= 0 or +inf", atlas.depth[i])));
+        }
+        let mut out = atlas.clone();
+        pull_push_cpu(&mut out.depth, out.size, self.levels);
+        Ok(out)
+    }
+}
+
+/// `1 / w` as f32 for `w = 0..=16` (0 unused), the table `ism_pull_push.wgsl` holds as bits.
 const RECIP: [u32; 17] = [
     0,
     0x3f80_0000,

@@ -1,5 +1,5 @@
 //! Per-pixel lightcuts (Walter et al. 2005) on the CPU, step by step as
-//! `lightcuts/cuts.wgsl` runs them on the GPU.
+//! `lightcuts/cuts.wgsl` runs them on the GPU (`gpu/cuts.rs`).
 //!
 //! A cut starts at the root. Every cluster in it is estimated by its representative light
 //! (`kd / pi * I_C * G_rep * V_rep`) and bounded by `kd / pi * I_C * G_ub` (visibility
@@ -17,15 +17,22 @@
 //! from the unbounded algorithm's and [`CUT_INEXACT`] is set. With `heap >= max_cut`
 //! nothing is left out: that is Walter et al.'s algorithm.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
-use lumbre_gpu::{Error, Result};
+use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::QueryOptions;
-use lumbre_raytrace::hash_u32;
+use lumbre_raytrace::{Image, hash_u32};
+use rayon::prelude::*;
 
 use crate::bounds::{box_dist2, dot, light_cos_upper, receiver_cos_upper};
-use crate::shading::{INV_PI, Vis, geometry};
-use crate::{GPixel, LightNode, LightTree, Visibility};
+use crate::gbuffer::GPixel;
+use crate::shading::Visibility;
+use crate::shading::{
+    DEFAULT_CLAMP, INV_PI, Lit, ShadingRef, Vis, check_shading, geometry, ism_cpu, min_distance2, vis_for,
+};
+use crate::tree::{LightNode, LightTree};
 
 /// `CutPixel::flags` bit: a cluster left unrefined to keep the heap within its size had a
 /// bound above the final threshold.
@@ -214,7 +221,7 @@ impl Default for Lightcuts {
     fn default() -> Self {
         Lightcuts {
             cut: CutOptions::default(),
-            clamp: crate::DEFAULT_CLAMP,
+            clamp: DEFAULT_CLAMP,
             visibility: Visibility::Rays,
             query: QueryOptions::default(),
         }
@@ -352,4 +359,53 @@ pub(crate) fn cut_pixel(cx: &CutContext<'_>, px: &GPixel) -> (Vec3, CutPixel) {
         flags |= CUT_INEXACT;
     }
     (px.emission + color * INV_PI, CutPixel { size, hash, queries: cut.queries, flags })
+}
+
+/// Statistics of a set of cuts: average size over the lit pixels, pixels flagged.
+pub(crate) fn cut_stats(cuts: &[CutPixel], report: &mut Report) {
+    let lit: Vec<&CutPixel> = cuts.iter().filter(|c| c.size > 0).collect();
+    let sum: u64 = lit.iter().map(|c| c.size as u64).sum();
+    report.stat("average cut", if lit.is_empty() { 0.0 } else { sum as f64 / lit.len() as f64 });
+    report.stat("largest cut", lit.iter().map(|c| c.size).max().unwrap_or(0) as f64);
+    report.stat("visibility queries", cuts.iter().map(|c| c.queries as f64).sum());
+    report.stat("inexact pixels", cuts.iter().filter(|c| c.flags & CUT_INEXACT != 0).count() as f64);
+    report.stat("max-cut pixels", cuts.iter().filter(|c| c.flags & CUT_MAX_REACHED != 0).count() as f64);
+}
+
+impl Lightcuts {
+    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported) runs).
+    pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
+        self.cut.validate()?;
+        check_shading(input)?;
+        let min_d2 = min_distance2(input.prepared, self.clamp)?;
+        let mut report = Report::default();
+        let atlas = ism_cpu(&self.visibility, input, progress)?.map(|(atlas, r)| {
+            report.merge(r);
+            atlas
+        });
+        let vis = vis_for(&self.visibility, input, self.query, atlas.as_ref());
+        let cx = CutContext { tree: input.tree, options: self.cut, min_d2, vis };
+        let g = input.gbuffer;
+        let total = g.pixels.len() as u64;
+        let done = AtomicU64::new(0);
+        let out: Vec<(Vec3, CutPixel)> = report.time("lightcuts", || {
+            g.pixels
+                .par_chunks(256)
+                .flat_map_iter(|chunk| {
+                    let out: Vec<_> = chunk.iter().map(|px| cut_pixel(&cx, px)).collect();
+                    progress.update(
+                        "lightcuts",
+                        done.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64,
+                        total,
+                    );
+                    out
+                })
+                .collect()
+        });
+        let (pixels, cuts): (Vec<_>, Vec<_>) = out.into_iter().unzip();
+        cut_stats(&cuts, &mut report);
+        let queries = cuts.iter().map(|c| c.queries as u64).sum();
+        let image = Image::from_pixels(g.width, g.height, pixels).map_err(Error::Input)?;
+        Ok((Lit { image, cuts, queries }, report))
+    }
 }
