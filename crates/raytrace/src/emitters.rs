@@ -9,8 +9,8 @@
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 
-use crate::Scene;
 use crate::sampling::{PI, cosine_hemisphere, to_world, uniform_triangle};
+use crate::scene::Scene;
 
 /// `Emitters::index` entry of a triangle that does not emit.
 pub const NOT_AN_EMITTER: u32 = u32::MAX;

@@ -147,7 +147,7 @@ mod tests {
     use glam::{Affine3A, Vec3};
 
     use super::*;
-    use crate::SceneBuilder;
+    use crate::compose::SceneBuilder;
 
     fn load(name: &str) -> Scene {
         let path = format!("{}/../../testdata/scenes/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -37,10 +37,16 @@ use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
 use rayon::prelude::*;
 
+use crate::camera::{Camera, GpuCamera};
+use crate::emitters::Emitters;
+use crate::image::Image;
+use crate::material::MaterialKind;
 use crate::sampling::{
-    PI, cosine_hemisphere, cosine_hemisphere_pdf, phong_lobe, phong_lobe_pdf, power_heuristic, to_world,
+    PI, cosine_hemisphere, cosine_hemisphere_pdf, hash_f32, hash_u32, phong_lobe, phong_lobe_pdf, pixel_seed,
+    power_heuristic, to_world,
 };
-use crate::{Camera, Emitters, Image, Light, MaterialKind, Prepared, hash_f32, hash_u32, pixel_seed, schlick};
+use crate::scene::{Light, Prepared, Scene};
+use crate::whitted::schlick;
 
 /// Settings of a path-traced render, shared by the CPU and GPU paths.
 ///
@@ -165,11 +171,11 @@ pub struct PathCounts {
 pub const ROULETTE_SURVIVAL: (f32, f32) = (0.05, 0.95);
 
 /// The unit geometric normal `normalize((b - a) × (c - a))` of every triangle, computed in f64
-/// ([`Scene::face_normal`](crate::Scene::face_normal)). Both paths read these bits rather than
+/// ([`Scene::face_normal`]). Both paths read these bits rather than
 /// each computing its own: the sampling frame (Duff et al.) changes branch where the normal's
 /// `z` changes sign, and walls parallel to `z` have a `z` that is zero but for rounding, whose
 /// sign a fused multiply-add decides.
-pub(crate) fn face_normals(scene: &crate::Scene) -> Vec<Vec3> {
+pub(crate) fn face_normals(scene: &Scene) -> Vec<Vec3> {
     (0..scene.triangles.len() as u32).map(|i| scene.face_normal(i).unwrap_or(Vec3::ZERO)).collect()
 }
 
@@ -290,14 +296,7 @@ impl<'a> Tracer<'a> {
     }
 
     /// Radiance of sample `sample` of pixel `(x, y)`.
-    pub(crate) fn sample(
-        &self,
-        camera: &crate::GpuCamera,
-        x: u32,
-        y: u32,
-        sample: u32,
-        counts: &mut PathCounts,
-    ) -> Vec3 {
+    pub(crate) fn sample(&self, camera: &GpuCamera, x: u32, y: u32, sample: u32, counts: &mut PathCounts) -> Vec3 {
         let o = &self.o;
         let key = sample_key(pixel_seed(x, y, o.width), sample);
         let jx = path_uniform_key(key, 0, DIM_CAMERA);

@@ -8,9 +8,11 @@ use glam::Vec3;
 use lumbre_octree::{Attrs, Octree, Points, Root};
 use rayon::prelude::*;
 
-use crate::points::{SHEPP_LOGAN_3D, phantom_value};
-use crate::whitted::check_image_size;
-use crate::{Camera, Image, MAX_TRACE_DEPTH, PointCloud, SCENE_SIZE_RANGE};
+use crate::camera::Camera;
+use crate::image::Image;
+use crate::points::{PointCloud, SHEPP_LOGAN_3D, phantom_value};
+use crate::scene::SCENE_SIZE_RANGE;
+use crate::whitted::{MAX_TRACE_DEPTH, check_image_size};
 
 /// How voxels are shaded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

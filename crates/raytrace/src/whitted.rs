@@ -25,9 +25,11 @@ use glam::Vec3;
 use lumbre_kdtree::{QueryOptions, Ray};
 use rayon::prelude::*;
 
+use crate::camera::Camera;
+use crate::image::Image;
+use crate::material::MaterialKind;
 use crate::sampling::{PI, light_sample, pixel_seed, stratified};
-use crate::scene::Prepared;
-use crate::{Camera, Image, Light, MaterialKind, Scene};
+use crate::scene::{Light, Prepared, Scene};
 
 /// Render settings, shared by the CPU and GPU paths. [`RenderOptions::check`] says which
 /// values are allowed; both paths refuse the others.
