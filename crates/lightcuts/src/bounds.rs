@@ -107,7 +107,7 @@ pub(crate) fn basis(n: Vec3) -> (Vec3, Vec3) {
 ///
 /// ```
 /// use glam::Vec3;
-/// assert_eq!(lumbre_lightcuts::box_dist2(Vec3::new(3.0, 0.5, 0.0), Vec3::ZERO, Vec3::ONE), 4.0);
+/// assert_eq!(lumbre_lightcuts::twin::box_dist2(Vec3::new(3.0, 0.5, 0.0), Vec3::ZERO, Vec3::ONE), 4.0);
 /// ```
 #[inline]
 pub fn box_dist2(p: Vec3, lo: Vec3, hi: Vec3) -> f32 {
@@ -125,7 +125,7 @@ pub fn box_dist2(p: Vec3, lo: Vec3, hi: Vec3) -> f32 {
 ///
 /// ```
 /// use glam::Vec3;
-/// use lumbre_lightcuts::cos_upper;
+/// use lumbre_lightcuts::twin::cos_upper;
 /// // A unit box one unit above the origin, seen along +z: its nearest corner column.
 /// let c = cos_upper(Vec3::Z, Vec3::new(1.0, 1.0, 1.0), Vec3::new(2.0, 2.0, 2.0));
 /// assert!((c - 2.0 / 6.0f32.sqrt()).abs() < 1e-6);

@@ -25,7 +25,7 @@ pub struct GPixel {
     /// The receiver: the hit point lifted off its surface by the scene's `eps` along the
     /// geometric normal (shadow rays start there).
     pub position: Vec3,
-    /// [`SHADED`] when the VPLs light this pixel.
+    /// [`SHADED`](crate::twin::SHADED) when the VPLs light this pixel (see [`GPixel::shaded`]).
     pub flags: u32,
     /// Unit shading normal on the side the camera sees.
     pub normal: Vec3,

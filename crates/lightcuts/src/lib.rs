@@ -19,7 +19,8 @@
 //!    VPL for every pixel), with [`Visibility`] by shadow rays or imperfect shadow maps
 //!    ([`ism`]).
 //!
-//! [`Render`] runs them all; [`workloads`] makes lights to try the stages on.
+//! [`Render`] runs them all; [`workloads`] makes lights to try the stages on; [`twin`]
+//! holds the CPU twins of the kernels' constants and functions.
 //!
 //! ```
 //! use lumbre_gpu::Compute;
@@ -58,24 +59,25 @@ mod morton_tree;
 mod render;
 mod shading;
 mod tree;
+pub mod twin;
 mod vpls;
 pub mod workloads;
 
-pub use bounds::{Cone, box_dist2, cos_upper, light_cos_upper, receiver_cos_upper};
+pub use bounds::Cone;
 pub use cuts::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
-pub use gbuffer::{GBuffer, GBufferPass, GPixel, SHADED, View, gbuffer_cpu};
+pub use gbuffer::{GBuffer, GBufferPass, GPixel, View, gbuffer_cpu};
 pub use gpu::{
-    GpuCuts, GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuRenderScene, GpuRendering, GpuShading,
-    GpuVpl, GpuVplList, GpuVplScene, HEAP_SIZES,
+    GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuRenderScene, GpuRendering, GpuShading, GpuVpl,
+    GpuVplList, GpuVplScene, HEAP_SIZES,
 };
 pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;
-pub use metric::{ClusterMetric, chromaticity, color_difference, max_color_difference};
+pub use metric::ClusterMetric;
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
 pub use render::{Method, Render, Rendering, TreeBuilder, VIEW_SCALES, cut_heatmap};
-pub use shading::{DEFAULT_CLAMP, INV_PI, Lit, SHADOW_END, Shading, ShadingRef, Visibility, geometry, min_distance2};
-pub use tree::{LEAF, LightNode, LightTree, rep_uniform};
+pub use shading::{DEFAULT_CLAMP, Lit, Shading, ShadingRef, Visibility};
+pub use tree::{LightNode, LightTree};
 pub use vpls::{
-    DEFAULT_DIRECT, DEFAULT_PATHS, DIM_ROULETTE, DIRECT_SHARE, ISM_VPLS, MAX_BOUNCES, PILOT_PATHS, RAYS_VPLS, RR_DEPTH,
-    Vpl, VplOptions, VplPass, validate_vpls, vpl_uniform, vpls_cpu,
+    DEFAULT_DIRECT, DEFAULT_PATHS, DIRECT_SHARE, ISM_VPLS, MAX_BOUNCES, PILOT_PATHS, RAYS_VPLS, RR_DEPTH, Vpl,
+    VplOptions, VplPass, validate_vpls, vpls_cpu,
 };

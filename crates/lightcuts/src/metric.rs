@@ -12,13 +12,7 @@ use crate::tree::LightNode;
 /// The chromaticity of an intensity as a Lab colour: the intensity scaled to a largest
 /// channel of 1 (so the colour term does not depend on how bright a light is); black for
 /// zero.
-///
-/// ```
-/// use glam::Vec3;
-/// use lumbre_lightcuts::chromaticity;
-/// assert_eq!(chromaticity(Vec3::new(2.0, 1.0, 0.5)), chromaticity(Vec3::new(4.0, 2.0, 1.0)));
-/// ```
-pub fn chromaticity(intensity: Vec3) -> Lab {
+pub(crate) fn chromaticity(intensity: Vec3) -> Lab {
     let m = intensity.max_element();
     if m > 0.0 { Lab::from_linear_srgb(intensity / m) } else { Lab { l: 0.0, a: 0.0, b: 0.0 } }
 }
@@ -26,26 +20,14 @@ pub fn chromaticity(intensity: Vec3) -> Lab {
 /// The colour difference of the paper's metric: CIE94 without its lightness term
 /// ([`delta_e94_chroma_hue`]), made symmetric (CIE94 weighs by the first colour's chroma,
 /// a distance between clusters must not depend on their order) by averaging both orders.
-///
-/// ```
-/// use glam::Vec3;
-/// use lumbre_lightcuts::{chromaticity, color_difference};
-/// let (red, grey) = (chromaticity(Vec3::new(1.0, 0.1, 0.1)), chromaticity(Vec3::ONE));
-/// assert_eq!(color_difference(red, grey), color_difference(grey, red));
-/// assert_eq!(color_difference(grey, grey), 0.0);
-/// ```
-pub fn color_difference(p: Lab, q: Lab) -> f32 {
+pub(crate) fn color_difference(p: Lab, q: Lab) -> f32 {
     (0.5 * (delta_e94_chroma_hue(p, q) + delta_e94_chroma_hue(q, p))) as f32
 }
 
 /// The largest [`color_difference`] between the chromaticities of the sRGB primaries,
 /// secondaries and white: the scale that maps the colour term into `[0, 1]` (larger
 /// differences are clamped to 1).
-///
-/// ```
-/// assert!(lumbre_lightcuts::max_color_difference() > 50.0);
-/// ```
-pub fn max_color_difference() -> f32 {
+pub(crate) fn max_color_difference() -> f32 {
     let corners = [
         Vec3::X,
         Vec3::Y,
@@ -77,8 +59,9 @@ pub enum ClusterMetric {
     /// The paper's intensity-independent metric (its eq. 3 and the variants of its Tables 2
     /// and 3): the mean of the spatial term `alpha_C / alpha_S` (merged box diagonal over
     /// the scene's) and, when enabled, the colour term (CIE94 without lightness between
-    /// the two clusters' chromaticities, [`color_difference`], scaled into `[0, 1]` by
-    /// [`max_color_difference`]) and the direction term
+    /// the two clusters' chromaticities, made symmetric by averaging both orders, scaled
+    /// into `[0, 1]` by the largest such difference among the sRGB primaries, secondaries
+    /// and white) and the direction term
     /// `0.5 - 0.5 dir_A . dir_B` (the axes of their cones).
     Similarity {
         /// Include the colour term.
@@ -186,5 +169,27 @@ impl Prepared {
                 s * self.inv_terms
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chromaticity_ignores_brightness() {
+        assert_eq!(chromaticity(Vec3::new(2.0, 1.0, 0.5)), chromaticity(Vec3::new(4.0, 2.0, 1.0)));
+    }
+
+    #[test]
+    fn color_difference_is_symmetric() {
+        let (red, grey) = (chromaticity(Vec3::new(1.0, 0.1, 0.1)), chromaticity(Vec3::ONE));
+        assert_eq!(color_difference(red, grey), color_difference(grey, red));
+        assert_eq!(color_difference(grey, grey), 0.0);
+    }
+
+    #[test]
+    fn the_largest_color_difference_is_large() {
+        assert!(max_color_difference() > 50.0);
     }
 }

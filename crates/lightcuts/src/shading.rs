@@ -101,7 +101,7 @@ pub(crate) fn ism_cpu(
 ///
 /// ```
 /// use glam::Vec3;
-/// use lumbre_lightcuts::{geometry, Vpl};
+/// use lumbre_lightcuts::{Vpl, twin::geometry};
 /// let light = Vpl { position: Vec3::new(0.0, 2.0, 0.0), normal: -Vec3::Y, intensity: Vec3::ONE };
 /// assert_eq!(geometry(Vec3::ZERO, Vec3::Y, &light, 0.01), 0.25); // both cosines 1, d = 2
 /// assert_eq!(geometry(Vec3::ZERO, Vec3::Y, &light, 16.0), 1.0 / 16.0); // clamped at r = 4
@@ -127,7 +127,7 @@ pub(crate) fn visible(p: &Prepared, x: Vec3, y: Vec3, query: &QueryOptions) -> b
 }
 
 /// The clamp distance `r` of a scene: `clamp` times its diagonal, checked (> 0, finite).
-pub fn min_distance2(p: &Prepared, clamp: f32) -> Result<f32> {
+pub(crate) fn min_distance2(p: &Prepared, clamp: f32) -> Result<f32> {
     let d = (p.scene.bounds.1 - p.scene.bounds.0).length();
     let r = clamp * d;
     if !(r > 0.0 && r.is_finite()) {

@@ -5,7 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use lumbre_gpu::{Agree, Error, Result, Tolerance};
-use lumbre_raytrace::{hash_f32, hash_u32};
+use lumbre_raytrace::sampling::{hash_f32, hash_u32};
 
 use crate::bounds::Cone;
 use crate::vpls::Vpl;
@@ -25,7 +25,7 @@ pub const LEAF: u32 = u32::MAX;
 ///
 /// ```
 /// use glam::Vec3;
-/// use lumbre_lightcuts::{LightNode, Vpl, LEAF};
+/// use lumbre_lightcuts::{LightNode, Vpl, twin::LEAF};
 /// let leaf = LightNode::leaf(&Vpl { position: Vec3::ONE, normal: Vec3::Y, intensity: Vec3::splat(2.0) }, 7);
 /// assert_eq!((leaf.left, leaf.right, leaf.rep), (LEAF, LEAF, 7));
 /// assert!(leaf.is_leaf());
@@ -36,11 +36,11 @@ pub const LEAF: u32 = u32::MAX;
 pub struct LightNode {
     /// Lower corner of the box of the cluster's lights.
     pub lo: Vec3,
-    /// Left child (a node index), or [`LEAF`].
+    /// Left child (a node index), or [`LEAF`](crate::twin::LEAF).
     pub left: u32,
     /// Upper corner of the box.
     pub hi: Vec3,
-    /// Right child, or [`LEAF`].
+    /// Right child, or [`LEAF`](crate::twin::LEAF).
     pub right: u32,
     /// Axis of the cone holding the lights' normals.
     pub axis: Vec3,
@@ -87,7 +87,7 @@ impl LightNode {
     /// The cluster of children `a` and `b` stored at `index` (`a` left, `b` right): the
     /// union of their boxes and cones, the sum of their intensities, and `a`'s
     /// representative with probability `weight(a) / (weight(a) + weight(b))` by
-    /// [`rep_uniform`]`(seed, index)` (`a`'s when both weigh nothing).
+    /// [`rep_uniform`](crate::twin::rep_uniform)`(seed, index)` (`a`'s when both weigh nothing).
     ///
     /// ```
     /// use glam::Vec3;
@@ -119,9 +119,9 @@ impl LightNode {
 /// built with `seed` (the WGSL twin is `rep_uniform` in `lightcuts/light.wgsl`).
 ///
 /// ```
-/// let u = lumbre_lightcuts::rep_uniform(1, 2);
+/// let u = lumbre_lightcuts::twin::rep_uniform(1, 2);
 /// assert!((0.0..1.0).contains(&u));
-/// assert_ne!(u, lumbre_lightcuts::rep_uniform(1, 3));
+/// assert_ne!(u, lumbre_lightcuts::twin::rep_uniform(1, 3));
 /// ```
 pub fn rep_uniform(seed: u32, index: u32) -> f32 {
     hash_f32(hash_u32(index) ^ hash_u32(seed.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995))

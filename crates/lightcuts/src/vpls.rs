@@ -22,14 +22,14 @@
 //!
 //! Slots: direct VPL `k` in slot `k`, bounce `b` of path `k` in slot
 //! `direct + k * bounces + b`; the VPLs are the filled slots in slot order. Random numbers
-//! come from [`vpl_uniform`] with explicit dimensions (the origin 0..3, the first direction
-//! 3..5, bounce `b`'s direction `5 + 2b` and `6 + 2b`, its roulette [`DIM_ROULETTE`]` + b`),
+//! come from [`vpl_uniform`](crate::twin::vpl_uniform) with explicit dimensions (the origin 0..3, the first direction
+//! 3..5, bounce `b`'s direction `5 + 2b` and `6 + 2b`, its roulette [`DIM_ROULETTE`](crate::twin::DIM_ROULETTE)` + b`),
 //! so the GPU draws the same numbers.
 
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
-use lumbre_raytrace::{Emitters, MaterialKind, Prepared, ROULETTE_SURVIVAL, hash_f32, hash_u32, sampling::PI};
+use lumbre_raytrace::{Emitters, MaterialKind, Prepared, sampling::{PI, hash_f32, hash_u32}, twin::ROULETTE_SURVIVAL};
 use rayon::prelude::*;
 
 use crate::bounds::dot;
@@ -298,9 +298,9 @@ pub struct VplPass {
 /// `vpl_uniform` in `lightcuts/vpls.wgsl`).
 ///
 /// ```
-/// let u = lumbre_lightcuts::vpl_uniform(7, 3, 0);
+/// let u = lumbre_lightcuts::twin::vpl_uniform(7, 3, 0);
 /// assert!((0.0..1.0).contains(&u));
-/// assert_ne!(u, lumbre_lightcuts::vpl_uniform(7, 3, 1));
+/// assert_ne!(u, lumbre_lightcuts::twin::vpl_uniform(7, 3, 1));
 /// ```
 pub fn vpl_uniform(seed: u32, index: u32, dim: u32) -> f32 {
     hash_f32(hash_u32(index) ^ hash_u32(seed.wrapping_mul(0x9e37_79b9).wrapping_add(dim.wrapping_mul(0x85eb_ca6b))))

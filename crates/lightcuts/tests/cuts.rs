@@ -8,10 +8,10 @@ use common::{cornell, relative_error, stream, surface_lights};
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Backend, Compute, wgpu};
+use lumbre_lightcuts::twin::{box_dist2, geometry, light_cos_upper, receiver_cos_upper};
 use lumbre_lightcuts::{
     CUT_INEXACT, CutOptions, GBufferPass, GreedyTree, InstantRadiosity, LightTree, Lightcuts, Method, MortonTree,
-    Render, Shading, View, Visibility, Vpl, VplOptions, VplPass, box_dist2, geometry, light_cos_upper,
-    receiver_cos_upper,
+    Render, Shading, View, Visibility, Vpl, VplOptions, VplPass,
 };
 use lumbre_raytrace::{Camera, Prepared, Scene};
 use proptest::prelude::*;

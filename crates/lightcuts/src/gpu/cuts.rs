@@ -38,9 +38,6 @@ const _: () = assert!(
         && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS128_PARAMS_SIZE
 );
 
-/// Per-pixel cuts on the GPU (the `cuts` of a [`GpuLit`]).
-pub type GpuCuts = lumbre_gpu::Buffer<[u32; 4]>;
-
 impl Lightcuts {
     /// The kernel variant for the heap size and visibility; an error for heap sizes it is
     /// not compiled for.

@@ -14,7 +14,7 @@ pub(crate) mod shading;
 pub(crate) mod tree;
 pub(crate) mod vpls;
 
-pub use cuts::{GpuCuts, HEAP_SIZES};
+pub use cuts::HEAP_SIZES;
 pub use gbuffer::GpuGBuffer;
 pub use morton_tree::GpuLightTree;
 pub use render::{GpuRenderScene, GpuRendering};
