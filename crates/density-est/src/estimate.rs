@@ -38,6 +38,15 @@ pub struct Estimate {
     pub scale_exp: i32,
 }
 
+/// The share of crossings a GPU estimate may decide differently from the CPU's (a test
+/// within a few ulps of its threshold, on a GPU that fuses multiply-adds): 1e-4 of the
+/// crossings, at least one, for [`Estimate::agrees_up_to_flips`].
+///
+/// ```
+/// assert_eq!(lumbre_density::MAX_FLIP_RATE, 1e-4);
+/// ```
+pub const MAX_FLIP_RATE: f64 = 1e-4;
+
 impl Estimate {
     /// From per-disk accumulators.
     pub(crate) fn from_accs(accs: &[Acc], disks: &[DiskData], scale_exp: i32) -> Estimate {

@@ -20,7 +20,8 @@
 //! - [`CameraDensity`]: all of it seen from a camera (photons, [`CameraDiskPass`], the
 //!   estimate, progressive passes). On the GPU the flights and disks are made and consumed
 //!   on the device ([`GpuProblem::resident`]): no download-then-upload between stages.
-//! - [`table1`]: the paper's Table 1 workloads ([`uniform_workload`]) timed per method.
+//! - [`workloads`]: inputs to try the methods on, drawn as in the paper's Table 1 (which
+//!   `lumbre bench density` times).
 //!
 //! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
 //! order of the additions, so all methods and both paths agree bit for bit.
@@ -44,7 +45,6 @@
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
-mod bench;
 mod boxes;
 mod brute;
 mod bvh;
@@ -60,13 +60,13 @@ mod octree;
 mod photons;
 mod problem;
 mod progressive;
+pub mod workloads;
 
-pub use bench::{BenchOptions, MAX_FLIP_RATE, Row, TABLE1, TABLE1_RADIUS, Workload, table1, uniform_workload};
 pub use camera::{CameraDensity, CameraEstimate};
 pub use crossing::crossing;
 pub use density::{Density, Method};
 pub use disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, disks_at};
-pub use estimate::Estimate;
+pub use estimate::{Estimate, MAX_FLIP_RATE};
 pub use gpu::camera::GpuCameraEstimate;
 pub use gpu::disks::{GpuCameraDisks, GpuDisks};
 pub use gpu::estimate::GpuEstimate;

@@ -2,7 +2,9 @@
 //! uniform in the unit cube, disks of radius 0.01), every method on the CPU and the GPU,
 //! each GPU result checked against the CPU's before its time is reported.
 
-use lumbre_density::{BenchOptions, Density, Filter, Method, TABLE1, table1};
+mod table1;
+
+use lumbre_density::{Density, Filter, Method};
 use lumbre_gpu::Gpu;
 
 use super::Effort;
@@ -47,7 +49,7 @@ pub fn density(
     cpu: bool,
     effort: Effort,
 ) -> Result<Vec<Table>, String> {
-    let opts = BenchOptions {
+    let opts = table1::Options {
         methods,
         cpu,
         gpu: gpu.cloned(),
@@ -56,7 +58,8 @@ pub fn density(
         ..Default::default()
     };
     let bar = progress(rows as u64, "table 1");
-    let measured = table1(&TABLE1[..rows.min(TABLE1.len())], &opts, &bar_progress(&bar)).map_err(|e| e.to_string())?;
+    let workloads = &table1::WORKLOADS[..rows.min(table1::WORKLOADS.len())];
+    let measured = table1::measure(workloads, &opts, &bar_progress(&bar)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     let mut t = Table::new(
         "Density estimation, the paper's Table 1: disks x segments uniform in the unit cube, radius 0.01",
