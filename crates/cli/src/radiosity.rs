@@ -159,7 +159,7 @@ fn form_factor_seconds(ff: &FormFactors, mesh: &TwoMesh, backend: &Backend) -> f
     let probes = CPU_PROBE_PAIRS.min(n * k);
     let t = Instant::now();
     for i in 0..probes {
-        let h = lumbre_raytrace::hash_u32(i as u32 ^ 0x9e37_79b9) as usize;
+        let h = lumbre_raytrace::sampling::hash_u32(i as u32 ^ 0x9e37_79b9) as usize;
         let (e, p) = ((i * n / probes + h % (n / probes).max(1)) % n, h % k);
         std::hint::black_box(ff.pair(&occ, &clusters, e as u32, p as u32));
     }

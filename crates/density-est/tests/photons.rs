@@ -6,7 +6,8 @@ use glam::Vec3;
 use lumbre_density::{Bounces, Density, Disk, Method, PhotonOptions, PhotonTracer, Photons, Problem};
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Agree, Compute, Tolerance};
-use lumbre_raytrace::{Emitters, Material, MaterialKind, NO_NORMAL, Prepared, Scene, Triangle};
+use lumbre_raytrace::twin::NO_NORMAL;
+use lumbre_raytrace::{Emitters, Material, MaterialKind, Prepared, Scene, Triangle};
 
 fn cornell() -> Prepared {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");

@@ -23,7 +23,8 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::QueryOptions;
-use lumbre_raytrace::{Image, hash_u32};
+use lumbre_raytrace::Image;
+use lumbre_raytrace::sampling::hash_u32;
 use rayon::prelude::*;
 
 use crate::bounds::{box_dist2, dot, light_cos_upper, receiver_cos_upper};

@@ -30,7 +30,8 @@ use glam::Vec3;
 use lumbre_gpu::{Error, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
 use lumbre_raytrace::sampling::{PI, hash_f32, hash_u32};
-use lumbre_raytrace::{Emitters, MaterialKind, Prepared, ROULETTE_SURVIVAL};
+use lumbre_raytrace::twin::ROULETTE_SURVIVAL;
+use lumbre_raytrace::{Emitters, MaterialKind, Prepared};
 use rayon::prelude::*;
 
 use crate::bounds::dot;

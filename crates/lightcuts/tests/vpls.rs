@@ -9,7 +9,8 @@ mod common;
 
 use glam::Vec3;
 use lumbre_lightcuts::{MAX_BOUNCES, RR_DEPTH, Vpl, VplOptions, vpls_cpu};
-use lumbre_raytrace::{Material, MaterialKind, Prepared, ROULETTE_SURVIVAL, Scene, SceneBuilder};
+use lumbre_raytrace::twin::ROULETTE_SURVIVAL;
+use lumbre_raytrace::{Material, MaterialKind, Prepared, Scene, SceneBuilder};
 
 /// A closed box `[-1, 1]³` of 12 triangles facing inwards, every one of albedo `a` emitting
 /// `e` into the box: area 24, emitted flux `pi e 24`.

@@ -31,7 +31,7 @@
 use std::collections::{HashMap, HashSet};
 
 use lumbre_gpu::{Error, Progress, Result};
-use lumbre_raytrace::{hash_u32, stratified};
+use lumbre_raytrace::sampling::{hash_u32, stratified};
 use rayon::prelude::*;
 
 use glam::Vec3;

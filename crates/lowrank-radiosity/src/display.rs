@@ -7,7 +7,8 @@ use std::f32::consts::PI;
 
 use glam::Vec3;
 use lumbre_kdtree::{QueryOptions, Ray};
-use lumbre_raytrace::{Camera, Image, pixel_seed, stratified};
+use lumbre_raytrace::sampling::{pixel_seed, stratified};
+use lumbre_raytrace::{Camera, Image};
 use rayon::prelude::*;
 
 use crate::mesh::TwoMesh;

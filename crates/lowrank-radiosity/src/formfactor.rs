@@ -5,7 +5,7 @@
 //! factor with visibility is `F(x -> p) = ∫_p V(x, y) cos θ_x cos θ_y / (π r^2) dy`.
 //!
 //! **Estimator.** N points x_i on e (a jittered `sqrt(N) x sqrt(N)` grid from
-//! [`lumbre_raytrace::stratified`], seeded by e alone, so a row shares its points) and N
+//! [`lumbre_raytrace::sampling::stratified`], seeded by e alone, so a row shares its points) and N
 //! points y_i on p (another jittered grid, seeded by the pair, paired with the x_i through
 //! the permutation `i -> (a i + b) mod N`, a coprime to N):
 //!
@@ -31,7 +31,7 @@ use std::f32::consts::PI;
 use glam::Vec3;
 use lumbre_gpu::Progress;
 use lumbre_kdtree::{KdTree, QueryOptions, Ray};
-use lumbre_raytrace::{hash_u32, stratified};
+use lumbre_raytrace::sampling::{hash_u32, stratified};
 use rayon::prelude::*;
 
 use crate::Shape;

@@ -260,7 +260,7 @@ pub fn sample(pieces: &[Shape], cdf: &[f32], range: std::ops::Range<usize>, u: f
     }
     let below = if lo == range.start { 0.0 } else { cdf[lo - 1] };
     let w = cdf[lo] - below;
-    let u = if w > 0.0 { ((u - below) / w).clamp(0.0, lumbre_raytrace::ONE_MINUS_EPSILON) } else { 0.0 };
+    let u = if w > 0.0 { ((u - below) / w).clamp(0.0, lumbre_raytrace::sampling::ONE_MINUS_EPSILON) } else { 0.0 };
     let s = &pieces[lo];
     (s.point(u, v), s.normal())
 }

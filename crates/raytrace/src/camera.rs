@@ -31,18 +31,25 @@ pub struct Camera {
     pub fov_y_deg: f32,
 }
 
-/// Vertical field of view of [`Camera::frame`] and [`Camera::orbit`], in degrees.
-pub const FRAME_FOV_Y_DEG: f32 = 40.0;
-/// Elevation of [`Camera::frame`] and [`Camera::orbit`] above the bounds centre, in degrees.
-pub const FRAME_ELEVATION_DEG: f32 = 15.0;
-/// How much farther than strictly needed [`Camera::frame`] places the camera (5 % margin).
-pub const FRAME_MARGIN: f32 = 1.05;
-
 impl Camera {
-    /// A camera looking at the centre of `bounds` from the +z side, [`FRAME_ELEVATION_DEG`]
-    /// above it, far enough that the bounding sphere fits both the vertical field of view
-    /// ([`FRAME_FOV_Y_DEG`]) and the horizontal one of an image with the given aspect
-    /// (width / height), with a 5 % margin.
+    /// Vertical field of view of [`Camera::frame`] and [`Camera::orbit`], in degrees.
+    ///
+    /// ```
+    /// use lumbre_raytrace::Camera;
+    /// let cam = Camera::frame((glam::Vec3::ZERO, glam::Vec3::ONE), 1.0);
+    /// assert_eq!(cam.fov_y_deg, Camera::FRAME_FOV_Y_DEG);
+    /// ```
+    pub const FRAME_FOV_Y_DEG: f32 = 40.0;
+    /// Elevation of [`Camera::frame`] and [`Camera::orbit`] above the bounds centre, in degrees.
+    pub const FRAME_ELEVATION_DEG: f32 = 15.0;
+    /// How much farther than strictly needed [`Camera::frame`] places the camera (5 % margin).
+    pub const FRAME_MARGIN: f32 = 1.05;
+
+    /// A camera looking at the centre of `bounds` from the +z side,
+    /// [`FRAME_ELEVATION_DEG`](Camera::FRAME_ELEVATION_DEG) above it, far enough that the
+    /// bounding sphere fits both the vertical field of view
+    /// ([`FRAME_FOV_Y_DEG`](Camera::FRAME_FOV_Y_DEG)) and the horizontal one of an image with
+    /// the given aspect (width / height), with a 5 % margin.
     ///
     /// Non-finite bounds are replaced by the box `[-1, 1]³`, an empty box by a unit sphere,
     /// and a non-positive or non-finite aspect by 1.
@@ -79,14 +86,14 @@ impl Camera {
         let radius = (hi - lo).length() * 0.5;
         let radius = if radius > 0.0 && radius.is_finite() { radius } else { 1.0 };
         let aspect = if aspect.is_finite() && aspect > 0.0 { aspect } else { 1.0 };
-        let half_y = (FRAME_FOV_Y_DEG * 0.5).to_radians();
+        let half_y = (Camera::FRAME_FOV_Y_DEG * 0.5).to_radians();
         let half_x = (aspect * half_y.tan()).atan();
-        let distance = radius / half_x.min(half_y).sin() * FRAME_MARGIN;
+        let distance = radius / half_x.min(half_y).sin() * Camera::FRAME_MARGIN;
         let n = n.max(1);
         let azimuth = std::f32::consts::TAU * (i % n) as f32 / n as f32;
-        let elevation = FRAME_ELEVATION_DEG.to_radians();
+        let elevation = Camera::FRAME_ELEVATION_DEG.to_radians();
         let dir = Vec3::new(azimuth.sin() * elevation.cos(), elevation.sin(), azimuth.cos() * elevation.cos());
-        Camera { eye: centre + dir * distance, target: centre, up: Vec3::Y, fov_y_deg: FRAME_FOV_Y_DEG }
+        Camera { eye: centre + dir * distance, target: centre, up: Vec3::Y, fov_y_deg: Camera::FRAME_FOV_Y_DEG }
     }
 
     /// Parses the CLI form `ex,ey,ez,tx,ty,tz,ux,uy,uz,fov` (eye, target, up, vertical field
@@ -160,7 +167,7 @@ impl Camera {
     pub fn to_gpu(&self, width: u32, height: u32) -> GpuCamera {
         let (width, height) = (width.max(1) as f32, height.max(1) as f32);
         let (u, v, w) = self.basis();
-        let fov = if self.fov_y_deg.is_finite() { self.fov_y_deg.clamp(1e-3, 179.9) } else { FRAME_FOV_Y_DEG };
+        let fov = if self.fov_y_deg.is_finite() { self.fov_y_deg.clamp(1e-3, 179.9) } else { Camera::FRAME_FOV_Y_DEG };
         let half_h = (fov.to_radians() * 0.5).tan();
         let half_w = width / height * half_h;
         let horizontal = u * (2.0 * half_w);
@@ -256,7 +263,8 @@ impl FromStr for Camera {
 /// image plane's digits to the eye's at `|eye|` of 1e6 and beyond).
 ///
 /// ```
-/// use lumbre_raytrace::{Camera, GpuCamera};
+/// use lumbre_raytrace::Camera;
+/// use lumbre_raytrace::twin::GpuCamera;
 /// assert_eq!(std::mem::size_of::<GpuCamera>(), 80);
 /// let cam = Camera::frame((glam::Vec3::ZERO, glam::Vec3::ONE), 1.0);
 /// let g = cam.to_gpu(64, 64);

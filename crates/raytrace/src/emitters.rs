@@ -1,6 +1,6 @@
 //! The scene's area emitters as a distribution to sample: emissive triangles picked in
 //! proportion to their power, uniform points on them, cosine directions from them. The WGSL
-//! twin is `shared/emitters.wgsl`, fed by [`GpuEmitters`](crate::GpuEmitters).
+//! twin is `shared/emitters.wgsl`, fed by [`GpuEmitters`](crate::twin::GpuEmitters).
 //!
 //! Conventions (shared by every global-illumination crate): a triangle whose material is an
 //! [`Emitter`](crate::MaterialKind::Emitter) emits radiance `Ke` on the side of its geometric

@@ -13,15 +13,20 @@
 //!   materials (base colour textures baked into per-triangle colours, since the renderers
 //!   have no textures), and perspective cameras in [`Scene::cameras`]
 //!   ([`Scene::default_camera`] picks the first, else frames the bounds).
-//! - [`Camera`]: pinhole camera (`frame`, `orbit`, `parse` for the CLI), with [`GpuCamera`]
-//!   whose ray formula [`Camera::ray`] shares, and [`stratified`] pixel samples built on the
-//!   integer hash [`hash_u32`] that WGSL reproduces bit for bit.
-//! - [`PathRender`]: the reference path tracer (next-event estimation with multiple
-//!   importance sampling, Russian roulette, the same integer-hash random numbers on the CPU
-//!   and in `raytrace/path.wgsl`), in the units of the scene's `Ke`.
+//! - [`Camera`]: pinhole camera (`frame`, `orbit`, `parse` for the CLI), whose ray formula
+//!   the GPU's ([`twin::GpuCamera`]) shares; [`sampling`] holds the stratified pixel samples
+//!   built on an integer hash that WGSL reproduces bit for bit, and the warps of the Monte
+//!   Carlo integrators.
+//! - [`Prepared`]: a scene with its kd-tree, the input of the triangle renderers:
+//!   [`WhittedRender`] (the Whitted integrator, [`RenderOptions`]) and [`PathRender`], the
+//!   reference path tracer (next-event estimation with multiple importance sampling,
+//!   Russian roulette, the same integer-hash random numbers on the CPU and in
+//!   `raytrace/path.wgsl`, [`PathOptions`]), in the units of the scene's `Ke`.
+//! - [`VolumeRender`]: point clouds drawn as voxels of the sparse octree ([`VolumeOptions`],
+//!   [`render_volume_cpu`]).
 //! - [`Emitters`]: the emissive triangles as a distribution (pick by power, uniform points,
 //!   cosine directions) for the Monte Carlo integrators, with its WGSL twin
-//!   `shared/emitters.wgsl` fed by [`GpuEmitters`]; the warps it uses are in [`sampling`].
+//!   `shared/emitters.wgsl` fed by [`twin::GpuEmitters`].
 //! - [`Image`]: linear RGB, PNG (8-bit sRGB) and EXR (f32) files.
 //! - [`metrics`]: how far a rendering is from a reference (RMSE, relative error overall and
 //!   per region, CIE94 ΔE, false-colour images), and [`diff_stats`] for golden-image tests.
@@ -30,6 +35,8 @@
 //!   ([`shepp_logan_phantom`]) as medical-style test data.
 //!
 //! Every loader returns a [`LoadError`] (file, line, reason) on bad input, never panics.
+//! What the WGSL shaders share with the CPU paths (struct layouts, constants, the CPU
+//! functions a kernel repeats) is in [`twin`], for kernels of other crates.
 //!
 //! ```
 //! use glam::Vec3;
@@ -61,29 +68,23 @@ mod path;
 mod points;
 pub mod sampling;
 mod scene;
+pub mod twin;
 mod volume;
 mod whitted;
 
 pub use crate::image::{Image, linear_to_srgb, srgb_to_linear, write_file};
-pub use camera::{Camera, FRAME_ELEVATION_DEG, FRAME_FOV_Y_DEG, FRAME_MARGIN, GpuCamera};
+pub use camera::Camera;
 pub use compose::{BOX_FACES, SceneBuilder, stand_on};
-pub use emitters::{Emitter, EmitterSample, Emitters, NOT_AN_EMITTER};
+pub use emitters::{Emitter, EmitterSample, Emitters};
 pub use error::LoadError;
-pub use gpu::{
-    GpuEmitter, GpuEmitters, GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage, SAMPLES_PER_DISPATCH,
-    VolumeRender, WhittedRender,
-};
-pub use material::{DEFAULT_GLASS_NI, GpuMaterial, Material, MaterialKind};
+pub use gpu::{GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage, VolumeRender, WhittedRender};
+pub use material::{Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};
-pub use path::{
-    DIM_CAMERA, DIM_DIRECTION, DIM_LIGHT_PICK, DIM_LIGHT_POINT, DIM_LOBE, DIM_ROULETTE, PathCounts, PathOptions,
-    PathRender, ROULETTE_SURVIVAL, path_uniform,
-};
+pub use path::{PathCounts, PathOptions, PathRender};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
-pub use sampling::{ONE_MINUS_EPSILON, hash_f32, hash_u32, light_sample, pixel_seed, stratified};
-pub use scene::{Light, LoadReport, NO_NORMAL, Prepared, SCENE_SIZE_RANGE, Scene, Triangle, ray_offset};
+pub use scene::{Light, LoadReport, Prepared, SCENE_SIZE_RANGE, Scene, Triangle};
 pub use volume::{
-    MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VOXEL_SPECULAR, VolumeMode, VolumeOptions, cloud_points, cloud_root, depth_range,
-    phantom_cloud, render_volume_cpu, voxel_eps, voxel_radiance,
+    MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VolumeMode, VolumeOptions, cloud_points, cloud_root, phantom_cloud,
+    render_volume_cpu,
 };
-pub use whitted::{MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, add_default_light, schlick};
+pub use whitted::{MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, add_default_light};

@@ -97,7 +97,7 @@ pub(crate) const DEFAULT_KD: f32 = 0.8;
 /// Ns of a material that has none.
 pub(crate) const DEFAULT_NS: f32 = 1.0;
 /// Ni of glass when the MTL has none or one that is not > 1.
-pub const DEFAULT_GLASS_NI: f32 = 1.5;
+pub(crate) const DEFAULT_GLASS_NI: f32 = 1.5;
 
 impl Default for Material {
     /// A grey diffuse material named `default` (kd 0.8).
@@ -193,7 +193,7 @@ impl Material {
 /// because a `vec3<f32>` is 16-byte aligned and 12 bytes long there.
 ///
 /// ```
-/// use lumbre_raytrace::GpuMaterial;
+/// use lumbre_raytrace::twin::GpuMaterial;
 /// assert_eq!(std::mem::size_of::<GpuMaterial>(), 64);
 /// assert_eq!(std::mem::offset_of!(GpuMaterial, ks), 16);
 /// ```

@@ -139,7 +139,7 @@ pub const DIM_CAMERA: u32 = 7;
 /// computes the same bits.
 ///
 /// ```
-/// use lumbre_raytrace::path_uniform;
+/// use lumbre_raytrace::twin::path_uniform;
 /// let u = path_uniform(5, 0, 1, 3);
 /// assert!((0.0..1.0).contains(&u));
 /// assert_ne!(u, path_uniform(5, 1, 1, 3));

@@ -663,7 +663,7 @@ impl Prepared {
 ///
 /// ```
 /// use glam::Vec3;
-/// use lumbre_raytrace::ray_offset;
+/// use lumbre_raytrace::twin::ray_offset;
 /// assert_eq!(ray_offset((Vec3::ZERO, Vec3::new(3.0, 4.0, 0.0))), 5.0 * 1e-4);
 /// let tiny = ray_offset((Vec3::ZERO, Vec3::splat(1e-9)));
 /// assert!(tiny > 0.0 && tiny < 1e-12);

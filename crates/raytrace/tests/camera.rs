@@ -1,7 +1,9 @@
 //! Camera: primary rays, framing, parsing, the GPU formula, stratified samples.
 
 use glam::Vec3;
-use lumbre_raytrace::{Camera, GpuCamera, hash_f32, hash_u32, stratified};
+use lumbre_raytrace::Camera;
+use lumbre_raytrace::sampling::{hash_f32, hash_u32, stratified};
+use lumbre_raytrace::twin::GpuCamera;
 use proptest::prelude::*;
 
 fn corners((lo, hi): (Vec3, Vec3)) -> [Vec3; 8] {

@@ -7,10 +7,11 @@ mod common;
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_raytrace::sampling::{
-    concentric_disk, cosine_hemisphere, cosine_hemisphere_pdf, orthonormal_basis, phong_lobe, phong_lobe_pdf,
-    power_heuristic, uniform_triangle,
+    ONE_MINUS_EPSILON, concentric_disk, cosine_hemisphere, cosine_hemisphere_pdf, hash_f32, hash_u32,
+    orthonormal_basis, phong_lobe, phong_lobe_pdf, power_heuristic, uniform_triangle,
 };
-use lumbre_raytrace::{Emitters, GpuEmitters, Material, MaterialKind, ONE_MINUS_EPSILON, Scene, hash_f32, hash_u32};
+use lumbre_raytrace::twin::GpuEmitters;
+use lumbre_raytrace::{Emitters, Material, MaterialKind, Scene};
 use proptest::prelude::*;
 
 /// A scene of `ke.len()` separate triangles of different sizes and orientations, triangle `i`

@@ -4,7 +4,8 @@ mod common;
 
 use common::{TempDir, testdata};
 use glam::Vec3;
-use lumbre_raytrace::{Light, MaterialKind, NO_NORMAL, Scene};
+use lumbre_raytrace::twin::NO_NORMAL;
+use lumbre_raytrace::{Light, MaterialKind, Scene};
 
 fn material<'a>(scene: &'a Scene, name: &str) -> &'a lumbre_raytrace::Material {
     scene.materials.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("no material {name}"))

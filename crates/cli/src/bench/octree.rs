@@ -35,7 +35,7 @@ pub fn phantom_points(max: usize) -> Points {
     let points = cloud_points(&cloud);
     // Deterministic shuffle: sort by a hash of the index.
     let mut order: Vec<u32> = (0..points.positions.len() as u32).collect();
-    order.sort_by_key(|&i| lumbre_raytrace::hash_u32(i));
+    order.sort_by_key(|&i| lumbre_raytrace::sampling::hash_u32(i));
     Points {
         positions: order.iter().map(|&i| points.positions[i as usize]).collect(),
         attrs: order.iter().map(|&i| points.attrs[i as usize]).collect(),

@@ -7,7 +7,8 @@
 use glam::Vec3;
 use lumbre_compact::{Compact, Emit, GpuStream, Select};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::{Camera, GpuCamera, Prepared};
+use lumbre_raytrace::twin::GpuCamera;
+use lumbre_raytrace::{Camera, Prepared};
 use lumbre_shaders::density::DISKS;
 
 use crate::disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, check_radius};

@@ -10,7 +10,8 @@
 use lumbre_compact::{ScanKind, record_scan};
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Timings};
 use lumbre_kdtree::GpuKdTree;
-use lumbre_raytrace::{Emitters, GpuEmitters, GpuMaterial, Prepared};
+use lumbre_raytrace::twin::{GpuEmitters, GpuMaterial};
+use lumbre_raytrace::{Emitters, Prepared};
 use lumbre_shaders::density::{PHOTONS, PHOTONS_KEPT};
 
 use crate::photons::{Bounces, PhotonOptions, PhotonTracer, Photons, escape_box};

@@ -1,7 +1,8 @@
 //! The G-buffer on the GPU: `lightcuts/gbuffer.wgsl`, the twin of `gbuffer.rs`.
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::{GpuCamera, Prepared};
+use lumbre_raytrace::Prepared;
+use lumbre_raytrace::twin::GpuCamera;
 
 use crate::gbuffer::{GBuffer, GBufferPass, GPixel, gbuffer_cpu};
 use crate::gpu::scene::{GpuLightScene, query_flags};

@@ -3,7 +3,8 @@
 
 use lumbre_gpu::{Buffer, Gpu, Result};
 use lumbre_kdtree::{GpuKdTree, QueryOptions, Traversal, TriangleTest};
-use lumbre_raytrace::{GpuMaterial, Prepared};
+use lumbre_raytrace::Prepared;
+use lumbre_raytrace::twin::GpuMaterial;
 
 /// A prepared scene on the GPU, as the lightcuts kernels read it: the kd-tree (bindings 1
 /// to 3), per-triangle normal indices and material, normals and materials.

@@ -4,7 +4,8 @@
 use glam::Vec3;
 use lumbre_compact::{Compact, Emit, GpuStream, Select};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::{GpuEmitters, Prepared, ROULETTE_SURVIVAL};
+use lumbre_raytrace::Prepared;
+use lumbre_raytrace::twin::{GpuEmitters, ROULETTE_SURVIVAL};
 
 use crate::gpu::scene::{GpuLightScene, query_flags};
 use crate::vpls::{DIRECT_STREAM, Vpl, VplPass, emitters, vpls_cpu};

@@ -2,7 +2,7 @@
 //! `lightcuts/ism_random.wgsl`: draws with explicit dimension indices, the pool's shuffle (a
 //! Feistel network) and where each VPL's window of the pool starts.
 
-use lumbre_raytrace::hash_u32;
+use lumbre_raytrace::sampling::hash_u32;
 
 /// Dimensions of the integer-hash draws (the same in `lightcuts/ism_random.wgsl`).
 pub(crate) const DIM_JITTER: u32 = 0;

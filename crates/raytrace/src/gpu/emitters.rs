@@ -8,7 +8,7 @@ use crate::emitters::Emitters;
 /// a `vec3<f32>` and a scalar.
 ///
 /// ```
-/// assert_eq!(std::mem::size_of::<lumbre_raytrace::GpuEmitter>(), 80);
+/// assert_eq!(std::mem::size_of::<lumbre_raytrace::twin::GpuEmitter>(), 80);
 /// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -39,7 +39,8 @@ pub struct GpuEmitter {
 /// declares (see the module's header), and the emitter count its `em_sample` takes.
 ///
 /// ```no_run
-/// use lumbre_raytrace::{Emitters, GpuEmitters, Scene};
+/// use lumbre_raytrace::twin::GpuEmitters;
+/// use lumbre_raytrace::{Emitters, Scene};
 /// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Diffuse.obj".as_ref()).unwrap();
 /// let emitters = Emitters::new(&scene)?;
 /// let on_gpu = GpuEmitters::upload(&lumbre_gpu::Gpu::new()?, &emitters)?;
