@@ -9,7 +9,7 @@ use crate::problem::DiskData;
 ///
 /// With `da` and `db` the signed distances of `a` and `b` to the disk's plane (positive on
 /// the side the normal faces) and `eps` the disk's plane tolerance
-/// ([`PLANE_EPS`](crate::PLANE_EPS)), the segment crosses when
+/// ([`PLANE_EPS`](crate::twin::PLANE_EPS)), the segment crosses when
 ///
 /// - it arrives from the front: `da > eps` and `db <= eps` (so `dot(b - a, n) < 0`): a
 ///   segment from behind never lights the front, and a zero-length segment crosses nothing;
@@ -23,7 +23,8 @@ use crate::problem::DiskData;
 ///
 /// ```
 /// use glam::Vec3;
-/// use lumbre_density::{Disk, crossing, disk_data};
+/// use lumbre_density::Disk;
+/// use lumbre_density::twin::{crossing, disk_data};
 /// let disk = disk_data(&Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 0.5 });
 /// // Arriving from above, ending on the disk: counts at its end.
 /// assert_eq!(crossing(Vec3::Y, Vec3::ZERO, &disk), Some(Vec3::ZERO));

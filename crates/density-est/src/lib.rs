@@ -4,8 +4,9 @@
 //! `E(x) = (1 / (pi r^2)) * sum(phi_i)` (their eq. 1).
 //!
 //! - [`Problem`]: photon [`Segment`]s and query [`Disk`]s, validated (errors name the index).
-//! - [`crossing`]: the one crossing test (front side only; a segment ending on the disk
-//!   counts, the one leaving it does not), with its WGSL twin.
+//! - [`twin::crossing`]: the one crossing test (front side only; a segment ending on the
+//!   disk counts, the one leaving it does not); [`twin`] holds it with the rest of what the
+//!   CPU path shares with the WGSL bit for bit.
 //! - [`Density`]: the estimate through [`lumbre_gpu::Compute`], CPU and GPU, by one of
 //!   three [`Method`]s: brute force, the paper's octree (processed a level at a time, its
 //!   lists filtered by stream compaction or the paper's histogram pyramid), or a BVH over
@@ -25,6 +26,10 @@
 //!
 //! Power sums are 64-bit fixed-point integers (see [`Estimate`]): they do not depend on the
 //! order of the additions, so all methods and both paths agree bit for bit.
+//!
+//! Each stage keeps one name for its three halves: the CPU path in `src/<stage>.rs` (the
+//! BVH, larger, in `src/bvh/`), the GPU path and the stage's `Compute` impl in
+//! `src/gpu/<stage>.rs`, the WGSL in `lumbre-shaders`' `density/<stage>.wgsl`.
 //!
 //! ```
 //! use glam::Vec3;
@@ -63,7 +68,6 @@ mod progressive;
 pub mod workloads;
 
 pub use camera::{CameraDensity, CameraEstimate};
-pub use crossing::crossing;
 pub use density::{Density, Method};
 pub use disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, disks_at};
 pub use estimate::{Estimate, MAX_FLIP_RATE};
@@ -74,7 +78,18 @@ pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
 pub use gpu::problem::GpuProblem;
 pub use gpu::progressive::GpuProgressive;
 pub use nearest::nearest_radii;
-pub use octree::{Filter, MAX_LEVEL_ENTRIES, MAX_OCTREE_DEPTH, OctreeOptions};
-pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, PhotonTracer, Photons, photon_random};
-pub use problem::{Disk, DiskData, MAX_COORD, PLANE_EPS, Problem, Segment, disk_data};
+pub use octree::{Filter, OctreeOptions};
+pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, PhotonTracer, Photons};
+pub use problem::{Disk, MAX_COORD, Problem, Segment};
 pub use progressive::Progressive;
+
+/// What the CPU path shares with the WGSL, bit for bit: the crossing test (twin of
+/// `density/crossing.wgsl`), a disk as both paths read it and as the GPU stores it, its
+/// plane tolerance, and the random numbers of photon tracing (twin of the hash in
+/// `density/photons.wgsl`). A user needs none of it to estimate density; it is the
+/// contract a change to either side must keep.
+pub mod twin {
+    pub use crate::crossing::crossing;
+    pub use crate::photons::photon_random;
+    pub use crate::problem::{DiskData, PLANE_EPS, disk_data};
+}

@@ -18,13 +18,6 @@ use crate::crossing::crossing;
 use crate::fixed::{Acc, pow2, quantize3};
 use crate::problem::{Prepared, Segment, padded};
 
-/// The deepest level an octree may reach (cells are quantized to 16 bits per axis).
-///
-/// ```
-/// assert_eq!(lumbre_density::MAX_OCTREE_DEPTH, 16);
-/// ```
-pub const MAX_OCTREE_DEPTH: u32 = 16;
-
 /// How the octree filters a parent's lists into its children's.
 ///
 /// ```
@@ -42,12 +35,12 @@ pub enum Filter {
 /// Shape of the paper's octree.
 ///
 /// ```
-/// let o = lumbre_density::OctreeOptions::default();
-/// assert!(o.max_depth <= lumbre_density::MAX_OCTREE_DEPTH);
+/// use lumbre_density::OctreeOptions;
+/// assert!(OctreeOptions::default().max_depth <= OctreeOptions::MAX_DEPTH);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OctreeOptions {
-    /// Depth of the deepest leaves (the root is depth 0), at most [`MAX_OCTREE_DEPTH`].
+    /// Depth of the deepest leaves (the root is depth 0), at most [`OctreeOptions::MAX_DEPTH`].
     pub max_depth: u32,
     /// A node becomes a leaf once (its segments) x (its disks) is at most this.
     pub leaf_pairs: u32,
@@ -55,16 +48,6 @@ pub struct OctreeOptions {
     /// `lumbre_compact::compact_cpu` either way).
     pub filter: Filter,
 }
-
-/// The most entries (segment or disk indices) one level of the octree may hold: a deep
-/// octree over long segments multiplies them level after level, and the build stops with
-/// an error naming the level rather than exhaust memory (2^26; the CPU's child flags for a
-/// level take 32 bytes per entry).
-///
-/// ```
-/// assert_eq!(lumbre_density::MAX_LEVEL_ENTRIES, 1 << 26);
-/// ```
-pub const MAX_LEVEL_ENTRIES: usize = 1 << 26;
 
 impl Default for OctreeOptions {
     fn default() -> Self {
@@ -74,9 +57,10 @@ impl Default for OctreeOptions {
 
 /// The error for a level that would hold too many entries.
 pub(crate) fn check_entries(depth: u32, segs: usize, disks: usize) -> Result<()> {
-    if segs.max(disks) > MAX_LEVEL_ENTRIES {
+    let max = OctreeOptions::MAX_LEVEL_ENTRIES;
+    if segs.max(disks) > max {
         return Err(Error::Input(format!(
-            "octree level {depth} would hold {segs} segment and {disks} disk entries, more than {MAX_LEVEL_ENTRIES}: \
+            "octree level {depth} would hold {segs} segment and {disks} disk entries, more than {max}: \
              lower max_depth or raise leaf_pairs (or use Method::Bvh)"
         )));
     }
@@ -84,11 +68,30 @@ pub(crate) fn check_entries(depth: u32, segs: usize, disks: usize) -> Result<()>
 }
 
 impl OctreeOptions {
+    /// The deepest level an octree may reach (cells are quantized to 16 bits per axis).
+    ///
+    /// ```
+    /// assert_eq!(lumbre_density::OctreeOptions::MAX_DEPTH, 16);
+    /// ```
+    pub const MAX_DEPTH: u32 = 16;
+
+    /// The most entries (segment or disk indices) one level of the octree may hold: a deep
+    /// octree over long segments multiplies them level after level, and the build stops with
+    /// an error naming the level rather than exhaust memory (2^26; the CPU's child flags for
+    /// a level take 32 bytes per entry).
+    ///
+    /// ```
+    /// assert_eq!(lumbre_density::OctreeOptions::MAX_LEVEL_ENTRIES, 1 << 26);
+    /// ```
+    pub const MAX_LEVEL_ENTRIES: usize = 1 << 26;
+
+    /// An error unless `max_depth` is at most [`OctreeOptions::MAX_DEPTH`].
     pub(crate) fn check(&self) -> Result<()> {
-        if self.max_depth > MAX_OCTREE_DEPTH {
+        if self.max_depth > Self::MAX_DEPTH {
             return Err(Error::Input(format!(
-                "octree depth {} exceeds the maximum {MAX_OCTREE_DEPTH}",
-                self.max_depth
+                "octree depth {} exceeds the maximum {}",
+                self.max_depth,
+                Self::MAX_DEPTH
             )));
         }
         Ok(())

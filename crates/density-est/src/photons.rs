@@ -21,7 +21,8 @@ use crate::problem::Segment;
 /// surface (emitters too) with Russian roulette by albedo (continue with probability
 /// `max(Kd)`, power scaled by `Kd / max(Kd)`), and stop when a cosine direction about the
 /// shading normal points into the surface. A photon that escapes is cut where it leaves the
-/// scene's box. CPU and GPU draw the same numbers ([`photon_random`]).
+/// scene's box. CPU and GPU draw the same numbers
+/// ([`twin::photon_random`](crate::twin::photon_random)).
 ///
 /// ```
 /// use lumbre_density::{PhotonOptions, PhotonTracer};
@@ -123,9 +124,10 @@ pub(crate) const DIM_BOUNCE_DIR: u32 = 6;
 /// `hash_f32(hash_u32(photon ^ hash_u32(seed)) ^ hash_u32(bounce * 8 + dim))`.
 ///
 /// ```
-/// let u = lumbre_density::photon_random(0, 7, 1, 5);
+/// use lumbre_density::twin::photon_random;
+/// let u = photon_random(0, 7, 1, 5);
 /// assert!((0.0..1.0).contains(&u));
-/// assert_ne!(u, lumbre_density::photon_random(0, 7, 1, 6));
+/// assert_ne!(u, photon_random(0, 7, 1, 6));
 /// ```
 pub fn photon_random(seed: u32, photon: u32, bounce: u32, dim: u32) -> f32 {
     hash_f32(hash_u32(photon ^ hash_u32(seed)) ^ hash_u32(bounce.wrapping_mul(8).wrapping_add(dim)))

@@ -93,10 +93,10 @@ pub const MAX_COORD: f32 = (1u64 << 60) as f32;
 
 /// The plane tolerance of a disk relative to its size and position:
 /// `eps = PLANE_EPS * (max(|centre.x|, |centre.y|, |centre.z|) + radius)`, 2^-16. A segment
-/// whose end lies within `eps` of a disk's plane ends on it (see [`crossing`](crate::crossing)).
+/// whose end lies within `eps` of a disk's plane ends on it (see [`crossing`](crate::twin::crossing)).
 ///
 /// ```
-/// assert_eq!(lumbre_density::PLANE_EPS, 1.0 / 65536.0);
+/// assert_eq!(lumbre_density::twin::PLANE_EPS, 1.0 / 65536.0);
 /// ```
 pub const PLANE_EPS: f32 = 1.0 / 65536.0;
 
@@ -112,7 +112,7 @@ const MIN_PAD: f32 = 7.888_609e-31;
 /// unit normal and plane tolerance. Made by [`disk_data`].
 ///
 /// ```
-/// assert_eq!(std::mem::size_of::<lumbre_density::DiskData>(), 32);
+/// assert_eq!(std::mem::size_of::<lumbre_density::twin::DiskData>(), 32);
 /// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -186,7 +186,8 @@ fn check_disk(i: usize, d: &Disk) -> Result<()> {
 ///
 /// ```
 /// use glam::Vec3;
-/// use lumbre_density::{Disk, PLANE_EPS, disk_data};
+/// use lumbre_density::Disk;
+/// use lumbre_density::twin::{PLANE_EPS, disk_data};
 /// let d = disk_data(&Disk { centre: Vec3::new(0.0, 0.0, 2.0), normal: Vec3::new(0.0, 3.0, 0.0), radius: 1.0 });
 /// assert_eq!(d.normal, [0.0, 1.0, 0.0]);
 /// assert_eq!(d.eps, 3.0 * PLANE_EPS);
