@@ -62,6 +62,7 @@ mod fixed;
 mod gpu;
 mod nearest;
 mod octree;
+mod ordered;
 mod photons;
 mod problem;
 mod progressive;

@@ -2,8 +2,9 @@
 //! import density/crossing
 //! import density/fixed
 //! import density/boxes
+//! import density/ordered
 // The linear BVH over the disks, and its traversal by every segment; each entry point is
-// the twin of the function of the same name in lumbre_density's bvh.rs (the GPU's
+// the twin of the function of the same name in lumbre_density's bvh/ (the GPU's
 // `gather` and `unsort` included; segment order by record_sort_bits on `segment_keys`).
 
 struct Params {
@@ -71,16 +72,6 @@ fn spread10(v: u32) -> u32 {
     x = (x | (x << 4u)) & 0x030c30c3u;
     x = (x | (x << 2u)) & 0x09249249u;
     return x;
-}
-
-// Order-preserving f32 -> u32.
-fn encode(f: f32) -> u32 {
-    let b = bitcast<u32>(f);
-    return select(~b, b | 0x80000000u, (b & 0x80000000u) == 0u);
-}
-
-fn decode(u: u32) -> f32 {
-    return bitcast<f32>(select(~u, u & 0x7fffffffu, (u & 0x80000000u) != 0u));
 }
 
 @compute @workgroup_size(256)
@@ -175,8 +166,8 @@ fn refit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let d = order[p];
     let lo = disk_boxes[2u * d].xyz;
     let hi = disk_boxes[2u * d + 1u].xyz;
-    let lo_w = vec3<u32>(encode(lo.x), encode(lo.y), encode(lo.z));
-    let hi_w = vec3<u32>(encode(hi.x), encode(hi.y), encode(hi.z));
+    let lo_w = vec3<u32>(ordered_encode(lo.x), ordered_encode(lo.y), ordered_encode(lo.z));
+    let hi_w = vec3<u32>(ordered_encode(hi.x), ordered_encode(hi.y), ordered_encode(hi.z));
     var node = leaf_parent[p];
     while node != NONE {
         var changed = false;
@@ -234,8 +225,8 @@ fn pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             q[k] = quantize_box(disk_boxes[2u * d].xyz, disk_boxes[2u * d + 1u].xyz);
         } else {
             let w = 6u * c;
-            let lo = vec3<f32>(decode(atomicLoad(&boxes[w])), decode(atomicLoad(&boxes[w + 1u])), decode(atomicLoad(&boxes[w + 2u])));
-            let hi = vec3<f32>(decode(atomicLoad(&boxes[w + 3u])), decode(atomicLoad(&boxes[w + 4u])), decode(atomicLoad(&boxes[w + 5u])));
+            let lo = vec3<f32>(ordered_decode(atomicLoad(&boxes[w])), ordered_decode(atomicLoad(&boxes[w + 1u])), ordered_decode(atomicLoad(&boxes[w + 2u])));
+            let hi = vec3<f32>(ordered_decode(atomicLoad(&boxes[w + 3u])), ordered_decode(atomicLoad(&boxes[w + 4u])), ordered_decode(atomicLoad(&boxes[w + 5u])));
             q[k] = quantize_box(lo, hi);
         }
     }

@@ -1,5 +1,5 @@
 //! module
-// The crossing test of a segment and a disk, twin of lumbre_density::crossing (crossing.rs):
+// The crossing test of a segment and a disk, twin of lumbre_density::twin::crossing (crossing.rs):
 // the segment must arrive from the side the normal faces (da > eps >= db), and its crossing
 // point, at t = min(da / (da - db), 1), must lie within the radius.
 

@@ -1,6 +1,7 @@
 //! import shared/dispatch
+//! import density/ordered
 // Radii from the nearest photon hits on the GPU, twin of lumbre_density's nearest_radii
-// (disks.rs) for disks and flights that live on the GPU: each disk's radius becomes the
+// (nearest.rs) for disks and flights that live on the GPU: each disk's radius becomes the
 // distance to the k-th nearest flight end, clamped to [r_min, r_max]. Only ends within
 // r_max matter (a farther k-th end clamps to r_max), so the ends are bucketed in a grid of
 // cells at least r_max wide (`end_bounds`, `cell_keys`, then a radix sort of the keys by
@@ -46,15 +47,6 @@ const MAX_CELLS: u32 = 1024u;
 
 var<workgroup> wg_bounds: array<atomic<u32>, 6>;
 
-fn encode(f: f32) -> u32 {
-    let b = bitcast<u32>(f);
-    return select(~b, b | 0x80000000u, (b & 0x80000000u) == 0u);
-}
-
-fn decode(u: u32) -> f32 {
-    return select(bitcast<f32>(~u), bitcast<f32>(u & 0x7fffffffu), (u & 0x80000000u) != 0u);
-}
-
 struct Grid {
     lo: vec3<f32>,
     // cell width: at least r_max (with a margin for rounding), at most 1024 cells per axis
@@ -63,8 +55,8 @@ struct Grid {
 }
 
 fn grid() -> Grid {
-    let lo = vec3<f32>(decode(atomicLoad(&bounds[0])), decode(atomicLoad(&bounds[1])), decode(atomicLoad(&bounds[2])));
-    let hi = vec3<f32>(decode(atomicLoad(&bounds[3])), decode(atomicLoad(&bounds[4])), decode(atomicLoad(&bounds[5])));
+    let lo = vec3<f32>(ordered_decode(atomicLoad(&bounds[0])), ordered_decode(atomicLoad(&bounds[1])), ordered_decode(atomicLoad(&bounds[2])));
+    let hi = vec3<f32>(ordered_decode(atomicLoad(&bounds[3])), ordered_decode(atomicLoad(&bounds[4])), ordered_decode(atomicLoad(&bounds[5])));
     let ext = max(hi - lo, vec3<f32>(0.0));
     let h = max(params.r_max * 1.0009765625, max(max(ext.x, ext.y), ext.z) / 1000.0);
     let dims = min(vec3<u32>(ext / h) + vec3<u32>(1u), vec3<u32>(MAX_CELLS));
@@ -96,8 +88,8 @@ fn end_bounds(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if s < params.count {
         let p = seg_geom[2u * s + 1u].xyz;
         for (var a = 0u; a < 3u; a++) {
-            atomicMin(&wg_bounds[a], encode(p[a]));
-            atomicMax(&wg_bounds[3u + a], encode(p[a]));
+            atomicMin(&wg_bounds[a], ordered_encode(p[a]));
+            atomicMax(&wg_bounds[3u + a], ordered_encode(p[a]));
         }
     }
     workgroupBarrier();

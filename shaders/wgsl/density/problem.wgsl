@@ -1,5 +1,6 @@
 //! import shared/dispatch
 //! import density/crossing
+//! import density/ordered
 // What every method derives from its input, on the GPU, for inputs made on the GPU (photon
 // flights and camera disks): twin of lumbre_density's problem.rs (`disk_data`, `disk_box`
 // and the bounds of `Problem::prepare`). `segment_bounds` and `disk_data` reduce the
@@ -45,12 +46,6 @@ const ENC_NEG_INF: u32 = 0x007fffffu;
 
 var<workgroup> wg_stats: array<atomic<u32>, 14>;
 
-// Order-preserving f32 -> u32.
-fn encode(f: f32) -> u32 {
-    let b = bitcast<u32>(f);
-    return select(~b, b | 0x80000000u, (b & 0x80000000u) == 0u);
-}
-
 fn is_min(k: u32) -> bool {
     return k < STAT_HI || (k >= STAT_CENTRE_LO && k < STAT_CENTRE_HI);
 }
@@ -88,8 +83,8 @@ fn wg_finish(lid: u32) {
 
 fn grow(at: u32, lo: vec3<f32>, hi: vec3<f32>) {
     for (var k = 0u; k < 3u; k++) {
-        atomicMin(&wg_stats[at + k], encode(lo[k]));
-        atomicMax(&wg_stats[at + 3u + k], encode(hi[k]));
+        atomicMin(&wg_stats[at + k], ordered_encode(lo[k]));
+        atomicMax(&wg_stats[at + 3u + k], ordered_encode(hi[k]));
     }
 }
 

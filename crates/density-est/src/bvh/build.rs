@@ -8,6 +8,7 @@ use lumbre_morton::encode_u32;
 use rayon::prelude::*;
 
 use crate::bvh::node::{Bvh, BvhNode, LEAF_BIT, NONE, QuantGrid};
+use crate::ordered::{decode_box, encode_box};
 use crate::problem::{DiskData, Prepared};
 
 /// The box of the disk centres, for Morton codes: `(min, 1024 / size)`, sizes at least the
@@ -106,29 +107,13 @@ pub(crate) fn hierarchy(codes: &[u32]) -> (Vec<[u32; 2]>, Vec<u32>, Vec<u32>) {
     (children, inner_parent, leaf_parent)
 }
 
-/// f32 -> u32 preserving order (for boxes by integer min and max).
-pub(crate) fn encode(f: f32) -> u32 {
-    let b = f.to_bits();
-    if b & 0x8000_0000 == 0 { b | 0x8000_0000 } else { !b }
-}
-
-/// The inverse of [`encode`].
-pub(crate) fn decode(u: u32) -> f32 {
-    f32::from_bits(if u & 0x8000_0000 != 0 { u & 0x7fff_ffff } else { !u })
-}
-
-/// A box as six encoded words: lo then hi.
-fn encoded(b: &Aabb) -> [u32; 6] {
-    [encode(b.min.x), encode(b.min.y), encode(b.min.z), encode(b.max.x), encode(b.max.y), encode(b.max.z)]
-}
-
-/// Stage `refit`: inner boxes (six encoded words each), each leaf's box carried up until an
+/// Stage `refit`: inner boxes (six order-preserving words each, [`encode_box`]), each leaf's box carried up until an
 /// ancestor already holds it (the GPU does the same with atomic min and max; the result is
 /// the same whatever the order).
 pub(crate) fn refit(order: &[u32], inner_parent: &[u32], leaf_parent: &[u32], disk_boxes: &[Aabb]) -> Vec<[u32; 6]> {
     let mut boxes = vec![[u32::MAX, u32::MAX, u32::MAX, 0, 0, 0]; inner_parent.len()];
     for (p, &d) in order.iter().enumerate() {
-        let b = encoded(&disk_boxes[d as usize]);
+        let b = encode_box(&disk_boxes[d as usize]);
         let mut node = leaf_parent[p];
         while node != NONE {
             let words = &mut boxes[node as usize];
@@ -163,10 +148,7 @@ pub(crate) fn pack(
         } else if c & LEAF_BIT != 0 {
             grid.encode(&disk_boxes[order[(c & !LEAF_BIT) as usize] as usize])
         } else {
-            let w = boxes[c as usize];
-            let lo = Vec3::new(decode(w[0]), decode(w[1]), decode(w[2]));
-            let hi = Vec3::new(decode(w[3]), decode(w[4]), decode(w[5]));
-            grid.encode(&Aabb::new(lo, hi))
+            grid.encode(&decode_box(&boxes[c as usize]))
         }
     };
     children

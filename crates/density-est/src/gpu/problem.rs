@@ -17,6 +17,7 @@ use crate::bvh::build::{centre_grid, centre_grid_of};
 use crate::fixed::pow2;
 use crate::gpu::disks::GpuDisks;
 use crate::gpu::photons::GpuPhotons;
+use crate::ordered::decode_box;
 use crate::problem::{DiskData, Frame, Problem, frame};
 
 /// What the host knows of a problem on the GPU: sizes, the frame every method derives from
@@ -129,17 +130,6 @@ const STAT_POWER: usize = 6;
 const STAT_DISKS: usize = 7;
 const STAT_CENTRES: usize = 8;
 
-/// The inverse of the shader's order-preserving `encode`.
-fn decode(u: u32) -> f32 {
-    if u & 0x8000_0000 != 0 { f32::from_bits(u & 0x7fff_ffff) } else { f32::from_bits(!u) }
-}
-
-/// The box of six encoded words (lo xyz, hi xyz).
-fn decode_box(w: &[u32]) -> Aabb {
-    let v = |k: usize| Vec3::new(decode(w[k]), decode(w[k + 1]), decode(w[k + 2]));
-    Aabb::new(v(0), v(3))
-}
-
 /// The shader's bindings in order.
 fn bindings<'a>(
     params: &'a wgpu::Buffer,
@@ -241,25 +231,5 @@ impl GpuProblem {
             layout: Arc::new(layout),
             report,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decoding_inverts_the_order_preserving_words() {
-        let encode = |f: f32| {
-            let b = f.to_bits();
-            if b & 0x8000_0000 == 0 { b | 0x8000_0000 } else { !b }
-        };
-        for f in [0.0f32, -0.0, 1.5, -1.5, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, -3e38] {
-            assert_eq!(decode(encode(f)).to_bits(), f.to_bits());
-        }
-        // The shader's empty words decode to the empty box.
-        assert_eq!(decode(0xff80_0000), f32::INFINITY);
-        assert_eq!(decode(0x007f_ffff), f32::NEG_INFINITY);
-        assert!(encode(-1.0) < encode(-0.5) && encode(-0.5) < encode(0.0) && encode(0.0) < encode(2.0));
     }
 }
