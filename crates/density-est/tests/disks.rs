@@ -1,7 +1,6 @@
-//! Query disks from a camera and the nearest-photon radius rule.
+//! Query disks from a camera.
 
-use glam::Vec3;
-use lumbre_density::{NO_DISK, Segment, camera_disks, nearest_radii};
+use lumbre_density::{NO_DISK, camera_disks};
 use lumbre_raytrace::{Camera, Prepared, Scene};
 
 fn cornell() -> Prepared {
@@ -33,22 +32,4 @@ fn camera_disks_map_pixels_to_hits() {
     let centre = d.pixel_disk[15 * 40 + 20] as usize;
     assert!(d.disks[centre].normal.z > 0.99 && d.disks[centre].centre.z < -1.0);
     assert!(camera_disks(&p, &camera, 4, 4, 0.0).is_err());
-}
-
-#[test]
-fn nearest_radius_holds_k_hits_clamped() {
-    let seg = |p: Vec3| Segment { start: p + Vec3::Y, end: p, power: [1.0; 3], bounce: 0 };
-    let ends: Vec<Segment> = (1..=10).map(|i| seg(Vec3::X * i as f32 * 0.1)).collect();
-    let disk = lumbre_density::Disk { centre: Vec3::ZERO, normal: Vec3::Y, radius: 1.0 };
-    let mut disks = vec![disk; 3];
-    disks[1].centre = Vec3::X * 0.55;
-    nearest_radii(&mut disks[..2], &ends, 3, 0.0, 10.0).unwrap();
-    assert!((disks[0].radius - 0.3).abs() < 1e-6);
-    assert!((disks[1].radius - 0.15).abs() < 1e-6); // hits at 0.5, 0.6, then 0.4 and 0.7
-    nearest_radii(&mut disks[2..], &ends, 3, 0.5, 10.0).unwrap();
-    assert_eq!(disks[2].radius, 0.5); // clamped up
-    nearest_radii(&mut disks[2..], &ends, 11, 0.0, 2.0).unwrap();
-    assert_eq!(disks[2].radius, 2.0); // fewer than k hits: the maximum
-    assert!(nearest_radii(&mut disks, &ends, 0, 0.0, 1.0).is_err());
-    assert!(nearest_radii(&mut disks, &ends, 1, 2.0, 1.0).is_err());
 }
