@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::Result;
 use clap::{Args, ValueEnum};
 use lumbre_raytrace::Image;
 use lumbre_raytrace::metrics::{CompareError, DiffMap, Region, compare, false_colour};
@@ -36,33 +37,33 @@ pub enum DiffChoice {
 }
 
 /// The extension of `path` in lower case, if it is one of ours.
-fn image_kind(path: &Path) -> Result<&'static str, String> {
+fn image_kind(path: &Path) -> Result<&'static str> {
     match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("png") => Ok("png"),
         Some("exr") => Ok("exr"),
-        _ => Err(format!("{}: unknown image format: the file name must end in .png or .exr", path.display())),
+        _ => Err(format!("{}: unknown image format: the file name must end in .png or .exr", path.display()).into()),
     }
 }
 
 /// Loads a PNG (as sRGB) or an EXR (linear) by its extension.
-fn load(path: &Path) -> Result<Image, String> {
+fn load(path: &Path) -> Result<Image> {
     let image = match image_kind(path)? {
         "png" => Image::load_png(path),
         _ => Image::load_exr(path),
     };
-    image.map_err(|e| e.to_string())
+    Ok(image?)
 }
 
 /// The regions `--regions` names for a `width` x `height` image.
-fn regions(spec: Option<&str>, width: u32, height: u32) -> Result<Vec<Region>, String> {
+fn regions(spec: Option<&str>, width: u32, height: u32) -> Result<Vec<Region>> {
     match spec.map(str::trim) {
         None => Ok(Vec::new()),
         Some("cornell") => Ok(Region::cornell(width, height)),
-        Some(text) => Region::parse_list(text).map_err(|e| format!("--regions: {e}")),
+        Some(text) => Ok(Region::parse_list(text).map_err(|e| format!("--regions: {e}"))?),
     }
 }
 
-pub fn run(args: &CompareArgs) -> Result<(), String> {
+pub fn run(args: &CompareArgs) -> Result<()> {
     if let Some(diff) = &args.diff {
         image_kind(diff).map_err(|e| format!("--diff {e}"))?;
     }
@@ -89,8 +90,8 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
             DiffChoice::Relative => DiffMap::Relative,
             DiffChoice::DeltaE94 => DiffMap::DeltaE94,
         };
-        let image = false_colour(&test, &reference, map).map_err(|e| e.to_string())?;
-        image.save(path).map_err(|e| e.to_string())?;
+        let image = false_colour(&test, &reference, map)?;
+        image.save(path)?;
         println!("{}: {}", path.display(), map.legend());
     }
     Ok(())

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use lumbre_raytrace::Scene;
 
+use crate::error::{Error, Result};
+
 /// (file name, contents) of every bundled file.
 pub const FILES: &[(&str, &[u8])] = &[
     ("CornellBox-Diffuse.obj", include_bytes!("../data/CornellBox-Diffuse.obj")),
@@ -20,7 +22,7 @@ pub const FILES: &[(&str, &[u8])] = &[
 
 /// Loads scene `name` (`"CornellBox-Diffuse"`) from `dir` when given, else from the bundled
 /// copy.
-pub fn scene(name: &str, dir: Option<&Path>) -> Result<Scene, String> {
+pub fn scene(name: &str, dir: Option<&Path>) -> Result<Scene> {
     let file = format!("{name}.obj");
     let loaded = match dir {
         Some(d) => Scene::load_obj(&d.join(&file)),
@@ -30,7 +32,7 @@ pub fn scene(name: &str, dir: Option<&Path>) -> Result<Scene, String> {
             Scene::load_obj_bytes(Path::new(&file), obj, FILES)
         }
     };
-    loaded.map(|(scene, _)| scene).map_err(|e| e.to_string())
+    Ok(loaded?.0)
 }
 
 // `REFERENCES`: the reference images found in `crates/cli/reference` (a link to
@@ -39,7 +41,7 @@ include!(concat!(env!("OUT_DIR"), "/references.rs"));
 
 /// The bundled reference image `file` (a name in `testdata/reference`), or `None` when it was
 /// not there when this binary was built (not rendered yet).
-pub fn reference(file: &str) -> Option<Result<lumbre_raytrace::Image, String>> {
+pub fn reference(file: &str) -> Option<Result<lumbre_raytrace::Image>> {
     let (name, bytes) = REFERENCES.iter().find(|(name, _)| *name == file)?;
-    Some(lumbre_raytrace::Image::exr_from_bytes(Path::new(name), bytes).map_err(|e| e.to_string()))
+    Some(lumbre_raytrace::Image::exr_from_bytes(Path::new(name), bytes).map_err(Error::from))
 }

@@ -14,6 +14,7 @@ use lumbre_gpu::{Backend, Compute, Progress, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
 
+use crate::error::Result;
 use crate::progress::{bar_progress, progress};
 
 /// What `lumbre density` was asked for.
@@ -76,10 +77,6 @@ pub struct Estimated {
     pub summary: String,
 }
 
-fn err(e: lumbre_gpu::Error) -> String {
-    e.to_string()
-}
-
 /// The GPU time of a run where the backend reported one, else `wall`.
 fn time_of(report: &Report, wall: Duration) -> Duration {
     report.gpu.unwrap_or(wall)
@@ -110,27 +107,27 @@ pub fn estimate(
     o: &DensityOptions,
     backend: &Backend,
     progress: &dyn Progress,
-) -> Result<Estimated, String> {
+) -> Result<Estimated> {
     if o.photons == 0 {
         return Err("--photons must be at least 1".into());
     }
     if !(o.radius.is_finite() && o.radius > 0.0) {
-        return Err(format!("--radius must be positive, got {}", o.radius));
+        return Err(format!("--radius must be positive, got {}", o.radius).into());
     }
     if o.passes == 0 {
         return Err("--passes must be at least 1".into());
     }
     if !(o.alpha > 0.0 && o.alpha <= 1.0) {
-        return Err(format!("--alpha must be in (0, 1], got {}", o.alpha));
+        return Err(format!("--alpha must be in (0, 1], got {}", o.alpha).into());
     }
     let started = Instant::now();
     let moved = backend.gpu().map(|g| g.transfers());
     let alg = camera_density(camera, width, height, o);
     let t = Instant::now();
-    let placed = backend.place(&alg, prepared).map_err(err)?;
+    let placed = backend.place(&alg, prepared)?;
     let upload = t.elapsed();
     let t = Instant::now();
-    let (out, mut report) = alg.run_placed(&placed, progress).map_err(err)?;
+    let (out, mut report) = alg.run_placed(&placed, progress)?;
     let density_wall = t.elapsed();
     let density_time = time_of(&report, density_wall);
     let (trace, disk_time, build, gather) = split(&report);
@@ -143,8 +140,8 @@ pub fn estimate(
         let options = PathOptions { width, height, spp: o.spp.max(1), max_bounces: 1, ..Default::default() };
         let render = PathRender { camera, options };
         let t = Instant::now();
-        let placed = backend.place(&render, prepared).map_err(err)?;
-        let (image, r) = render.run_placed(&placed, &()).map_err(err)?;
+        let placed = backend.place(&render, prepared)?;
+        let (image, r) = render.run_placed(&placed, &())?;
         direct_time = time_of(&r, t.elapsed());
         report.merge(r);
         Some(image)
@@ -213,7 +210,7 @@ fn split(r: &Report) -> (Duration, Duration, Duration, Duration) {
     (trace, disks, build, gather)
 }
 
-pub fn run(args: &DensityArgs, backend: &Backend) -> Result<(), String> {
+pub fn run(args: &DensityArgs, backend: &Backend) -> Result<()> {
     let t = Instant::now();
     let aspect = args.width as f32 / args.height as f32;
     let (scene, camera) = crate::render::load_scene(&args.scene, args.camera.as_deref(), aspect)?;
@@ -222,7 +219,7 @@ pub fn run(args: &DensityArgs, backend: &Backend) -> Result<(), String> {
     let bar = progress(args.options.photons as u64, "density");
     let est = estimate(&prepared, camera, args.width, args.height, &args.options, backend, &bar_progress(&bar))?;
     bar.finish_and_clear();
-    est.image.save(&args.out).map_err(|e| e.to_string())?;
+    est.image.save(&args.out)?;
     println!(
         "{}: {} triangles on {}, load and kd-tree {:.1} ms; {} -> {}",
         args.scene.display(),

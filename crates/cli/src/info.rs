@@ -2,6 +2,7 @@
 
 use lumbre_gpu::{Gpu, GpuOptions, adapters};
 
+use crate::error::Result;
 use crate::table::Table;
 
 pub fn adapter_table() -> Table {
@@ -40,7 +41,7 @@ pub fn chosen_table(gpu: &Gpu) -> Table {
     t
 }
 
-pub fn run(opts: &GpuOptions, json: bool) -> Result<(), String> {
+pub fn run(opts: &GpuOptions, json: bool) -> Result<()> {
     let adapters = adapter_table();
     let chosen = Gpu::with_options(opts);
     if json {
@@ -57,5 +58,6 @@ pub fn run(opts: &GpuOptions, json: bool) -> Result<(), String> {
             Err(e) => println!("no adapter chosen: {e}"),
         }
     }
-    chosen.map(|_| ()).map_err(|e| e.to_string())
+    chosen?;
+    Ok(())
 }

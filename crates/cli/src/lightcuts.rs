@@ -16,6 +16,7 @@ use lumbre_lightcuts::{
 };
 use lumbre_raytrace::{Camera, Image, Prepared};
 
+use crate::error::{Error, Result};
 use crate::progress::{bar_progress, progress};
 
 /// `--visibility`: how a VPL's visibility from a point is decided.
@@ -108,26 +109,28 @@ const MAX_CPU_ATLAS_BYTES: u64 = 4 << 30;
 
 impl LightcutsOptions {
     /// Checks every value, naming the flag and its allowed range.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<()> {
         let max_vpls = (1u32 << 31) - 1;
         if self.vpls == 0 || self.vpls > max_vpls {
-            return Err(format!("--vpls must be in 1..={max_vpls}, got {}", self.vpls));
+            return Err(format!("--vpls must be in 1..={max_vpls}, got {}", self.vpls).into());
         }
         if self.bounces == 0 || self.bounces > MAX_BOUNCES {
-            return Err(format!("--bounces must be in 1..={MAX_BOUNCES}, got {}", self.bounces));
+            return Err(format!("--bounces must be in 1..={MAX_BOUNCES}, got {}", self.bounces).into());
         }
         if self.rr_depth > MAX_BOUNCES {
-            return Err(format!("--rr-depth must be in 0..={MAX_BOUNCES}, got {}", self.rr_depth));
+            return Err(format!("--rr-depth must be in 0..={MAX_BOUNCES}, got {}", self.rr_depth).into());
         }
         if !(self.error.is_finite() && (0.0..=1.0).contains(&self.error)) {
-            return Err(format!("--error must be a number in [0, 1] (a fraction: 0.02 is 2%), got {}", self.error));
+            return Err(
+                format!("--error must be a number in [0, 1] (a fraction: 0.02 is 2%), got {}", self.error).into()
+            );
         }
         if self.max_cut == 0 {
             return Err("--max-cut must be 1 or more (a cut holds at least the root), got 0".into());
         }
         // Checked with shadow rays too: a bad value is refused even where it is not used.
         if !SIZES.contains(&self.ism_size) {
-            return Err(format!("--ism-size must be one of {SIZES:?}, got {}", self.ism_size));
+            return Err(format!("--ism-size must be one of {SIZES:?}, got {}", self.ism_size).into());
         }
         Ok(())
     }
@@ -135,7 +138,7 @@ impl LightcutsOptions {
     /// Refuses, naming the flags: on the CPU, VPLs and their light tree larger than the memory
     /// free ([`HOST_BYTES_PER_VPL`]) and imperfect shadow maps larger than
     /// [`MAX_CPU_ATLAS_BYTES`]; on a GPU, maps larger than its largest buffer.
-    pub fn check_memory(&self, backend: &Backend) -> Result<(), String> {
+    pub fn check_memory(&self, backend: &Backend) -> Result<()> {
         let bytes = self.vpls as u64 * (self.ism_size as u64).pow(2) * 4;
         if self.visibility == VisibilityChoice::Ism && backend.gpu().is_none() && bytes > MAX_CPU_ATLAS_BYTES {
             return Err(format!(
@@ -145,7 +148,8 @@ impl LightcutsOptions {
                 self.ism_size,
                 bytes as f64 / (1u64 << 30) as f64,
                 MAX_CPU_ATLAS_BYTES >> 30
-            ));
+            )
+            .into());
         }
         let host = self.vpls as u64 * HOST_BYTES_PER_VPL;
         let available = crate::limits::available_memory();
@@ -155,7 +159,8 @@ impl LightcutsOptions {
                 self.vpls,
                 crate::limits::human(host),
                 crate::limits::human(available)
-            ));
+            )
+            .into());
         }
         if let (VisibilityChoice::Ism, Some(gpu)) = (self.visibility, backend.gpu()) {
             // Lookups bind the whole atlas at once.
@@ -170,7 +175,8 @@ impl LightcutsOptions {
                     bytes as f64 / (1u64 << 30) as f64,
                     gpu.adapter_name(),
                     most as f64 / (1u64 << 30) as f64
-                ));
+                )
+                .into());
             }
         }
         Ok(())
@@ -180,10 +186,10 @@ impl LightcutsOptions {
     /// leaving one at each diffuse bounce. Paths that run until roulette ends them are
     /// counted by a pilot of a few thousand paths on the CPU; paths of a fixed length by
     /// dividing by `bounces`.
-    pub fn vpl_options(&self, prepared: &Prepared) -> Result<VplOptions, String> {
+    pub fn vpl_options(&self, prepared: &Prepared) -> Result<VplOptions> {
         let base = VplOptions { bounces: self.bounces, rr_depth: self.rr_depth, ..VplOptions::default() };
         if base.until_roulette() {
-            return base.with_count(prepared, self.vpls, DIRECT_SHARE).map_err(err);
+            return base.with_count(prepared, self.vpls, DIRECT_SHARE).map_err(Error::from);
         }
         let direct = self.vpls / 4;
         let paths = ((self.vpls - direct) / self.bounces.max(1)).max(1);
@@ -199,7 +205,7 @@ impl LightcutsOptions {
     }
 
     /// The crate's renderer for `view` of `prepared`.
-    pub fn render(&self, view: View, prepared: &Prepared) -> Result<Render, String> {
+    pub fn render(&self, view: View, prepared: &Prepared) -> Result<Render> {
         let method = match self.method {
             MethodChoice::Lightcuts => {
                 Method::Lightcuts(CutOptions { error: self.error, max_cut: self.max_cut, ..CutOptions::default() })
@@ -243,10 +249,6 @@ pub struct Lit {
     pub summary: String,
 }
 
-fn err(e: lumbre_gpu::Error) -> String {
-    e.to_string()
-}
-
 /// Renders `prepared` from `camera` at `width` x `height` with `o` on `backend`.
 pub fn render(
     prepared: &Prepared,
@@ -256,15 +258,15 @@ pub fn render(
     o: &LightcutsOptions,
     backend: &Backend,
     progress: &dyn Progress,
-) -> Result<Lit, String> {
+) -> Result<Lit> {
     o.check()?;
     o.check_memory(backend)?;
     let render = o.render(View { camera, width, height }, prepared)?;
     let t = Instant::now();
-    let placed = backend.place(&render, prepared).map_err(err)?;
+    let placed = backend.place(&render, prepared)?;
     let upload = t.elapsed();
     let t = Instant::now();
-    let (out, mut report) = render.run_placed(&placed, progress).map_err(err)?;
+    let (out, mut report) = render.run_placed(&placed, progress)?;
     let wall = t.elapsed();
     // The GPU time of the whole frame: the VPLs' submission (and a greedy tree, built on the
     // host) beside the last submission's passes; the download is no part of it.
@@ -367,7 +369,7 @@ pub fn is_lavapipe(backend: &Backend) -> bool {
 pub const LAVAPIPE_LOOPS: &str = "lavapipe ends a shader's loop nest after 65535 iterations: with shadow rays, a pixel \
     whose cut takes more kd-tree steps than that stops early, so its cut and radiance can differ from the CPU's";
 
-pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
+pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<()> {
     let o = &args.options;
     o.check()?;
     if args.heatmap.is_some() && o.method != MethodChoice::Lightcuts {
@@ -385,12 +387,12 @@ pub fn run(args: &LightcutsArgs, backend: &Backend) -> Result<(), String> {
     let bar = progress(0, "lightcuts");
     let lit = render(&prepared, camera, args.width, args.height, o, backend, &bar_progress(&bar))?;
     bar.finish_and_clear();
-    lit.image.save(&args.out).map_err(|e| e.to_string())?;
+    lit.image.save(&args.out)?;
     let mut written = args.out.display().to_string();
     if let Some(path) = &args.heatmap {
         // Red at the largest cut allowed: the ramp spans every size a cut can have.
-        let map = cut_heatmap(&lit.cuts, args.width, args.height, o.max_cut).map_err(err)?;
-        map.save(path).map_err(|e| e.to_string())?;
+        let map = cut_heatmap(&lit.cuts, args.width, args.height, o.max_cut)?;
+        map.save(path)?;
         written += &format!(", cut sizes (blue 1 .. red {}) -> {}", o.max_cut, path.display());
     }
     println!(

@@ -4,6 +4,8 @@
 
 use lumbre_gpu::Backend;
 
+use crate::error::Result;
+
 /// Memory assumed free where `/proc/meminfo` cannot be read (not Linux).
 const FALLBACK_AVAILABLE: u64 = 4 << 30;
 
@@ -41,17 +43,18 @@ pub fn human(bytes: u64) -> String {
 /// more pixels than the renderers index ([`lumbre_raytrace::MAX_PIXELS`]), more memory than
 /// `available` bytes at [`BYTES_PER_PIXEL`], or, on the GPU, more pixels than its largest
 /// storage buffer holds at 16 bytes each.
-pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -> Result<(), String> {
+pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -> Result<()> {
     let pixels = u64::from(width) * u64::from(height);
     let flags = format!("--width {width} --height {height}");
     if width == 0 || height == 0 {
-        return Err(format!("{flags}: both must be at least 1"));
+        return Err(format!("{flags}: both must be at least 1").into());
     }
     if pixels > lumbre_raytrace::MAX_PIXELS {
         return Err(format!(
             "{flags}: {pixels} pixels; an image has at most {} (32-bit pixel indices): lower --width or --height",
             lumbre_raytrace::MAX_PIXELS
-        ));
+        )
+        .into());
     }
     let bytes = pixels * BYTES_PER_PIXEL;
     if bytes > available {
@@ -60,7 +63,8 @@ pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -
              available: lower --width or --height",
             human(bytes),
             human(available)
-        ));
+        )
+        .into());
     }
     if let Backend::Gpu(gpu) = backend {
         let l = gpu.limits();
@@ -72,17 +76,18 @@ pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -
                  storage buffer of {}): lower --width or --height, or use --backend cpu",
                 gpu.adapter_name(),
                 human(largest)
-            ));
+            )
+            .into());
         }
     }
     Ok(())
 }
 
 /// An error naming `flag` unless `value` is in `lo..=hi`.
-pub fn in_range<T: PartialOrd + Copy + std::fmt::Display>(flag: &str, value: T, lo: T, hi: T) -> Result<(), String> {
+pub fn in_range<T: PartialOrd + Copy + std::fmt::Display>(flag: &str, value: T, lo: T, hi: T) -> Result<()> {
     // `contains` is false for NaN.
     if !(lo..=hi).contains(&value) {
-        return Err(format!("{flag} {value}: must be {lo}..={hi}"));
+        return Err(format!("{flag} {value}: must be {lo}..={hi}").into());
     }
     Ok(())
 }
@@ -95,11 +100,11 @@ mod tests {
     fn images_are_checked_against_pixels_and_memory() {
         let cpu = Backend::Cpu;
         assert!(check_image(640, 480, &cpu, 1 << 30).is_ok());
-        let e = check_image(0, 480, &cpu, 1 << 30).unwrap_err();
+        let e = check_image(0, 480, &cpu, 1 << 30).unwrap_err().to_string();
         assert!(e.contains("--width 0"), "{e}");
-        let e = check_image(u32::MAX, u32::MAX, &cpu, u64::MAX).unwrap_err();
+        let e = check_image(u32::MAX, u32::MAX, &cpu, u64::MAX).unwrap_err().to_string();
         assert!(e.contains("at most 4294967295"), "{e}");
-        let e = check_image(100_000, 30_000, &cpu, 16 << 30).unwrap_err();
+        let e = check_image(100_000, 30_000, &cpu, 16 << 30).unwrap_err().to_string();
         assert!(e.contains("more than the 16.0 GiB available") && e.contains("lower --width"), "{e}");
         assert!(available_memory() > 0);
     }
@@ -107,7 +112,7 @@ mod tests {
     #[test]
     fn ranges_name_the_flag() {
         assert!(in_range("--spp", 1u32, 1, 4).is_ok());
-        assert_eq!(in_range("--spp", 0u32, 1, 4).unwrap_err(), "--spp 0: must be 1..=4");
+        assert_eq!(in_range("--spp", 0u32, 1, 4).unwrap_err().to_string(), "--spp 0: must be 1..=4");
         assert!(in_range("--background", -1.0f32, 0.0, 1.0).is_err());
         assert!(in_range("--background", f32::NAN, 0.0, 1.0).is_err());
     }

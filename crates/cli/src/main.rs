@@ -9,6 +9,7 @@ mod compare;
 mod data;
 mod demo;
 mod density;
+mod error;
 mod info;
 mod lightcuts;
 mod limits;
@@ -24,6 +25,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lumbre_gpu::{Backend, Gpu, GpuOptions};
+
+use crate::error::Result;
 
 #[derive(Parser)]
 #[command(name = "lumbre", version, about = "GPU and CPU rendering algorithms: demo, benchmarks and tools")]
@@ -66,15 +69,15 @@ pub struct View {
 impl View {
     /// The output path, or `default` when `-o` was not given; refuses unknown extensions and
     /// missing folders.
-    pub fn out_or(&self, default: &str) -> Result<PathBuf, String> {
+    pub fn out_or(&self, default: &str) -> Result<PathBuf> {
         let out = self.out.clone().unwrap_or_else(|| PathBuf::from(default));
         match out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
             Some("png" | "exr") => {}
-            _ => return Err(format!("-o {}: the file name must end in .png or .exr", out.display())),
+            _ => return Err(format!("-o {}: the file name must end in .png or .exr", out.display()).into()),
         }
         match out.parent() {
             Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
-                Err(format!("-o {}: the folder {} does not exist", out.display(), dir.display()))
+                Err(format!("-o {}: the folder {} does not exist", out.display(), dir.display()).into())
             }
             _ => Ok(out),
         }
@@ -82,14 +85,14 @@ impl View {
 
     /// Checks the image size against the renderers' pixel indices, this machine's free
     /// memory and, on the GPU, its largest buffer.
-    pub fn check(&self, backend: &Backend) -> Result<(), String> {
+    pub fn check(&self, backend: &Backend) -> Result<()> {
         limits::check_image(self.width, self.height, backend, limits::available_memory())
     }
 
     /// Every check of the shared flags, before any work: the output path (`default` without
     /// `-o`), the camera's form, the backend (an error if `gpu` finds no adapter) and the
     /// image size on it. Returns the output path and the backend.
-    pub fn resolve(&self, default: &str, opts: &GpuOptions) -> Result<(PathBuf, Backend), String> {
+    pub fn resolve(&self, default: &str, opts: &GpuOptions) -> Result<(PathBuf, Backend)> {
         let out = self.out_or(default)?;
         if let Some(c) = &self.camera {
             lumbre_raytrace::Camera::parse(c).map_err(|e| format!("--camera {c}: {e}"))?;
@@ -566,7 +569,7 @@ enum BenchCommand {
 const MAX_BOUNCES: u32 = 1024;
 
 /// `--warmup` and `--repeats` of the benchmarks: at least one timed run.
-fn check_effort(warmup: usize, repeats: usize) -> Result<bench::Effort, String> {
+fn check_effort(warmup: usize, repeats: usize) -> Result<bench::Effort> {
     if repeats == 0 {
         return Err("--repeats 0: must be at least 1".into());
     }
@@ -575,9 +578,9 @@ fn check_effort(warmup: usize, repeats: usize) -> Result<bench::Effort, String> 
 
 /// The one mapping from `--backend` to the runtime's backend: an error if `gpu` finds no
 /// adapter.
-fn backend_for(choice: BackendChoice, opts: &GpuOptions) -> Result<Backend, String> {
+fn backend_for(choice: BackendChoice, opts: &GpuOptions) -> Result<Backend> {
     match choice {
-        BackendChoice::Gpu => Gpu::with_options(opts).map(Backend::Gpu).map_err(|e| e.to_string()),
+        BackendChoice::Gpu => Ok(Backend::Gpu(Gpu::with_options(opts)?)),
         BackendChoice::Cpu => Ok(Backend::Cpu),
     }
 }
@@ -606,7 +609,7 @@ fn main() -> ExitCode {
             limits::in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;
             let level = level.unwrap_or(depth);
             if level > depth {
-                return Err(format!("--level {level} is deeper than --depth {depth}: must be 0..={depth}"));
+                return Err(format!("--level {level} is deeper than --depth {depth}: must be 0..={depth}").into());
             }
             limits::in_range("--max-depth", max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
             limits::in_range("--orbit", orbit, 0, limits::MAX_FRAMES)?;
@@ -614,11 +617,12 @@ fn main() -> ExitCode {
             if orbit > 0 && moving > 0 {
                 return Err(format!(
                     "--orbit {orbit} and --move {moving}: choose one (an orbit of a moving cloud is not supported)"
-                ));
+                )
+                .into());
             }
             // A luminance of 1 or more would drop every pixel.
             if !(0.0..1.0).contains(&background) {
-                return Err(format!("--background {background}: must be in [0, 1)"));
+                return Err(format!("--background {background}: must be in [0, 1)").into());
             }
             let (out, backend) = view.resolve("volume.png", &opts)?;
             let options = lumbre_raytrace::VolumeOptions {
@@ -650,7 +654,7 @@ fn main() -> ExitCode {
                     limits::in_range("--max-bounces", max_bounces, 0, MAX_BOUNCES)?;
                 }
                 if !(write_every.is_finite() && write_every > 0.0) {
-                    return Err(format!("--write-every {write_every}: must be a positive number of seconds"));
+                    return Err(format!("--write-every {write_every}: must be a positive number of seconds").into());
                 }
                 if leaf_size == 0 {
                     return Err("--leaf-size 0: must be at least 1".into());
@@ -799,7 +803,8 @@ fn main() -> ExitCode {
                     return Err(format!(
                         "--max-points {max_points} is below the smallest point count, {}",
                         bench::octree::COUNTS[0]
-                    ));
+                    )
+                    .into());
                 }
                 let backend = backend_for(backend, &opts)?;
                 let tables = bench::octree::octree(backend.gpu(), &counts, depth, effort)?;
@@ -837,7 +842,8 @@ fn main() -> ExitCode {
                         "--max-log2 {max_log2}: about {} of memory needed, more than the {} available: lower it",
                         limits::human(need),
                         limits::human(available)
-                    ));
+                    )
+                    .into());
                 }
                 let backend = backend_for(backend, &opts)?;
                 let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };

@@ -13,6 +13,7 @@ use lumbre_radiosity::{
     Surfaces, TwoMesh, render_radiosity,
 };
 
+use crate::error::Result;
 use crate::limits::{available_memory, human};
 use crate::progress::{bar_progress, progress};
 
@@ -69,10 +70,6 @@ pub fn default_counts(backend: &Backend) -> (usize, usize) {
     }
 }
 
-fn err(e: lumbre_gpu::Error) -> String {
-    e.to_string()
-}
-
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
@@ -90,18 +87,17 @@ fn frame_path(out: &Path, frame: Option<u32>) -> PathBuf {
 }
 
 /// The meshes of `args` over `surfaces`.
-fn meshes(args: &RadiosityArgs, surfaces: Surfaces) -> Result<TwoMesh, String> {
+fn meshes(args: &RadiosityArgs, surfaces: Surfaces) -> Result<TwoMesh> {
     let (mesh, note) = match args.method {
         MeshMethod::Fixed => {
-            let (mesh, report) = TwoMesh::fixed(surfaces, args.elements, args.patches).map_err(err)?;
+            let (mesh, report) = TwoMesh::fixed(surfaces, args.elements, args.patches)?;
             (mesh, report.note)
         }
         MeshMethod::Coherent => {
             let bar = progress(0, "2MCE patches measured");
             let opts = Coherence { target: Some(args.patches), ..Coherence::default() };
             let base = (args.patches / 16).max(1);
-            let (mesh, report) =
-                TwoMesh::coherent(surfaces, args.elements, base, &opts, &bar_progress(&bar)).map_err(err)?;
+            let (mesh, report) = TwoMesh::coherent(surfaces, args.elements, base, &opts, &bar_progress(&bar))?;
             bar.finish_and_clear();
             eprintln!(
                 "2MCE: {} patches from {base} ({} splits, {} measured, threshold {:.4})",
@@ -118,7 +114,7 @@ fn meshes(args: &RadiosityArgs, surfaces: Surfaces) -> Result<TwoMesh, String> {
 
 /// The resources of the run, stated on one line, or an error naming the flags to change
 /// when the host cannot hold them.
-fn check_resources(args: &RadiosityArgs, triangles: usize, backend: &Backend) -> Result<(u64, String), String> {
+fn check_resources(args: &RadiosityArgs, triangles: usize, backend: &Backend) -> Result<(u64, String)> {
     let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
     // The cells: at least one per triangle, and about one per element.
     let cells = triangles.max(args.elements);
@@ -136,7 +132,8 @@ fn check_resources(args: &RadiosityArgs, triangles: usize, backend: &Backend) ->
              --patches{hint}",
             human(host),
             human(available)
-        ));
+        )
+        .into());
     }
     let mut line = format!("resources for {flags}: host memory about {}", human(host));
     if let Backend::Gpu(_) = backend {
@@ -173,13 +170,13 @@ fn factor<'a>(
     mesh: &TwoMesh,
     backend: &Backend,
     loaded: &'a mut Option<Factorization>,
-) -> Result<(Placed<'a, Solve>, String, Option<Duration>), String> {
+) -> Result<(Placed<'a, Solve>, String, Option<Duration>)> {
     let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
     if let Some(path) = &args.load {
         let t = Instant::now();
-        let f = loaded.insert(Factorization::load(path, Some(mesh.fingerprint())).map_err(err)?);
+        let f = loaded.insert(Factorization::load(path, Some(mesh.fingerprint()))?);
         let how = format!("loaded {} in {}", path.display(), ms(t.elapsed()));
-        return Ok((backend.place(&Solve { storage, ..Solve::default() }, f).map_err(err)?, how, None));
+        return Ok((backend.place(&Solve { storage, ..Solve::default() }, f)?, how, None));
     }
     let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
     let pc = Precompute { factored: args.factored, ..Precompute::default() };
@@ -187,8 +184,7 @@ fn factor<'a>(
     match backend {
         Backend::Gpu(gpu) => {
             let t = Instant::now();
-            let made = GpuFactor::compute(gpu, mesh, &ff, &pc, storage, args.save.is_some(), &bar_progress(&bar))
-                .map_err(err)?;
+            let made = GpuFactor::compute(gpu, mesh, &ff, &pc, storage, args.save.is_some(), &bar_progress(&bar))?;
             bar.finish_and_clear();
             let mut how = format!(
                 "form factors, precompute and layout on the GPU: {} GPU, {} wall ({} samples per pair; {})",
@@ -198,7 +194,7 @@ fn factor<'a>(
                 made.report
             );
             if let Some(path) = &args.save {
-                made.download(gpu, mesh).map_err(err)?.save(path).map_err(err)?;
+                made.download(gpu, mesh)?.save(path)?;
                 how += &format!("; saved to {}", path.display());
             }
             let time = made.gpu_time();
@@ -206,11 +202,11 @@ fn factor<'a>(
         }
         Backend::Cpu => {
             let t = Instant::now();
-            let (f, _) = ff.cpu_reported(mesh, &bar_progress(&bar)).map_err(err)?;
+            let (f, _) = ff.cpu_reported(mesh, &bar_progress(&bar))?;
             let ff_time = t.elapsed();
-            let lr = LowRank::of_mesh(mesh, f).map_err(err)?;
+            let lr = LowRank::of_mesh(mesh, f)?;
             let t = Instant::now();
-            let (p, report) = pc.run_cpu(&lr, &bar_progress(&bar)).map_err(err)?;
+            let (p, report) = pc.run_cpu(&lr, &bar_progress(&bar))?;
             bar.finish_and_clear();
             let factor = loaded.insert(p.factor.with_fingerprint(mesh.fingerprint()));
             let mut how = format!(
@@ -220,7 +216,7 @@ fn factor<'a>(
                 ms(t.elapsed())
             );
             if let Some(path) = &args.save {
-                factor.save(path).map_err(err)?;
+                factor.save(path)?;
                 how += &format!("; saved to {}", path.display());
             }
             Ok((Placed::Cpu(factor), how, None))
@@ -235,14 +231,14 @@ pub fn peak_memory() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
 }
 
-pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
+pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<()> {
     if !(args.light_scale.is_finite() && args.light_scale >= 0.0) {
-        return Err(format!("--light-scale must be a finite number >= 0, got {}", args.light_scale));
+        return Err(format!("--light-scale must be a finite number >= 0, got {}", args.light_scale).into());
     }
     if args.samples == 0 {
         return Err("--samples must be at least 1".into());
     }
-    lumbre_radiosity::TwoMesh::check_request(args.elements, args.patches).map_err(err)?;
+    lumbre_radiosity::TwoMesh::check_request(args.elements, args.patches)?;
     let t = Instant::now();
     let (scene, camera, loaded) =
         crate::render::load_scene_counted(&args.scene, args.camera.as_deref(), args.width as f32 / args.height as f32)?;
@@ -253,12 +249,13 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
         return Err(format!(
             "{}: no emitting triangles (a material with Ke > 0): radiosity lights a scene by its emitters",
             args.scene.display()
-        ));
+        )
+        .into());
     }
     let (announced, line) = check_resources(args, scene.triangles.len(), backend)?;
     println!("{line}");
     let t = Instant::now();
-    let mesh = meshes(args, Surfaces::from_scene(scene).map_err(err)?)?;
+    let mesh = meshes(args, Surfaces::from_scene(scene)?)?;
     let a = mesh.area_stats();
     println!(
         "{}: {loaded}, load {}; n = {} elements (area {:.3e} .. {:.3e}, spread {:.1}%), k = {} patches ({:?}, {} \
@@ -304,7 +301,7 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
     for light in &lights {
         let solve = Solve { lights: vec![light.clone()], storage, block_rows: None };
         let t = Instant::now();
-        let (b, report) = solve.run_placed(&placed, &()).map_err(err)?;
+        let (b, report) = solve.run_placed(&placed, &())?;
         let w = t.elapsed();
         solve_wall += w;
         kernel += report.gpu.unwrap_or(w);
@@ -320,7 +317,7 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
     if frames > 1 {
         let solve = Solve { lights: lights.clone(), storage, block_rows: None };
         let t = Instant::now();
-        let (_, report) = solve.run_placed(&placed, &()).map_err(err)?;
+        let (_, report) = solve.run_placed(&placed, &())?;
         let all = report.gpu.unwrap_or_else(|| t.elapsed());
         println!(
             "relighting: {frames} lightings in one pass over Y: {} ({:.0} solves/s)",
@@ -333,7 +330,7 @@ pub fn run(args: &RadiosityArgs, backend: &Backend) -> Result<(), String> {
     for (i, b) in solutions.iter().enumerate() {
         let image = render_radiosity(&mesh, b, &camera, args.width, args.height, args.spp, shading);
         let path = frame_path(&args.out, (args.relight > 0).then_some(i as u32));
-        image.save(&path).map_err(|e| e.to_string())?;
+        image.save(&path)?;
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -361,22 +358,21 @@ pub fn render_scene(
     size: (u32, u32),
     counts: (usize, usize),
     backend: &Backend,
-) -> Result<(lumbre_raytrace::Image, Option<Duration>, String), String> {
-    let surfaces = Surfaces::from_scene(scene).map_err(err)?;
-    let (mesh, _) = TwoMesh::fixed(surfaces, counts.0, counts.1).map_err(err)?;
+) -> Result<(lumbre_raytrace::Image, Option<Duration>, String)> {
+    let surfaces = Surfaces::from_scene(scene)?;
+    let (mesh, _) = TwoMesh::fixed(surfaces, counts.0, counts.1)?;
     let ff = FormFactors::default();
     let solve = Solve::new(vec![mesh.emission.clone()]);
     let (b, gpu) = match backend {
         Backend::Gpu(gpu) => {
-            let made =
-                GpuFactor::compute(gpu, &mesh, &ff, &Precompute::default(), Storage::F32, false, &()).map_err(err)?;
-            let (b, report) = solve.run_placed(&Placed::Gpu(gpu.clone(), made.factor.clone()), &()).map_err(err)?;
+            let made = GpuFactor::compute(gpu, &mesh, &ff, &Precompute::default(), Storage::F32, false, &())?;
+            let (b, report) = solve.run_placed(&Placed::Gpu(gpu.clone(), made.factor.clone()), &())?;
             (b, Some(made.gpu_time() + report.gpu.unwrap_or_default()))
         }
         Backend::Cpu => {
-            let lr = LowRank::of_mesh(&mesh, ff.cpu(&mesh).map_err(err)?).map_err(err)?;
-            let factor = Precompute::default().cpu(&lr).map_err(err)?.factor;
-            (solve.cpu(&factor).map_err(err)?, None)
+            let lr = LowRank::of_mesh(&mesh, ff.cpu(&mesh)?)?;
+            let factor = Precompute::default().cpu(&lr)?.factor;
+            (solve.cpu(&factor)?, None)
         }
     };
     let b = b.0.into_iter().next().unwrap_or_default();

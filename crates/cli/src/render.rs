@@ -10,6 +10,7 @@ use lumbre_gpu::{Backend, Compute, Placed, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, Scene, WhittedRender};
 
+use crate::error::Result;
 use crate::progress::progress;
 
 /// The integrator of `lumbre render`.
@@ -44,20 +45,20 @@ pub struct RenderArgs {
 /// Loads a scene file (OBJ or glTF), reporting dropped input on stderr; the camera is `spec`,
 /// else the file's first camera, else one framing the scene, and scenes without lights get
 /// the default light.
-pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera), String> {
+pub fn load_scene(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera)> {
     load_scene_counted(path, spec, aspect).map(|(scene, camera, _)| (scene, camera))
 }
 
 /// [`load_scene`], also returning the load report's summary (triangles kept and dropped) for
 /// the command's own summary line. The one way the CLI loads a scene by argument: `set:NAME`
 /// names a scene of the set ([`crate::scenes`]), seen by default from the set's camera.
-pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String), String> {
+pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Result<(Scene, Camera, String)> {
     if let Some(name) = crate::scenes::set_name(path) {
         let (mut scene, camera, summary) = crate::scenes::load(name, spec)?;
         lumbre_raytrace::add_default_light(&mut scene, &camera);
         return Ok((scene, camera, summary));
     }
-    let (mut scene, report) = Scene::load(path).map_err(|e| e.to_string())?;
+    let (mut scene, report) = Scene::load(path)?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
         eprintln!("warning: {}: {report}", path.display());
     }
@@ -70,7 +71,7 @@ pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Resul
     Ok((scene, camera, summary))
 }
 
-pub fn run(args: &RenderArgs, backend: &Backend) -> Result<(), String> {
+pub fn run(args: &RenderArgs, backend: &Backend) -> Result<()> {
     let o = &args.options;
     let t0 = Instant::now();
     let (scene, camera, loaded) =
@@ -92,17 +93,11 @@ pub fn run(args: &RenderArgs, backend: &Backend) -> Result<(), String> {
     }
 }
 
-fn whitted(
-    args: &RenderArgs,
-    backend: &Backend,
-    prepared: &Prepared,
-    camera: Camera,
-    header: &str,
-) -> Result<(), String> {
+fn whitted(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
     let o = args.options;
     let mut render = WhittedRender { camera, options: o };
     let t = Instant::now();
-    let placed = backend.place(&render, prepared).map_err(|e| e.to_string())?;
+    let placed = backend.place(&render, prepared)?;
     let upload = t.elapsed();
     let done = progressive(args, ["rays"], |first, count, progress| {
         render.options.batch = Some((first, count));
@@ -125,8 +120,7 @@ fn whitted(
 
 /// The progressive path render: batches of samples `[done, done + batch)` through
 /// `run_placed` on the scene placed once.
-fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<(), String> {
-    let err = |e: lumbre_gpu::Error| e.to_string();
+fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
     let o = &args.options;
     let options = PathOptions {
         width: o.width,
@@ -138,10 +132,10 @@ fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camer
         background: glam::Vec3::ZERO,
         query: o.query,
     };
-    options.check().map_err(err)?;
+    options.check()?;
     let mut render = PathRender { camera, options };
     let t = Instant::now();
-    let placed: Placed<'_, PathRender> = backend.place(&render, prepared).map_err(err)?;
+    let placed: Placed<'_, PathRender> = backend.place(&render, prepared)?;
     let upload = t.elapsed();
     let done = progressive(args, ["paths", "rays", "extension rays", "shadow rays"], |first, count, progress| {
         render.options.first_sample = first;
@@ -192,7 +186,7 @@ fn progressive<const N: usize>(
     args: &RenderArgs,
     stats: [&str; N],
     mut run: impl FnMut(u32, u32, &dyn lumbre_gpu::Progress) -> lumbre_gpu::Result<(Image, Report)>,
-) -> Result<Progressive, String> {
+) -> Result<Progressive> {
     let o = &args.options;
     let spp = o.spp;
     let mut sum = vec![DVec3::ZERO; o.width as usize * o.height as usize];
@@ -208,7 +202,7 @@ fn progressive<const N: usize>(
         let height = o.height as u64;
         let row_progress = |_: &str, rows: u64, _: u64| bar.set_position(done as u64 + batch as u64 * rows / height);
         let t = Instant::now();
-        let (image, report) = run(done, batch, &row_progress).map_err(|e| e.to_string())?;
+        let (image, report) = run(done, batch, &row_progress)?;
         let took = t.elapsed();
         render_time += report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or(took));
         for (s, px) in sum.iter_mut().zip(&image.pixels) {
@@ -225,20 +219,20 @@ fn progressive<const N: usize>(
         let target = BATCH_TARGET.as_secs_f64().min(args.write_every);
         batch = ((target / per_sample.max(1e-9)) as u32).clamp(1, batch.saturating_mul(4).max(1));
         if done < spp && last_write.elapsed().as_secs_f64() >= args.write_every {
-            mean_image(&sum, done, o.width, o.height)?.save(&args.out).map_err(|e| e.to_string())?;
+            mean_image(&sum, done, o.width, o.height)?.save(&args.out)?;
             last_write = Instant::now();
             writes += 1;
         }
     }
     bar.finish_and_clear();
-    mean_image(&sum, done, o.width, o.height)?.save(&args.out).map_err(|e| e.to_string())?;
+    mean_image(&sum, done, o.width, o.height)?.save(&args.out)?;
     Ok(Progressive { totals, render_time, wall: started.elapsed(), writes })
 }
 
 /// The mean of `n` samples whose per-pixel sums are `sum`.
-fn mean_image(sum: &[DVec3], n: u32, width: u32, height: u32) -> Result<Image, String> {
+fn mean_image(sum: &[DVec3], n: u32, width: u32, height: u32) -> Result<Image> {
     let pixels = sum.iter().map(|s| (*s / n.max(1) as f64).as_vec3()).collect();
-    Image::from_pixels(width, height, pixels)
+    Ok(Image::from_pixels(width, height, pixels)?)
 }
 
 /// `n` per second with a unit prefix: `3.52 Grays`, `812 Krays`.

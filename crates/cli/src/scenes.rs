@@ -16,6 +16,7 @@ use lumbre_raytrace::{
     Camera, Image, LoadReport, Material, MaterialKind, PathOptions, PathRender, Prepared, Scene, SceneBuilder, stand_on,
 };
 
+use crate::error::{Error, Result};
 use crate::table::Table;
 
 /// The prefix that names a scene of the set where a scene file is expected.
@@ -44,7 +45,7 @@ pub struct SetScene {
     /// Side of the small CPU reference in pixels.
     pub small_size: u32,
     /// Builds the scene.
-    pub build: fn() -> Result<(Scene, LoadReport), String>,
+    pub build: fn() -> Result<(Scene, LoadReport)>,
 }
 
 /// The set, in the order `lumbre scenes` lists it.
@@ -97,10 +98,11 @@ pub fn names() -> String {
 }
 
 /// The scene of the set named `name`; an unknown name is an error listing the set.
-pub fn find(name: &str) -> Result<&'static SetScene, String> {
-    SET.iter().find(|s| s.name == name).ok_or_else(|| {
+pub fn find(name: &str) -> Result<&'static SetScene> {
+    let found = SET.iter().find(|s| s.name == name);
+    Ok(found.ok_or_else(|| {
         format!("no scene named \"{name}\" in the set; the set is: {} (`lumbre scenes` lists them)", names())
-    })
+    })?)
 }
 
 /// The name after `set:` when `arg` names a scene of the set rather than a file.
@@ -110,7 +112,7 @@ pub fn set_name(arg: &Path) -> Option<&str> {
 
 /// The scene `set:NAME` and its camera: `spec` (the `--camera` form) when given, else the
 /// set's; with the load summary (triangles kept and dropped) of `load_scene_counted`.
-pub fn load(name: &str, spec: Option<&str>) -> Result<(Scene, Camera, String), String> {
+pub fn load(name: &str, spec: Option<&str>) -> Result<(Scene, Camera, String)> {
     let entry = find(name)?;
     let (scene, report) = (entry.build)().map_err(|e| format!("{PREFIX}{name}: {e}"))?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
@@ -124,12 +126,12 @@ pub fn load(name: &str, spec: Option<&str>) -> Result<(Scene, Camera, String), S
 /// The small CPU reference of `entry`, whose built scene is `scene`: the path tracer with its
 /// default settings (full global illumination) from the set's camera, `small_size` pixels
 /// square at [`SMALL_SPP`] samples, in one batch, so that it is the same bits on every run.
-pub fn small_reference(entry: &SetScene, scene: Scene) -> Result<Image, String> {
+pub fn small_reference(entry: &SetScene, scene: Scene) -> Result<Image> {
     let camera = Camera::parse(entry.camera)?;
     let prepared = Prepared::new(scene, &Default::default());
     let size = entry.small_size;
     let options = PathOptions { width: size, height: size, spp: SMALL_SPP, ..Default::default() };
-    let (image, _) = PathRender { camera, options }.render_cpu(&prepared, &|| {}).map_err(|e| e.to_string())?;
+    let (image, _) = PathRender { camera, options }.render_cpu(&prepared, &|| {})?;
     Ok(image)
 }
 
@@ -144,11 +146,11 @@ pub fn reference_command(entry: &SetScene) -> String {
 
 /// `lumbre scenes`: the table of the scenes `only` (all when empty), and with `write` each
 /// as `DIR/NAME.obj` + `.mtl`, with `small` each small CPU reference as `DIR/NAME.exr`.
-pub fn run(only: &[String], write: Option<&Path>, small: Option<&Path>) -> Result<(), String> {
+pub fn run(only: &[String], write: Option<&Path>, small: Option<&Path>) -> Result<()> {
     let entries: Vec<&SetScene> =
         if only.is_empty() { SET.iter().collect() } else { only.iter().map(|n| find(n)).collect::<Result<_, _>>()? };
     for dir in [write, small].into_iter().flatten() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create the folder: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::folder(dir, e))?;
     }
     let mut table = Table::new(
         "The scene set (set:NAME wherever a scene file goes)",
@@ -180,12 +182,12 @@ pub fn run(only: &[String], write: Option<&Path>, small: Option<&Path>) -> Resul
         ]);
         if let Some(dir) = write {
             let path = dir.join(format!("{}.obj", entry.name));
-            scene.write_obj(&path).map_err(|e| e.to_string())?;
+            scene.write_obj(&path)?;
             eprintln!("wrote {} and its .mtl", path.display());
         }
         if let Some(dir) = small {
             let path = dir.join(format!("{}.exr", entry.name));
-            small_reference(entry, scene)?.save(&path).map_err(|e| e.to_string())?;
+            small_reference(entry, scene)?.save(&path)?;
             eprintln!(
                 "wrote {} ({size}x{size} at {SMALL_SPP} spp on the CPU)",
                 path.display(),
@@ -228,7 +230,7 @@ fn emitter(name: &str, ke: [f32; 3]) -> Material {
 }
 
 /// A bundled mesh (`"suzanne"`, `"teapot"`, `"stanford-bunny"`).
-fn mesh(name: &str) -> Result<Scene, String> {
+fn mesh(name: &str) -> Result<Scene> {
     crate::data::scene(name, None)
 }
 
@@ -247,15 +249,15 @@ fn ceiling_light(builder: &mut SceneBuilder, centre: Vec3, size_x: f32, size_z: 
 /// overlap, close enough that almost no light leaks behind it.
 const LIGHT_GAP: f32 = 0.005;
 
-fn cornell() -> Result<(Scene, LoadReport), String> {
+fn cornell() -> Result<(Scene, LoadReport)> {
     let (_, obj) = crate::data::FILES
         .iter()
         .find(|(f, _)| *f == "CornellBox-Diffuse.obj")
         .ok_or("CornellBox-Diffuse.obj is not bundled")?;
-    Scene::load_obj_bytes(Path::new("CornellBox-Diffuse.obj"), obj, crate::data::FILES).map_err(|e| e.to_string())
+    Ok(Scene::load_obj_bytes(Path::new("CornellBox-Diffuse.obj"), obj, crate::data::FILES)?)
 }
 
-fn bunny_room() -> Result<(Scene, LoadReport), String> {
+fn bunny_room() -> Result<(Scene, LoadReport)> {
     let bunny = mesh("stanford-bunny")?;
     let (lo, hi) = (Vec3::new(-1.5, 0.0, -1.5), Vec3::new(1.5, 2.5, 1.5));
     let white = diffuse("white", WHITE);
@@ -280,7 +282,7 @@ fn bunny_room() -> Result<(Scene, LoadReport), String> {
     Ok(b.build_report())
 }
 
-fn two_lights() -> Result<(Scene, LoadReport), String> {
+fn two_lights() -> Result<(Scene, LoadReport)> {
     let (suzanne, teapot) = (mesh("suzanne")?, mesh("teapot")?);
     let (lo, hi) = (Vec3::new(-2.0, 0.0, -2.0), Vec3::new(2.0, 2.5, 2.0));
     let white = diffuse("white", WHITE);
@@ -314,7 +316,7 @@ fn two_lights() -> Result<(Scene, LoadReport), String> {
     Ok(b.build_report())
 }
 
-fn million() -> Result<(Scene, LoadReport), String> {
+fn million() -> Result<(Scene, LoadReport)> {
     let bunny = mesh("stanford-bunny")?;
     let (lo, hi) = (Vec3::new(-2.0, 0.0, -2.0), Vec3::new(2.0, 2.5, 2.0));
     let white = diffuse("white", WHITE);
@@ -342,7 +344,7 @@ fn million() -> Result<(Scene, LoadReport), String> {
     Ok(b.build_report())
 }
 
-fn open_ground() -> Result<(Scene, LoadReport), String> {
+fn open_ground() -> Result<(Scene, LoadReport)> {
     let (suzanne, teapot) = (mesh("suzanne")?, mesh("teapot")?);
     let mut b = SceneBuilder::new();
     // 200 x 200, facing up (edge_u = Z, edge_v = X: Z x X = +Y).

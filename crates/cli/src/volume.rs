@@ -10,6 +10,7 @@ use lumbre_raytrace::{
     Camera, MAX_PHANTOM_N, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
 };
 
+use crate::error::Result;
 use crate::limits::{available_memory, human};
 use crate::progress::progress;
 
@@ -33,7 +34,7 @@ const BYTES_PER_POINT: u64 = 160;
 /// of image slices, or `phantom:N` (the Shepp-Logan head phantom on an N³ grid). Dropped
 /// points and warnings go to stderr; returns the cloud and a summary of what was kept and
 /// dropped for the command's own summary line.
-pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String), String> {
+pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String)> {
     if let Some(n) = spec.strip_prefix("phantom:") {
         let n: u32 = n.parse().map_err(|_| format!("phantom:N needs a number, got {n:?}"))?;
         if !(4..=MAX_PHANTOM_N).contains(&n) {
@@ -41,7 +42,8 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String), S
                 "phantom:{n}: N must be 4..={MAX_PHANTOM_N} (the head has about 0.26 N³ points and an octree holds \
                  at most {} of them)",
                 lumbre_octree::MAX_POINTS
-            ));
+            )
+            .into());
         }
         let points = (0.2557 * f64::from(n).powi(3)) as u64;
         let (need, available) = (points * BYTES_PER_POINT, available_memory());
@@ -50,7 +52,8 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String), S
                 "phantom:{n}: about {points} points need {} of memory, more than the {} available: use a smaller N",
                 human(need),
                 human(available)
-            ));
+            )
+            .into());
         }
         let cloud = phantom_cloud(n);
         let summary = format!("{} points", cloud.len());
@@ -64,8 +67,7 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String), S
             Some("ply") => PointCloud::load_ply(path),
             _ => PointCloud::load_text(path),
         }
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     if report.dropped_non_finite > 0 || !report.warnings.is_empty() {
         eprintln!(
             "warning: {}: {} points kept, {} dropped (NaN/inf){}",
@@ -76,7 +78,7 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String), S
         );
     }
     if cloud.is_empty() {
-        return Err(format!("{spec}: no points"));
+        return Err(format!("{spec}: no points").into());
     }
     let summary = format!("{} points ({} dropped: NaN/inf)", report.points, report.dropped_non_finite);
     Ok((cloud, summary))
@@ -113,13 +115,11 @@ enum Tree {
 impl Tree {
     /// Builds the tree of `points` in `root` where `backend` says; returns it with the build
     /// time (GPU time on the GPU) and a description of its size.
-    fn build(backend: &Backend, points: &Points, depth: u32, root: Root) -> Result<(Tree, Duration, String), String> {
-        let err = |e: lumbre_gpu::Error| e.to_string();
+    fn build(backend: &Backend, points: &Points, depth: u32, root: Root) -> Result<(Tree, Duration, String)> {
         match backend {
             Backend::Cpu => {
                 let t = Instant::now();
-                let (tree, _) =
-                    Octree::build_in(&points.positions, &points.attrs, depth, root).map_err(|e| e.to_string())?;
+                let (tree, _) = Octree::build_in(&points.positions, &points.attrs, depth, root)?;
                 let time = t.elapsed();
                 let size = format!(
                     "{} nodes, {:.1} bytes/point packed",
@@ -130,12 +130,12 @@ impl Tree {
             }
             Backend::Gpu(gpu) => {
                 let build = GpuBuild { depth, root: Some(root) };
-                let cloud = build.upload(gpu, points).map_err(err)?;
+                let cloud = build.upload(gpu, points)?;
                 let mut rec = gpu.recorder();
-                let tree = build.record(&mut rec, &cloud).map_err(err)?;
-                let time = rec.submit().map_err(err)?.gpu();
+                let tree = build.record(&mut rec, &cloud)?;
+                let time = rec.submit()?.gpu();
                 // Interior level offsets, then the payload count.
-                let sizes = gpu.download(&tree.levels).map_err(err)?;
+                let sizes = gpu.download(&tree.levels)?;
                 let size = format!(
                     "{} interior nodes and {} payloads (packed)",
                     sizes[sizes.len() - 2],
@@ -168,13 +168,13 @@ fn render_once(
     depth: u32,
     camera: &Camera,
     o: &VolumeOptions,
-) -> Result<(lumbre_raytrace::Image, Duration), String> {
+) -> Result<(lumbre_raytrace::Image, Duration)> {
     let r = VolumeRender { camera: *camera, options: o.clone(), tree_depth: depth };
-    let (image, report) = r.run_placed(placed, &()).map_err(|e| e.to_string())?;
+    let (image, report) = r.run_placed(placed, &())?;
     Ok((image, report.gpu.unwrap_or_else(|| report.total())))
 }
 
-pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
+pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<()> {
     let t0 = Instant::now();
     let (cloud, loaded) = load_cloud(&args.cloud, args.background_threshold)?;
     let mut points = cloud_points(&cloud);
@@ -212,7 +212,7 @@ pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
             let (update, nodes) = match &mut tree {
                 Tree::Cpu(t) => {
                     let start = Instant::now();
-                    t.update(&points.positions, &next, &points.attrs).map_err(|e| e.to_string())?;
+                    t.update(&points.positions, &next, &points.attrs)?;
                     (start.elapsed(), format!("{} nodes", t.nodes.len()))
                 }
                 Tree::Gpu(..) => {
@@ -227,7 +227,7 @@ pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
             points.positions = next;
             let (img, render) = render_once(&tree.placed(), args.depth, &camera, &args.options)?;
             let path = frame_path(&args.out, i, args.moving);
-            img.save(&path).map_err(|e| e.to_string())?;
+            img.save(&path)?;
             bar.suspend(|| {
                 println!(
                     "frame {i}: update {:.2} ms, render {:.2} ms, {nodes} -> {}",
@@ -250,7 +250,7 @@ pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
             let (img, rt) = render_once(&placed, args.depth, &cam, &args.options)?;
             total += rt;
             let path = frame_path(&args.out, i, args.orbit);
-            img.save(&path).map_err(|e| e.to_string())?;
+            img.save(&path)?;
             bar.suspend(|| println!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()));
             bar.inc(1);
         }
@@ -259,17 +259,17 @@ pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<(), String> {
         return Ok(());
     }
     let (img, rt) = render_once(&placed, args.depth, &camera, &args.options)?;
-    img.save(&args.out).map_err(|e| e.to_string())?;
+    img.save(&args.out)?;
     println!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, args.out.display());
     Ok(())
 }
 
 /// Parses `--mode`.
-pub fn mode(s: &str) -> Result<VolumeMode, String> {
+pub fn mode(s: &str) -> Result<VolumeMode> {
     match s {
         "colour" | "color" => Ok(VolumeMode::Colour),
         "depth" => Ok(VolumeMode::Depth),
         "phong" => Ok(VolumeMode::Phong),
-        _ => Err(format!("--mode must be colour, depth or phong, not {s:?}")),
+        _ => Err(format!("--mode must be colour, depth or phong, not {s:?}").into()),
     }
 }

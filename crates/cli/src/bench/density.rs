@@ -8,12 +8,13 @@ use lumbre_density::{Density, Filter, Method};
 use lumbre_gpu::Gpu;
 
 use super::Effort;
+use crate::error::Result;
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
 /// The methods `--methods` names: `brute`, `octree` (compaction by look-back), `octree-hp`
 /// (the paper's histogram pyramid), `bvh`.
-pub fn parse_methods(list: &str) -> Result<Vec<Density>, String> {
+pub fn parse_methods(list: &str) -> Result<Vec<Density>> {
     list.split(',')
         .map(|m| {
             let mut d = Density::default();
@@ -25,7 +26,9 @@ pub fn parse_methods(list: &str) -> Result<Vec<Density>, String> {
                     d.octree.filter = Filter::HistoPyramid;
                 }
                 "bvh" => d.method = Method::Bvh,
-                other => return Err(format!("--methods: unknown method {other} (brute, octree, octree-hp, bvh)")),
+                other => {
+                    return Err(format!("--methods: unknown method {other} (brute, octree, octree-hp, bvh)").into());
+                }
             }
             Ok(d)
         })
@@ -42,13 +45,7 @@ fn name(d: &Density) -> String {
 }
 
 /// Table 1's first `rows` workloads by `methods`, on the CPU (`cpu`) and `gpu`.
-pub fn density(
-    gpu: Option<&Gpu>,
-    rows: usize,
-    methods: Vec<Density>,
-    cpu: bool,
-    effort: Effort,
-) -> Result<Vec<Table>, String> {
+pub fn density(gpu: Option<&Gpu>, rows: usize, methods: Vec<Density>, cpu: bool, effort: Effort) -> Result<Vec<Table>> {
     let opts = table1::Options {
         methods,
         cpu,
@@ -59,7 +56,7 @@ pub fn density(
     };
     let bar = progress(rows as u64, "table 1");
     let workloads = &table1::WORKLOADS[..rows.min(table1::WORKLOADS.len())];
-    let measured = table1::measure(workloads, &opts, &bar_progress(&bar)).map_err(|e| e.to_string())?;
+    let measured = table1::measure(workloads, &opts, &bar_progress(&bar))?;
     bar.finish_and_clear();
     let mut t = Table::new(
         "Density estimation, the paper's Table 1: disks x segments uniform in the unit cube, radius 0.01",

@@ -10,6 +10,7 @@ use lumbre_gpu::{Backend, Compute};
 use lumbre_raytrace::metrics::{DiffMap, compare, false_colour};
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, Scene};
 
+use crate::error::{Error, Result};
 use crate::scenes::SetScene;
 use crate::table::{Table, sig};
 
@@ -40,7 +41,7 @@ pub struct Rendered {
 /// A method of the table.
 pub struct Method {
     pub name: &'static str,
-    pub render: fn(&Setup, &Backend) -> Result<Rendered, String>,
+    pub render: fn(&Setup, &Backend) -> Result<Rendered>,
 }
 
 /// The methods, in the table's order.
@@ -55,21 +56,21 @@ pub fn methods() -> Vec<Method> {
 }
 
 /// The path tracer at `spp`.
-fn path_at(setup: &Setup, backend: &Backend, spp: u32) -> Result<Rendered, String> {
+fn path_at(setup: &Setup, backend: &Backend, spp: u32) -> Result<Rendered> {
     let options = PathOptions { width: setup.size, height: setup.size, spp, ..Default::default() };
     let render = PathRender { camera: setup.camera, options };
-    let placed = backend.place(&render, &setup.prepared).map_err(|e| e.to_string())?;
-    let (image, report) = render.run_placed(&placed, &()).map_err(|e| e.to_string())?;
+    let placed = backend.place(&render, &setup.prepared)?;
+    let (image, report) = render.run_placed(&placed, &())?;
     Ok(Rendered { image, gpu: report.gpu, note: format!("{spp} spp, next-event estimation and MIS"), heatmap: None })
 }
 
-fn path(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+fn path(setup: &Setup, backend: &Backend) -> Result<Rendered> {
     path_at(setup, backend, PATH_SPP)
 }
 
 /// Density estimation at the `density` command's defaults (1e7 photons on a GPU, 1e6 on the
 /// CPU).
-fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+fn density(setup: &Setup, backend: &Backend) -> Result<Rendered> {
     let photons = crate::density::default_photons(backend);
     let o = crate::density::DensityOptions {
         photons,
@@ -88,7 +89,7 @@ fn density(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
 }
 
 /// Low-rank radiosity at the `radiosity` command's defaults for the backend.
-fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered> {
     let counts = crate::radiosity::default_counts(backend);
     let (image, gpu, note) =
         crate::radiosity::render_scene(setup.scene.clone(), &setup.camera, (setup.size, setup.size), counts, backend)?;
@@ -96,11 +97,10 @@ fn radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
 }
 
 /// Lightcuts at the `lightcuts` command's defaults.
-fn lightcuts(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+fn lightcuts(setup: &Setup, backend: &Backend) -> Result<Rendered> {
     let o = crate::lightcuts::LightcutsOptions::default();
     let lit = crate::lightcuts::render(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
-    let heatmap =
-        lumbre_lightcuts::cut_heatmap(&lit.cuts, setup.size, setup.size, o.max_cut).map_err(|e| e.to_string())?;
+    let heatmap = lumbre_lightcuts::cut_heatmap(&lit.cuts, setup.size, setup.size, o.max_cut)?;
     let note = format!(
         "{} VPLs, average cut {:.0} (heat map: blue 1 .. red {})",
         lit.vpls,
@@ -112,7 +112,7 @@ fn lightcuts(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
 
 /// Instant radiosity (every VPL for every pixel) with the imperfect shadow maps' default
 /// VPL count: the baseline lightcuts is measured against.
-fn instant_radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered, String> {
+fn instant_radiosity(setup: &Setup, backend: &Backend) -> Result<Rendered> {
     let o = crate::lightcuts::LightcutsOptions {
         method: crate::lightcuts::MethodChoice::Instant,
         visibility: crate::lightcuts::VisibilityChoice::Ism,
@@ -147,7 +147,7 @@ pub fn scene(
     backend: &Backend,
     size: u32,
     out: Option<&Path>,
-) -> Result<(Vec<Row>, Vec<Images>), String> {
+) -> Result<(Vec<Row>, Vec<Images>)> {
     let (scene, _) = (entry.build)()?;
     let camera = Camera::parse(entry.camera)?;
     let prepared = Prepared::new(scene.clone(), &Default::default());
@@ -160,7 +160,7 @@ pub fn scene(
         let start = Instant::now();
         let r = (m.render)(&setup, backend)?;
         let wall = start.elapsed();
-        let error = compare(&r.image, reference, &[]).map_err(|e| e.to_string())?.rel_mean;
+        let error = compare(&r.image, reference, &[])?.rel_mean;
         let time = r.gpu.unwrap_or(wall);
         if m.name == "path tracer" {
             per_spp = Some(time / PATH_SPP);
@@ -170,16 +170,15 @@ pub fn scene(
             (Backend::Gpu(_), Some(unit), name) if name != "path tracer" => {
                 let spp = (time.as_secs_f64() / unit.as_secs_f64().max(1e-9)).round().clamp(1.0, 65536.0) as u32;
                 let p = path_at(&setup, backend, spp)?;
-                Some((spp, compare(&p.image, reference, &[]).map_err(|e| e.to_string())?.rel_mean))
+                Some((spp, compare(&p.image, reference, &[])?.rel_mean))
             }
             _ => None,
         };
-        let diff = false_colour(&r.image, reference, DiffMap::Relative).map_err(|e| e.to_string())?;
+        let diff = false_colour(&r.image, reference, DiffMap::Relative)?;
         if let Some(dir) = out {
             let file = format!("{}-{}-{}.png", entry.name, slug(m.name), backend.name());
-            r.image.save(&dir.join(&file)).map_err(|e| e.to_string())?;
-            diff.save(&dir.join(format!("{}-{}-{}-error.png", entry.name, slug(m.name), backend.name())))
-                .map_err(|e| e.to_string())?;
+            r.image.save(&dir.join(&file))?;
+            diff.save(&dir.join(format!("{}-{}-{}-error.png", entry.name, slug(m.name), backend.name())))?;
         }
         rows.push(Row { scene: entry.name, method: m.name, gpu: r.gpu, wall, error, path_equal, note: r.note });
         images.push((m.name.to_string(), r.image, diff, r.heatmap));
@@ -223,9 +222,9 @@ pub fn slug(name: &str) -> String {
 }
 
 /// `lumbre bench gi`: the scenes named in `only` (all when empty) on `backend`.
-pub fn run(only: &[String], backend: &Backend, out: Option<&Path>) -> Result<Table, String> {
+pub fn run(only: &[String], backend: &Backend, out: Option<&Path>) -> Result<Table> {
     if let Some(dir) = out {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::folder(dir, e))?;
     }
     let mut rows = Vec::new();
     for entry in crate::scenes::SET.iter().filter(|e| only.is_empty() || only.iter().any(|n| n == e.name)) {

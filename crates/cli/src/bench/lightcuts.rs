@@ -15,6 +15,7 @@ use lumbre_lightcuts::{ClusterMetric, CutOptions, HEAP_SIZES, Method, Render, Vi
 use lumbre_raytrace::Prepared;
 
 use super::Effort;
+use crate::error::Result;
 use crate::lightcuts::{STAGES, VisibilityChoice};
 use crate::progress::progress;
 use crate::table::{Table, sig};
@@ -47,9 +48,11 @@ pub struct Options {
 
 impl Options {
     /// Checks the values, naming the flag and what is allowed.
-    pub fn check(&self, backend: &Backend) -> Result<(), String> {
+    pub fn check(&self, backend: &Backend) -> Result<()> {
         if self.size == 0 || self.cut_size == 0 {
-            return Err(format!("--size and --cut-size must be 1 or more, got {} and {}", self.size, self.cut_size));
+            return Err(
+                format!("--size and --cut-size must be 1 or more, got {} and {}", self.size, self.cut_size).into()
+            );
         }
         let max = (1u32 << 31) - 1;
         let lists = [
@@ -60,11 +63,11 @@ impl Options {
         ];
         for (flag, list) in lists {
             if let Some(n) = list.iter().find(|&&n| n == 0 || n > max) {
-                return Err(format!("{flag}: every count must be in 1..={max}, got {n}"));
+                return Err(format!("{flag}: every count must be in 1..={max}, got {n}").into());
             }
         }
         if backend.gpu().is_some() && !HEAP_SIZES.contains(&self.heap) {
-            return Err(format!("--heap must be one of {HEAP_SIZES:?} on the GPU, got {}", self.heap));
+            return Err(format!("--heap must be one of {HEAP_SIZES:?} on the GPU, got {}", self.heap).into());
         }
         if self.heap == 0 {
             return Err("--heap must be 1 or more, got 0".into());
@@ -99,13 +102,14 @@ fn ism_size_for(
     vpls: u32,
     visibility: VisibilityChoice,
     asked: u32,
-) -> Result<(u32, Option<String>), String> {
+) -> Result<(u32, Option<String>)> {
     let fits = |ism_size| {
         crate::lightcuts::LightcutsOptions { vpls, visibility, ism_size, ..Default::default() }.check_memory(backend)
     };
     let Err(why) = fits(asked) else { return Ok((asked, None)) };
     let mut smaller = std::iter::successors(Some(asked), |&m| (m > 32).then_some(m / 2)).skip(1);
-    smaller.find(|&m| fits(m).is_ok()).map(|m| (m, Some(why.clone()))).ok_or(why)
+    let why = why.to_string();
+    smaller.find(|&m| fits(m).is_ok()).map(|m| (m, Some(why.clone()))).ok_or_else(|| why.into())
 }
 
 fn percent(x: f64) -> String {
@@ -127,9 +131,8 @@ fn frame_cells(r: &FrameRow) -> Vec<String> {
 
 /// The frame table, the cut-size table and the greedy build's table (the last two when
 /// asked for) on `backend`.
-pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
+pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>> {
     o.check(backend)?;
-    let err = |e: lumbre_gpu::Error| e.to_string();
     let scene = crate::data::scene(SCENE, None)?;
     let prepared = Prepared::new(scene, &Default::default());
     let effort = o.effort;
@@ -170,7 +173,7 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
             };
             let method = Method::Lightcuts(CutOptions { heap: o.heap, ..CutOptions::default() });
             let base = Render { view: View::cornell(o.size, o.size), visibility, method, ..Render::default() };
-            for r in scaling(backend, &prepared, &base, &[n], o.instant_max, effort).map_err(err)? {
+            for r in scaling(backend, &prepared, &base, &[n], o.instant_max, effort)? {
                 t.row(frame_cells(&r));
             }
             bar.inc(1);
@@ -215,7 +218,7 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
         let bar = progress(o.cut_vpls.len() as u64, "cut sizes");
         for &n in &o.cut_vpls {
             let view = View::cornell(o.cut_size, o.cut_size);
-            for r in cut_sizes(backend, &prepared, view, &[n]).map_err(err)? {
+            for r in cut_sizes(backend, &prepared, view, &[n])? {
                 t.row(vec![r.builder.into(), r.metric.into(), r.vpls.to_string(), sig(r.average_cut), ms(r.build)]);
             }
             bar.inc(1);
@@ -232,7 +235,7 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
         let mut t = Table::new("Greedy light tree build on the CPU", &["metric", "VPLs", "build ms"]);
         for &n in &o.greedy {
             for metric in [ClusterMetric::Walter, ClusterMetric::PAPER] {
-                let (vpls, d) = greedy_build_time(&prepared, n, metric, o.effort.repeats).map_err(err)?;
+                let (vpls, d) = greedy_build_time(&prepared, n, metric, o.effort.repeats)?;
                 t.row(vec![metric.name().into(), vpls.to_string(), ms(d)]);
             }
         }
@@ -249,9 +252,9 @@ pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>, String> {
 /// The ISM build at each VPL count (64x64 maps, every texel checked against the CPU's),
 /// then pull-push of the paper's 3968x3968 atlas (961 maps of 128x128) against the copy of
 /// its bytes.
-fn ism_tables(gpu: &lumbre_gpu::Gpu, prepared: &Prepared, vpls: &[u32], effort: Effort) -> Result<Vec<Table>, String> {
+fn ism_tables(gpu: &lumbre_gpu::Gpu, prepared: &Prepared, vpls: &[u32], effort: Effort) -> Result<Vec<Table>> {
     let triangles = prepared.scene.triangle_positions();
-    let (builds, pull_push) = ism::standard(gpu, &triangles, vpls, effort).map_err(|e| e.to_string())?;
+    let (builds, pull_push) = ism::standard(gpu, &triangles, vpls, effort)?;
     let mut b = Table::new(
         format!("Imperfect shadow maps of {SCENE} on {}: build", gpu.adapter_name()),
         &["VPLs", "map", "points/VPL", "atlas", "MB", "splat ms", "pull-push ms", "build ms", "texels != CPU"],
@@ -295,11 +298,12 @@ mod tests {
     #[test]
     fn ism_maps_shrink_until_the_atlas_fits() {
         let cpu = Backend::Cpu;
-        assert_eq!(ism_size_for(&cpu, 1000, VisibilityChoice::Ism, 64), Ok((64, None)));
+        assert_eq!(ism_size_for(&cpu, 1000, VisibilityChoice::Ism, 64).unwrap(), (64, None));
         let (size, why) = ism_size_for(&cpu, 600_000, VisibilityChoice::Ism, 64).unwrap();
         assert!(size == 32 && why.unwrap().contains("GiB"));
-        assert!(ism_size_for(&cpu, 100_000_000, VisibilityChoice::Ism, 64).unwrap_err().contains("--ism-size 64"));
+        let e = ism_size_for(&cpu, 100_000_000, VisibilityChoice::Ism, 64).unwrap_err().to_string();
+        assert!(e.contains("--ism-size 64"));
         // Shadow rays keep the asked size whatever it would weigh as maps.
-        assert_eq!(ism_size_for(&cpu, 1_000_000, VisibilityChoice::Rays, 128), Ok((128, None)));
+        assert_eq!(ism_size_for(&cpu, 1_000_000, VisibilityChoice::Rays, 128).unwrap(), (128, None));
     }
 }

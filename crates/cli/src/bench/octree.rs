@@ -13,6 +13,7 @@ use lumbre_raytrace::{
 };
 
 use super::Effort;
+use crate::error::Result;
 use crate::progress::progress;
 use crate::table::Table;
 use crate::volume::advect;
@@ -48,8 +49,8 @@ fn prefix(p: &Points, n: usize) -> Points {
 }
 
 /// Median GPU time of `f`, each run submitted behind work that keeps the GPU busy.
-fn gpu_median(gpu: &Gpu, effort: Effort, f: impl FnMut() -> lumbre_gpu::Result<Duration>) -> Result<Duration, String> {
-    busy_median_time(gpu, effort.warmup, effort.repeats, f).map_err(|e| e.to_string())
+fn gpu_median(gpu: &Gpu, effort: Effort, f: impl FnMut() -> lumbre_gpu::Result<Duration>) -> Result<Duration> {
+    Ok(busy_median_time(gpu, effort.warmup, effort.repeats, f)?)
 }
 
 fn wall<T>(f: impl FnOnce() -> T) -> (T, Duration) {
@@ -58,8 +59,7 @@ fn wall<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (v, t.elapsed())
 }
 
-pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -> Result<Vec<Table>, String> {
-    let err = |e: lumbre_gpu::Error| e.to_string();
+pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -> Result<Vec<Table>> {
     let mut t = Table::new(
         format!("Octree at depth {depth}: keys, build, update after every point moves, ray tracing"),
         &[
@@ -84,7 +84,7 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
         let pts = prefix(&all, n);
         let root = Root::around(&pts.positions).ok_or("empty cloud")?;
         let padded = Root { min: root.min.map(|m| m - root.size * 0.25), size: root.size * 1.5 };
-        let (tree, _) = Octree::build_in(&pts.positions, &pts.attrs, depth, padded).map_err(|e| e.to_string())?;
+        let (tree, _) = Octree::build_in(&pts.positions, &pts.attrs, depth, padded)?;
         let centre = Vec3::from(padded.min) + Vec3::splat(padded.size * 0.5);
         let moved = Points { positions: advect(&pts.positions, centre, 0.01), attrs: pts.attrs.clone() };
         let bounds = (Vec3::from(padded.min), Vec3::from(padded.max()));
@@ -98,34 +98,34 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
             vec![n.to_string(), tree.nodes.len().to_string(), format!("{:.1}", tree.pack().bytes() as f64 / n as f64)];
         match gpu {
             Some(gpu) => {
-                let on_gpu_pts = enc.upload(gpu, &pts.positions).map_err(err)?;
+                let on_gpu_pts = enc.upload(gpu, &pts.positions)?;
                 let key = gpu_median(gpu, effort, || {
                     let mut rec = gpu.recorder();
                     enc.record_keys(&mut rec, &on_gpu_pts)?;
                     Ok(rec.submit()?.gpu())
                 })?;
                 let b = GpuBuild { depth, root: Some(padded) };
-                let cloud = b.upload(gpu, &pts).map_err(err)?;
+                let cloud = b.upload(gpu, &pts)?;
                 let build = gpu_median(gpu, effort, || {
                     let mut rec = gpu.recorder();
                     b.record_build(&mut rec, &cloud)?;
                     Ok(rec.submit()?.gpu())
                 })?;
                 // Update: the moved points rebuilt in the same root (the GPU path's update).
-                let moved_cloud = b.upload(gpu, &moved).map_err(err)?;
+                let moved_cloud = b.upload(gpu, &moved)?;
                 let update = gpu_median(gpu, effort, || {
                     let mut rec = gpu.recorder();
                     b.record_build(&mut rec, &moved_cloud)?;
                     Ok(rec.submit()?.gpu())
                 })?;
-                KeepBusy::new(gpu).and_then(|b| b.queue(gpu, BUSY_SPAN)).map_err(err)?;
+                KeepBusy::new(gpu).and_then(|b| b.queue(gpu, BUSY_SPAN))?;
                 let mut rec = gpu.recorder();
-                let gtree = b.record_build(&mut rec, &cloud).map_err(err)?;
-                stages.push(format!("GPU build of {n} points: {}", rec.submit().map_err(err)?));
+                let gtree = b.record_build(&mut rec, &cloud)?;
+                stages.push(format!("GPU build of {n} points: {}", rec.submit()?));
                 // A benchmark of a wrong result is worthless: check against the CPU build.
-                let got = b.download(gpu, &gtree).map_err(err)?;
+                let got = b.download(gpu, &gtree)?;
                 if let Some(d) = tree.pack().disagreement(&got, Tolerance::EXACT) {
-                    return Err(format!("the GPU build of {n} points disagrees with the CPU build: {d}"));
+                    return Err(format!("the GPU build of {n} points disagrees with the CPU build: {d}").into());
                 }
                 let rs = VolumeRender { camera: cam, options: small.clone(), tree_depth: depth };
                 let rf = VolumeRender { camera: cam, options: full.clone(), tree_depth: depth };
@@ -165,7 +165,7 @@ pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -
         &["depth", "nodes", "packed MB", "bytes/point", "unpacked MB (CPU tree)", "dense counters MB (thesis layout)"],
     );
     for d in 5..=10 {
-        let (tree, _) = Octree::build(&pts.positions, &pts.attrs, d).map_err(|e| e.to_string())?;
+        let (tree, _) = Octree::build(&pts.positions, &pts.attrs, d)?;
         m.row(vec![
             d.to_string(),
             tree.nodes.len().to_string(),

@@ -13,14 +13,9 @@ use lumbre_gpu::{
 use lumbre_morton::{Keys, MortonEncode, Quantizer};
 
 use super::Effort;
+use crate::error::Result;
 use crate::progress::progress;
 use crate::table::Table;
-
-type Res<T> = Result<T, String>;
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
 
 fn ms(t: Duration) -> String {
     format!("{:.4}", t.as_secs_f64() * 1e3)
@@ -95,21 +90,21 @@ fn gpu_time_stages(
     gpu: &Gpu,
     effort: Effort,
     mut record: impl FnMut(&mut lumbre_gpu::Recorder) -> lumbre_gpu::Result<()>,
-) -> Res<(Duration, Vec<(String, Duration)>)> {
+) -> Result<(Duration, Vec<(String, Duration)>)> {
     // Each run starts on a busy GPU (see lumbre_gpu::KeepBusy).
-    let busy = KeepBusy::new(gpu).map_err(err)?;
+    let busy = KeepBusy::new(gpu)?;
     for _ in 0..effort.warmup {
-        busy.queue(gpu, BUSY_SPAN).map_err(err)?;
+        busy.queue(gpu, BUSY_SPAN)?;
         let mut rec = gpu.recorder();
-        record(&mut rec).map_err(err)?;
-        rec.submit().map_err(err)?;
+        record(&mut rec)?;
+        rec.submit()?;
     }
     let mut runs = Vec::new();
     for _ in 0..effort.repeats.max(1) {
-        busy.queue(gpu, BUSY_SPAN).map_err(err)?;
+        busy.queue(gpu, BUSY_SPAN)?;
         let mut rec = gpu.recorder();
-        record(&mut rec).map_err(err)?;
-        runs.push(rec.submit().map_err(err)?);
+        record(&mut rec)?;
+        runs.push(rec.submit()?);
     }
     runs.sort_by_key(|t| t.gpu());
     let median = &runs[runs.len() / 2];
@@ -121,15 +116,15 @@ fn gpu_time(
     gpu: &Gpu,
     effort: Effort,
     record: impl FnMut(&mut lumbre_gpu::Recorder) -> lumbre_gpu::Result<()>,
-) -> Res<Duration> {
+) -> Result<Duration> {
     gpu_time_stages(gpu, effort, record).map(|(t, _)| t)
 }
 
 /// A benchmark of a wrong result is worthless: every GPU result is checked against the CPU's
 /// (exact for integers; f32 scans within 1e-3 relative, summation orders differ).
-fn check<S: lumbre_gpu::Scalar>(name: &str, cpu: &[S], gpu: &[S], tol: Tolerance) -> Res<()> {
+fn check<S: lumbre_gpu::Scalar>(name: &str, cpu: &[S], gpu: &[S], tol: Tolerance) -> Result<()> {
     match compare_slices(cpu, gpu, tol) {
-        Some(d) => Err(format!("{name}: the GPU result disagrees with the CPU's: {d}")),
+        Some(d) => Err(format!("{name}: the GPU result disagrees with the CPU's: {d}").into()),
         None => Ok(()),
     }
 }
@@ -148,7 +143,7 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     gpu: Option<&Gpu>,
     effort: Effort,
     notes: &mut Vec<String>,
-) -> Res<Row> {
+) -> Result<Row> {
     let n = input.len();
     let mut out = vec![T::default(); n];
     let cpu = wall(effort, || {
@@ -156,17 +151,17 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     });
     let (g, c, own) = match gpu {
         Some(gpu) => {
-            let src = gpu.upload_fit(input, Fit::Pieces).map_err(err)?;
-            let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces).map_err(err)?;
+            let src = gpu.upload_fit(input, Fit::Pieces)?;
+            let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces)?;
             let (g, stages) = gpu_time_stages(gpu, effort, |rec| {
                 record_scan_with(rec, &src, &dst, scan.kind, scan.method, scan.lookback).map(|_| ())
             })?;
             if stages.len() > 1 {
                 notes.push(stages_note(name, &stages));
             }
-            check(name, &out, &gpu.download(&dst).map_err(err)?, tol)?;
-            let own = copy_time_between(gpu, &src, &dst, effort.warmup, effort.repeats).map_err(err)?;
-            (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
+            check(name, &out, &gpu.download(&dst)?, tol)?;
+            let own = copy_time_between(gpu, &src, &dst, effort.warmup, effort.repeats)?;
+            (Some(g), Some(copy_time(gpu, 4 * n as u64, effort.warmup, effort.repeats)?), Some(own))
         }
         None => (None, None, None),
     };
@@ -199,7 +194,7 @@ pub fn primitives(
     effort: Effort,
     lookback: Lookback,
     only: Option<&str>,
-) -> Res<Vec<Table>> {
+) -> Result<Vec<Table>> {
     let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
     // Refuse an unknown --only before allocating the inputs.
     if !ROWS.iter().any(|r| wanted(r)) {
@@ -207,7 +202,8 @@ pub fn primitives(
             "no primitives row matches --only {:?}; the rows: {}",
             only.unwrap_or_default(),
             ROWS.iter().map(|r| format!("{r:?}")).collect::<Vec<_>>().join("; ")
-        ));
+        )
+        .into());
     }
     let any = |group: &str| ROWS.iter().any(|r| r.starts_with(group) && wanted(r));
     let mut t = Table::new(
@@ -298,16 +294,15 @@ pub fn primitives(
         });
         let (g, cp, own) = match gpu {
             Some(gpu) if scan_n * 4 <= gpu.limits().max_storage_buffer_binding_size as usize => {
-                let on_gpu = c.upload(gpu, &stream).map_err(err)?;
-                let out = GpuCompacted::new(gpu, scan_n).map_err(err)?;
+                let on_gpu = c.upload(gpu, &stream)?;
+                let out = GpuCompacted::new(gpu, scan_n)?;
                 let (g, stages) = gpu_time_stages(gpu, effort, |rec| c.record_compact_into(rec, &on_gpu, &out))?;
                 if stages.len() > 1 {
                     stage_notes.push(stages_note(name, &stages));
                 }
-                check(name, &kept, &c.download(gpu, &out).map_err(err)?, Tolerance::EXACT)?;
-                let own =
-                    copy_time_between(gpu, &on_gpu.values, &out.out, effort.warmup, effort.repeats).map_err(err)?;
-                let copy = copy_time(gpu, bytes_per * scan_n as u64 / 2, effort.warmup, effort.repeats).map_err(err)?;
+                check(name, &kept, &c.download(gpu, &out)?, Tolerance::EXACT)?;
+                let own = copy_time_between(gpu, &on_gpu.values, &out.out, effort.warmup, effort.repeats)?;
+                let copy = copy_time(gpu, bytes_per * scan_n as u64 / 2, effort.warmup, effort.repeats)?;
                 (Some(g), Some(copy), Some(own))
             }
             _ => (None, None, None),
@@ -364,35 +359,35 @@ pub fn primitives(
         let (g, cp, own) = match gpu {
             Some(gpu) => {
                 let ((g, stages), own) = if words == 2 {
-                    let pristine = gpu.upload_fit(&keys64, Fit::Pieces).map_err(err)?;
-                    let work = gpu.zeroed_fit::<u64>(sort_n, Fit::Pieces).map_err(err)?;
+                    let pristine = gpu.upload_fit(&keys64, Fit::Pieces)?;
+                    let work = gpu.zeroed_fit::<u64>(sort_n, Fit::Pieces)?;
                     let timed = gpu_time_stages(gpu, effort, |rec| {
                         rec.copy(&pristine, &work)?;
                         record_sort(rec, &work, None)
                     })?;
-                    check(name, &sorted64, &gpu.download(&work).map_err(err)?, Tolerance::EXACT)?;
-                    let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats).map_err(err)?;
+                    check(name, &sorted64, &gpu.download(&work)?, Tolerance::EXACT)?;
+                    let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats)?;
                     (timed, own)
                 } else {
-                    let pristine = gpu.upload_fit(&keys, Fit::Pieces).map_err(err)?;
-                    let work = gpu.zeroed_fit::<u32>(sort_n, Fit::Pieces).map_err(err)?;
-                    let v = gpu.upload_fit(&vals, Fit::Pieces).map_err(err)?;
-                    let pristine_vals = gpu.upload_fit(&vals, Fit::Pieces).map_err(err)?;
+                    let pristine = gpu.upload_fit(&keys, Fit::Pieces)?;
+                    let work = gpu.zeroed_fit::<u32>(sort_n, Fit::Pieces)?;
+                    let v = gpu.upload_fit(&vals, Fit::Pieces)?;
+                    let pristine_vals = gpu.upload_fit(&vals, Fit::Pieces)?;
                     let timed = gpu_time_stages(gpu, effort, |rec| {
                         rec.copy(&pristine, &work)?;
                         rec.copy(&pristine_vals, &v)?;
                         record_sort(rec, &work, with_values.then_some(&v))
                     })?;
-                    check(name, &sorted, &gpu.download(&work).map_err(err)?, Tolerance::EXACT)?;
+                    check(name, &sorted, &gpu.download(&work)?, Tolerance::EXACT)?;
                     if with_values {
-                        check(name, &sorted_vals, &gpu.download(&v).map_err(err)?, Tolerance::EXACT)?;
+                        check(name, &sorted_vals, &gpu.download(&v)?, Tolerance::EXACT)?;
                     }
-                    let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats).map_err(err)?;
+                    let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats)?;
                     (timed, own)
                 };
                 stage_notes.push(stages_note(name, &stages));
                 let bytes = (4 * words + 4 * with_values as usize) * sort_n;
-                (Some(g), Some(copy_time(gpu, bytes as u64, effort.warmup, effort.repeats).map_err(err)?), Some(own))
+                (Some(g), Some(copy_time(gpu, bytes as u64, effort.warmup, effort.repeats)?), Some(own))
             }
             None => (None, None, None),
         };
@@ -414,7 +409,7 @@ pub fn primitives(
     // Morton encoding: 12 B read, 4 (or 8) B written per point.
     let points = random_points(if any("Morton") { morton_n } else { 0 });
     for bits in [10u32, 21] {
-        let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits).map_err(err)?, clamp: false };
+        let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], bits)?, clamp: false };
         let name = format!("Morton encode, {} bit keys", if bits > 10 { 63 } else { 30 });
         bar.inc(1);
         if !wanted(&name) {
@@ -432,19 +427,18 @@ pub fn primitives(
         });
         let (g, cp) = match gpu {
             Some(gpu) => {
-                let on_gpu = enc.upload(gpu, &points).map_err(err)?;
+                let on_gpu = enc.upload(gpu, &points)?;
                 let g = gpu_time(gpu, effort, |rec| enc.record_keys(rec, &on_gpu).map(|_| ()))?;
                 let mut rec = gpu.recorder();
-                let keys = enc.record_keys(&mut rec, &on_gpu).map_err(err)?;
-                rec.submit().map_err(err)?;
+                let keys = enc.record_keys(&mut rec, &on_gpu)?;
+                rec.submit()?;
                 if let Some(cpu) = &codes
-                    && let Some(d) = cpu.disagreement(&enc.download(gpu, &keys).map_err(err)?, Tolerance::EXACT)
+                    && let Some(d) = cpu.disagreement(&enc.download(gpu, &keys)?, Tolerance::EXACT)
                 {
-                    return Err(format!("{name}: the GPU result disagrees with the CPU's: {d}"));
+                    return Err(format!("{name}: the GPU result disagrees with the CPU's: {d}").into());
                 }
                 let out_bytes = if bits > 10 { 8 } else { 4 };
-                let copy = copy_time(gpu, (12 + out_bytes) * morton_n as u64 / 2, effort.warmup, effort.repeats)
-                    .map_err(err)?;
+                let copy = copy_time(gpu, (12 + out_bytes) * morton_n as u64 / 2, effort.warmup, effort.repeats)?;
                 (Some(g), Some(copy))
             }
             None => (None, None),
@@ -494,7 +488,7 @@ pub fn primitives(
 
 /// The density paper's Figure 10 as a table: histogram pyramid against both methods of the
 /// modern compaction.
-fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table> {
+fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Result<Table> {
     let mut t = Table::new(
         "Histogram pyramid vs compaction in one pass and in two (flags, half kept, values out)",
         &["n", "pyramid ms", "one pass ms", "two passes ms", "pyramid/faster", "default"],
@@ -512,18 +506,18 @@ fn pyramid_vs_compaction(gpu: &Gpu, max_log2: u32, effort: Effort) -> Res<Table>
             method,
             ..Default::default()
         });
-        let on_gpu = one.upload(gpu, &stream).map_err(err)?;
+        let on_gpu = one.upload(gpu, &stream)?;
         let pyramid = gpu_time(gpu, effort, |rec| hp.record(rec, &on_gpu).map(|_| ()))?;
         let [b, c] = [one, two].map(|m| gpu_time(gpu, effort, |rec| m.record_compact(rec, &on_gpu).map(|_| ())));
         let (b, c) = (b?, c?);
         let mut rec = gpu.recorder();
-        let pyr = hp.record(&mut rec, &on_gpu).map_err(err)?;
-        let outs = [one.record(&mut rec, &on_gpu).map_err(err)?, two.record(&mut rec, &on_gpu).map_err(err)?];
-        rec.submit().map_err(err)?;
-        let want = hp.download(gpu, &pyr).map_err(err)?;
+        let pyr = hp.record(&mut rec, &on_gpu)?;
+        let outs = [one.record(&mut rec, &on_gpu)?, two.record(&mut rec, &on_gpu)?];
+        rec.submit()?;
+        let want = hp.download(gpu, &pyr)?;
         for (m, out) in [one, two].iter().zip(&outs) {
             let name = format!("histogram pyramid against {:?} at 2^{log2}", m.method);
-            check(&name, &m.download(gpu, out).map_err(err)?, &want, Tolerance::EXACT)?;
+            check(&name, &m.download(gpu, out)?, &want, Tolerance::EXACT)?;
         }
         let default =
             if Compact::default().method_for(n) == ScanMethod::SinglePass { "one pass" } else { "two passes" };

@@ -10,6 +10,7 @@ use super::radiosity_tables::{
 };
 use lumbre_gpu::Gpu;
 
+use crate::error::Result;
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
@@ -25,7 +26,7 @@ pub struct Options {
 }
 
 /// `s:t` pairs; none means the paper's twelve.
-pub fn parse_sizes(list: &[String]) -> Result<Vec<(u32, u32)>, String> {
+pub fn parse_sizes(list: &[String]) -> Result<Vec<(u32, u32)>> {
     if list.is_empty() {
         return Ok(ELEMENT_SIDES.iter().flat_map(|&s| PATCH_SIDES.iter().map(move |&t| (s, t))).collect());
     }
@@ -35,7 +36,7 @@ pub fn parse_sizes(list: &[String]) -> Result<Vec<(u32, u32)>, String> {
             let (s, t) = p.split_once(':').ok_or_else(bad)?;
             let (s, t): (u32, u32) = (s.trim().parse().map_err(|_| bad())?, t.trim().parse().map_err(|_| bad())?);
             if s == 0 || t == 0 || s % t != 0 {
-                return Err(bad());
+                return Err(bad().into());
             }
             Ok((s, t))
         })
@@ -81,7 +82,7 @@ fn solve_rows(t: &mut Table, r: &SolveRow) {
 }
 
 /// The solve table and, unless `error_side` is 0, the error table.
-pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>, String> {
+pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>> {
     let opts = TableOptions {
         samples: o.samples,
         effort: o.effort,
@@ -108,7 +109,7 @@ pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result
         ],
     );
     let bar = progress(sizes.len() as u64, "radiosity sizes");
-    let rows = solve_table(gpu, sizes, &opts, &bar_progress(&bar), &mut |_| {}).map_err(|e| e.to_string())?;
+    let rows = solve_table(gpu, sizes, &opts, &bar_progress(&bar), &mut |_| {})?;
     bar.finish_and_clear();
     for r in &rows {
         solve_rows(&mut t, r);
@@ -136,8 +137,7 @@ pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result
     let mut tables = vec![t];
     if o.error_side > 0 {
         let bar = progress(0, "low-rank error");
-        let (n, rows) =
-            error_table(gpu, o.error_side, &PATCH_SIDES, o.samples, &bar_progress(&bar)).map_err(|e| e.to_string())?;
+        let (n, rows) = error_table(gpu, o.error_side, &PATCH_SIDES, o.samples, &bar_progress(&bar))?;
         bar.finish_and_clear();
         let mut e = Table::new(
             format!("Low-rank error against the full solve (n = {n}, Jacobi to 1e-6)"),

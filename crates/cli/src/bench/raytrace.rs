@@ -13,6 +13,7 @@ use lumbre_gpu::{BUSY_SPAN, Gpu, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
+use crate::error::Result;
 use crate::progress::progress;
 use crate::table::Table;
 
@@ -42,7 +43,7 @@ impl BenchScene {
         }
     }
 
-    fn load(&self) -> Result<Scene, String> {
+    fn load(&self) -> Result<Scene> {
         let tris = match self {
             BenchScene::Model { name, dir } => return crate::data::scene(name, dir.as_deref()),
             BenchScene::Generated(Generated::Sphere(n)) => scenes::generated_scene(*n),
@@ -69,9 +70,9 @@ pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
 
 /// An error, before any work, when `dir` is not a folder or lacks one of the models of
 /// `scenes`, naming every missing file.
-pub fn check_scene_dir(dir: &Path, scenes: &[BenchScene]) -> Result<(), String> {
+pub fn check_scene_dir(dir: &Path, scenes: &[BenchScene]) -> Result<()> {
     if !dir.is_dir() {
-        return Err(format!("--scenes {}: not a folder", dir.display()));
+        return Err(format!("--scenes {}: not a folder", dir.display()).into());
     }
     let missing: Vec<String> = scenes
         .iter()
@@ -86,7 +87,8 @@ pub fn check_scene_dir(dir: &Path, scenes: &[BenchScene]) -> Result<(), String> 
             "--scenes {}: missing {} (leave out --scenes to use the bundled copies)",
             dir.display(),
             missing.join(", ")
-        ));
+        )
+        .into());
     }
     Ok(())
 }
@@ -108,7 +110,7 @@ pub fn raytrace(
     build_options: &BuildOptions,
     frames: u32,
     cpu_frames: u32,
-) -> Result<Table, String> {
+) -> Result<Table> {
     let mut t = Table::new(
         "Kd-tree ray tracing: one primary and one shadow ray per pixel, mean over camera positions around the model",
         &[
@@ -136,7 +138,7 @@ pub fn raytrace(
         let prepared = Prepared::new(scene, build_options);
         let build = t1.elapsed();
         let on_gpu = match gpu {
-            Some(g) => Some(GpuScene::upload(g, &prepared).map_err(|e| e.to_string())?),
+            Some(g) => Some(GpuScene::upload(g, &prepared)?),
             None => None,
         };
         for (w, h) in [(800u32, 600u32), (1920, 1080)] {
@@ -154,13 +156,13 @@ pub fn raytrace(
                 let (gpu_ms, gpu_rate) = match (&on_gpu, gpu) {
                     (Some(scene), Some(g)) => {
                         // Each frame starts on a busy GPU (see lumbre_gpu::KeepBusy).
-                        let busy = KeepBusy::new(g).map_err(|e| e.to_string())?;
-                        render(0).gpu_reported(g, scene).map_err(|e| e.to_string())?; // warm-up
+                        let busy = KeepBusy::new(g)?;
+                        render(0).gpu_reported(g, scene)?; // warm-up
                         let mut time = Duration::ZERO;
                         let mut rays = 0.0;
                         for i in 0..frames {
-                            busy.queue(g, BUSY_SPAN).map_err(|e| e.to_string())?;
-                            let (_, report) = render(i).gpu_reported(g, scene).map_err(|e| e.to_string())?;
+                            busy.queue(g, BUSY_SPAN)?;
+                            let (_, report) = render(i).gpu_reported(g, scene)?;
                             time += report.gpu.unwrap_or_default();
                             rays += report.get("rays").unwrap_or(0.0);
                         }
@@ -174,9 +176,7 @@ pub fn raytrace(
                     let start = Instant::now();
                     let mut rays = 0.0;
                     for i in 0..cpu_frames {
-                        let (_, report) = render(i * frames.max(1) / cpu_frames)
-                            .cpu_reported(&prepared, &())
-                            .map_err(|e| e.to_string())?;
+                        let (_, report) = render(i * frames.max(1) / cpu_frames).cpu_reported(&prepared, &())?;
                         rays += report.get("rays").unwrap_or(0.0);
                     }
                     let el = start.elapsed();

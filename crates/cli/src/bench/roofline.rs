@@ -6,6 +6,7 @@ use lumbre_gpu::{Gpu, copy_time, median_time};
 use rayon::prelude::*;
 
 use super::Effort;
+use crate::error::Result;
 use crate::progress::progress;
 use crate::table::Table;
 
@@ -31,7 +32,7 @@ fn cpu_copy(bytes: usize, effort: Effort, parallel: bool) -> Duration {
 
 /// Copy bandwidth over sizes `2^min_log2 ..= 2^max_log2` bytes (step x4), GB/s counting read
 /// plus write, beside CPU memcpy (one thread) and a parallel CPU copy.
-pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort) -> Result<Table, String> {
+pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort) -> Result<Table> {
     let mut t = Table::new(
         "Roofline: copy kernel (vec4<u32>, and one u32 per thread) vs CPU copy, GB/s counting read + write",
         &["bytes", "GPU ms", "GPU GB/s", "GPU u32/thread GB/s", "CPU memcpy GB/s", "CPU parallel GB/s"],
@@ -42,9 +43,8 @@ pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort)
         let bytes = 1u64 << log2;
         let gpu_cells = match gpu {
             Some(gpu) => {
-                let t = copy_time(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
-                let s =
-                    lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+                let t = copy_time(gpu, bytes, effort.warmup, effort.repeats)?;
+                let s = lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats)?;
                 vec![
                     format!("{:.4}", t.as_secs_f64() * 1e3),
                     format!("{:.1}", gbps(2 * bytes, t)),
@@ -78,24 +78,22 @@ pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort)
 }
 
 /// The copy variants at one size: which kernel feature costs bandwidth.
-pub fn copy_variants(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Table, String> {
+pub fn copy_variants(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Table> {
     let mut t =
         Table::new(format!("One-u32-per-thread copy variants, {bytes} bytes each way"), &["variant", "GPU ms", "GB/s"]);
-    let base = lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+    let base = lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats)?;
     t.row(vec![
         "arrayLength bound (copy_u32)".into(),
         format!("{:.4}", base.as_secs_f64() * 1e3),
         format!("{:.1}", gbps(2 * bytes, base)),
     ]);
-    let vec4 = copy_time(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?;
+    let vec4 = copy_time(gpu, bytes, effort.warmup, effort.repeats)?;
     t.row(vec![
         "vec4 per thread (copy)".into(),
         format!("{:.4}", vec4.as_secs_f64() * 1e3),
         format!("{:.1}", gbps(2 * bytes, vec4)),
     ]);
-    for (name, d) in
-        lumbre_gpu::copy_variant_times(gpu, bytes, effort.warmup, effort.repeats).map_err(|e| e.to_string())?
-    {
+    for (name, d) in lumbre_gpu::copy_variant_times(gpu, bytes, effort.warmup, effort.repeats)? {
         t.row(vec![name.into(), format!("{:.4}", d.as_secs_f64() * 1e3), format!("{:.1}", gbps(2 * bytes, d))]);
     }
     t.note(format!("adapter: {}", gpu.adapter_name()));

@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use lumbre_gpu::Gpu;
 
+use crate::error::Result;
 use crate::table::Table;
 
 /// The bundled scenes through the Whitted ray tracer, CPU and GPU, written as PNGs.
-pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
+pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table> {
     use lumbre_gpu::Compute;
     use lumbre_raytrace::{Camera, Prepared, RenderOptions, WhittedRender, add_default_light, diff_stats};
     let mut t = Table::new(
@@ -36,10 +37,10 @@ pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
         let o = RenderOptions { width: 256, height: 256, spp: 4, ..Default::default() };
         let render = WhittedRender { camera, options: o };
         let t1 = Instant::now();
-        let (cpu_img, cpu_report) = render.cpu_reported(&prepared, &()).map_err(|e| e.to_string())?;
+        let (cpu_img, cpu_report) = render.cpu_reported(&prepared, &())?;
         let cpu_t = t1.elapsed();
         let cpu_path = out.join(format!("{name}-cpu.png"));
-        cpu_img.save_png(&cpu_path).map_err(|e| e.to_string())?;
+        cpu_img.save_png(&cpu_path)?;
         let mut row = vec![
             name.to_string(),
             prepared.tris.len().to_string(),
@@ -49,12 +50,12 @@ pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
         ];
         match gpu {
             Some(g) => {
-                let scene = render.upload(g, &prepared).map_err(|e| e.to_string())?;
-                render.gpu_reported(g, &scene).map_err(|e| e.to_string())?; // compiles the pipeline
-                let (img, report) = render.gpu_reported(g, &scene).map_err(|e| e.to_string())?;
+                let scene = render.upload(g, &prepared)?;
+                render.gpu_reported(g, &scene)?; // compiles the pipeline
+                let (img, report) = render.gpu_reported(g, &scene)?;
                 let time = report.gpu.unwrap_or_default();
-                img.save_png(&out.join(format!("{name}-gpu.png"))).map_err(|e| e.to_string())?;
-                let rmse = diff_stats(&cpu_img, &img).map_err(|e| e.to_string())?.rmse;
+                img.save_png(&out.join(format!("{name}-gpu.png")))?;
+                let rmse = diff_stats(&cpu_img, &img)?.rmse;
                 row.push(format!("{:.2}", time.as_secs_f64() * 1e3));
                 row.push(crate::table::sig(report.get("rays").unwrap_or(0.0) / time.as_secs_f64() / 1e6));
                 row.push(format!("{rmse:.5}"));
@@ -70,7 +71,7 @@ pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table, String> {
 }
 
 /// The phantom as voxels in the three modes, an orbit strip, and in-place update timings.
-pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
+pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>> {
     use glam::Vec3;
     use lumbre_gpu::Compute;
     use lumbre_octree::{GpuBuild, Octree, Points, Root};
@@ -86,12 +87,12 @@ pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
     let depth = 7;
     let root = Root { min: [-1.5; 3], size: 3.0 };
     let t0 = Instant::now();
-    let (tree, _) = Octree::build_in(&points.positions, &points.attrs, depth, root).map_err(|e| e.to_string())?;
+    let (tree, _) = Octree::build_in(&points.positions, &points.attrs, depth, root)?;
     let cpu_build = t0.elapsed();
     let gpu_build = match gpu {
         Some(g) => {
             let b = GpuBuild { depth, root: Some(root) };
-            let (t, timings) = b.gpu_timed(g, &points).map_err(|e| e.to_string())?;
+            let (t, timings) = b.gpu_timed(g, &points)?;
             if t != tree.pack() {
                 return Err("GPU octree differs from the CPU octree".into());
             }
@@ -120,17 +121,17 @@ pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
             tree_depth: depth,
         };
         let t = Instant::now();
-        let img = r.cpu(&tree).map_err(|e| e.to_string())?;
+        let img = r.cpu(&tree)?;
         let cpu_t = t.elapsed();
-        img.save_png(&out.join(format!("phantom-{name}-cpu.png"))).map_err(|e| e.to_string())?;
+        img.save_png(&out.join(format!("phantom-{name}-cpu.png")))?;
         let (g_ms, rmse, files) = match gpu {
             Some(g) => {
-                let on = r.upload(g, &tree).map_err(|e| e.to_string())?;
-                r.gpu_reported(g, &on).map_err(|e| e.to_string())?;
-                let (gi, report) = r.gpu_reported(g, &on).map_err(|e| e.to_string())?;
+                let on = r.upload(g, &tree)?;
+                r.gpu_reported(g, &on)?;
+                let (gi, report) = r.gpu_reported(g, &on)?;
                 let gt = report.gpu.unwrap_or_default();
-                gi.save_png(&out.join(format!("phantom-{name}-gpu.png"))).map_err(|e| e.to_string())?;
-                let rmse = lumbre_raytrace::diff_stats(&img, &gi).map_err(|e| e.to_string())?.rmse;
+                gi.save_png(&out.join(format!("phantom-{name}-gpu.png")))?;
+                let rmse = lumbre_raytrace::diff_stats(&img, &gi)?.rmse;
                 (
                     format!("{:.2}", gt.as_secs_f64() * 1e3),
                     format!("{rmse:.5}"),
@@ -151,14 +152,14 @@ pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
             options: VolumeOptions { width: w, height: w, mode: VolumeMode::Phong, ..Default::default() },
             tree_depth: depth,
         };
-        let img = r.cpu(&tree).map_err(|e| e.to_string())?;
+        let img = r.cpu(&tree)?;
         for y in 0..w {
             for x in 0..w {
                 strip.set(i * w + x, y, img.get(x, y));
             }
         }
     }
-    strip.save_png(&out.join("phantom-orbit.png")).map_err(|e| e.to_string())?;
+    strip.save_png(&out.join("phantom-orbit.png"))?;
     modes.note("orbit strip: phantom-orbit.png (8 Phong frames around the head)");
     // In-place updates: every point advected, 5 frames.
     let mut upd = Table::new(
@@ -170,10 +171,10 @@ pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>, String> {
     for f in 0..5 {
         let next = crate::volume::advect(&pos, Vec3::ZERO, 0.02);
         let t = Instant::now();
-        let report = tree.update_in_place(&pos, &next, &points.attrs).map_err(|e| e.to_string())?;
+        let report = tree.update_in_place(&pos, &next, &points.attrs)?;
         let in_place = t.elapsed();
         let t = Instant::now();
-        let (fresh, _) = Octree::build_in(&next, &points.attrs, depth, tree.root).map_err(|e| e.to_string())?;
+        let (fresh, _) = Octree::build_in(&next, &points.attrs, depth, tree.root)?;
         let rebuild = t.elapsed();
         if fresh != tree {
             return Err("updated octree differs from a rebuild".into());

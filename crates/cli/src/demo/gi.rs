@@ -8,13 +8,14 @@ use lumbre_gpu::Backend;
 
 use super::sheet::Sheet;
 use crate::bench::gi::{Row, SIZE, methods, scene, slug, table};
+use crate::error::Result;
 use crate::table::{Table, sig};
 
 /// Every scene with a reference on the GPU when there is one; on the CPU only the Cornell
 /// box (the other scenes take minutes there). Writes `NAME-METHOD-BACKEND.png`, error maps,
 /// cut-size maps and `NAME-sheet.png` (columns: the reference, then each method, captioned
 /// with its error and GPU or CPU time; rows: image, relative error, cut sizes) into `out`.
-pub fn pages(gpu: Option<&lumbre_gpu::Gpu>, out: &Path) -> Result<Table, String> {
+pub fn pages(gpu: Option<&lumbre_gpu::Gpu>, out: &Path) -> Result<Table> {
     let backend = gpu.map_or(Backend::Cpu, |g| Backend::Gpu(g.clone()));
     let mut rows: Vec<Row> = Vec::new();
     for entry in crate::scenes::SET {
@@ -24,7 +25,7 @@ pub fn pages(gpu: Option<&lumbre_gpu::Gpu>, out: &Path) -> Result<Table, String>
         let Some(reference) = crate::data::reference(entry.reference) else { continue };
         let reference = reference?;
         eprintln!("{} by every method ...", entry.name);
-        reference.save(&out.join(format!("{}-reference.png", entry.name))).map_err(|e| e.to_string())?;
+        reference.save(&out.join(format!("{}-reference.png", entry.name)))?;
         let (scene_rows, images) = scene(entry, &reference, &backend, SIZE, Some(out))?;
         let columns =
             std::iter::once("reference".to_string()).chain(methods().iter().map(|m| m.name.to_string())).collect();
@@ -37,14 +38,13 @@ pub fn pages(gpu: Option<&lumbre_gpu::Gpu>, out: &Path) -> Result<Table, String>
             sheet.set(1, col, diff)?;
             if let Some(map) = heat {
                 sheet.set(2, col, map)?;
-                map.save(&out.join(format!("{}-{}-{}-cuts.png", entry.name, slug(name), backend.name())))
-                    .map_err(|e| e.to_string())?;
+                map.save(&out.join(format!("{}-{}-{}-cuts.png", entry.name, slug(name), backend.name())))?;
             }
             let time = row.gpu.unwrap_or(row.wall);
             sheet.note(0, col, &format!("{}% {} ms", sig(100.0 * row.error), sig(time.as_secs_f64() * 1e3)))?;
         }
         let file = out.join(format!("{}-sheet.png", entry.name));
-        sheet.image().save(&file).map_err(|e| e.to_string())?;
+        sheet.image().save(&file)?;
         rows.extend(scene_rows);
     }
     let mut t = table(&rows, &backend);

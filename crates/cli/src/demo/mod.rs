@@ -14,12 +14,13 @@ use lumbre_gpu::{Gpu, GpuOptions};
 
 use crate::bench::Effort;
 use crate::bench::roofline::roofline;
+use crate::error::{Error, Result};
 use crate::info::{adapter_table, chosen_table};
 use crate::table::Table;
 
-pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
+pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<()> {
     let start = Instant::now();
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|e| Error::folder(out, e))?;
     let mut report = String::from("# Lumbre demo report\n\n");
     let mut tables: Vec<Table> = vec![adapter_table()];
 
@@ -68,7 +69,7 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<(), String> {
     }
     let _ = writeln!(report, "Total demo time: {:.2} s", start.elapsed().as_secs_f64());
     let path = out.join("report.md");
-    std::fs::write(&path, &report).map_err(|e| format!("{}: {e}", path.display()))?;
+    lumbre_raytrace::write_file(&path, report.as_bytes())?;
     for t in &tables {
         println!("{}", t.text());
     }

@@ -5,6 +5,8 @@
 use glam::Vec3;
 use lumbre_raytrace::Image;
 
+use crate::error::Result;
+
 /// Columns and rows of a glyph; characters advance by one more column of space.
 const GLYPH_W: u32 = 5;
 const GLYPH_H: u32 = 7;
@@ -270,13 +272,14 @@ impl Sheet {
         Sheet { tile, columns, rows, images: vec![None; n], notes: vec![None; n] }
     }
 
-    fn index(&self, row: usize, col: usize) -> Result<usize, String> {
+    fn index(&self, row: usize, col: usize) -> Result<usize> {
         if row >= self.rows.len() || col >= self.columns.len() {
             return Err(format!(
                 "tile (row {row}, column {col}) outside a sheet of {} rows and {} columns",
                 self.rows.len(),
                 self.columns.len()
-            ));
+            )
+            .into());
         }
         Ok(row * self.columns.len() + col)
     }
@@ -284,10 +287,10 @@ impl Sheet {
     /// Puts `image` in the tile at `row`, `col` (from 0), stretched to the tile by nearest
     /// neighbour when its size differs. An error when the tile is outside the sheet or the
     /// image is empty.
-    pub fn set(&mut self, row: usize, col: usize, image: &Image) -> Result<(), String> {
+    pub fn set(&mut self, row: usize, col: usize, image: &Image) -> Result<()> {
         let i = self.index(row, col)?;
         if image.width == 0 || image.height == 0 {
-            return Err(format!("tile (row {row}, column {col}): empty {}x{} image", image.width, image.height));
+            return Err(format!("tile (row {row}, column {col}): empty {}x{} image", image.width, image.height).into());
         }
         let t = u64::from(self.tile);
         let (w, h) = (u64::from(image.width), u64::from(image.height));
@@ -304,7 +307,7 @@ impl Sheet {
 
     /// A caption for the tile at `row`, `col` (such as "2.3% 12 ms"), drawn over the tile's
     /// bottom on a dark band, up to two lines; an error when the tile is outside the sheet.
-    pub fn note(&mut self, row: usize, col: usize, text: &str) -> Result<(), String> {
+    pub fn note(&mut self, row: usize, col: usize, text: &str) -> Result<()> {
         let i = self.index(row, col)?;
         self.notes[i] = Some(text.to_string());
         Ok(())
@@ -565,10 +568,10 @@ mod tests {
         assert!(ink_in(0..layout.left, ty..ty + 128) > 0);
         assert_eq!(ink_in(layout.left..img.width, layout.header..img.height), 0);
         // Outside the sheet, or an empty image: an error naming the tile.
-        let err = sheet.set(2, 0, &red).unwrap_err();
+        let err = sheet.set(2, 0, &red).unwrap_err().to_string();
         assert!(err.contains("row 2, column 0") && err.contains("2 rows and 3 columns"), "{err}");
         assert!(sheet.note(0, 3, "x").is_err());
-        assert!(sheet.set(0, 0, &Image::new(0, 4)).unwrap_err().contains("empty 0x4"));
+        assert!(sheet.set(0, 0, &Image::new(0, 4)).unwrap_err().to_string().contains("empty 0x4"));
     }
 
     #[test]
