@@ -4,6 +4,7 @@
 //! a value outside its range or contradicting another flag is an error naming the flag, the
 //! value and what is allowed.
 
+mod backend;
 mod bench;
 mod compare;
 mod data;
@@ -23,9 +24,10 @@ mod volume;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use lumbre_gpu::{Backend, Gpu, GpuOptions};
+use clap::{Args, Parser, Subcommand};
+use lumbre_gpu::{Backend, GpuOptions};
 
+use crate::backend::{BackendArgs, gpu_by_default};
 use crate::error::Result;
 
 #[derive(Parser)]
@@ -36,13 +38,6 @@ struct Cli {
     adapter: Option<String>,
     #[command(subcommand)]
     command: Command,
-}
-
-/// `--backend`: where an algorithm runs, mapped once to `lumbre_gpu::Backend`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum BackendChoice {
-    Cpu,
-    Gpu,
 }
 
 /// The flags every rendering command shares.
@@ -58,9 +53,8 @@ pub struct View {
     /// default: framing the scene.
     #[arg(long)]
     pub camera: Option<String>,
-    /// Where the algorithm runs.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
-    backend: BackendChoice,
+    #[command(flatten)]
+    backend: BackendArgs,
     /// Output image: .png (8-bit sRGB) or .exr (linear f32).
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -99,7 +93,7 @@ impl View {
         }
         // The size against memory first, so that a refusal needs no GPU.
         self.check(&Backend::Cpu)?;
-        let backend = backend_for(self.backend, opts)?;
+        let backend = self.backend.backend(opts)?;
         self.check(&backend)?;
         Ok((out, backend))
     }
@@ -347,13 +341,16 @@ enum Command {
     /// and CIE94 ΔE, with an optional false-colour difference image.
     Compare(compare::CompareArgs),
     /// Run every capability on the bundled data; write outputs and a report.
+    #[command(mut_arg(
+        "backend",
+        |a| gpu_by_default(a).help("`cpu` runs only the CPU paths; `gpu` (default) runs both, GPU where available")
+    ))]
     Demo {
         /// Folder for the outputs and report.md.
         #[arg(short, long, default_value = "lumbre-demo")]
         out: PathBuf,
-        /// `cpu` runs only the CPU paths; `gpu` (default) runs both, GPU where available.
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
 }
 
@@ -363,6 +360,7 @@ enum BenchCommand {
     /// radiosity, lightcuts, instant radiosity) at its defaults on every scene of the set
     /// (`lumbre scenes`), against the path-traced references: GPU time, wall time, mean
     /// relative error, and the path tracer's error at the same GPU time.
+    #[command(mut_arg("backend", gpu_by_default))]
     Gi {
         /// Scenes of the set to run (default: every one with a reference).
         scenes: Vec<String>,
@@ -371,11 +369,12 @@ enum BenchCommand {
         out: Option<PathBuf>,
         #[arg(long)]
         json: bool,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// Scan, compaction, radix sort, Morton encoding and the histogram pyramid, GPU vs copy
     /// kernel vs CPU.
+    #[command(mut_arg("backend", |a| gpu_by_default(a).help("`cpu` skips the GPU columns")))]
     Primitives {
         /// Cap every size at 2^this elements, 16..=28 (the defaults are the issue's: scan and
         /// compaction 2^28, sort and Morton 2^26).
@@ -388,9 +387,8 @@ enum BenchCommand {
         /// Print JSON instead of tables.
         #[arg(long)]
         json: bool,
-        /// `cpu` skips the GPU columns.
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
         /// Polls of an unpublished predecessor before a scan or compaction tile reduces its
         /// input itself (the look-back fallback).
         #[arg(long, default_value_t = lumbre_compact::Lookback::default().spin_limit)]
@@ -401,6 +399,7 @@ enum BenchCommand {
         only: Option<String>,
     },
     /// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
+    #[command(mut_arg("backend", gpu_by_default))]
     Raytrace {
         /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj (default: the copies
         /// bundled in this binary).
@@ -421,11 +420,12 @@ enum BenchCommand {
         leaf_size: u32,
         #[arg(long)]
         json: bool,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// The sparse octree on phantom clouds of the thesis's sizes: keys, build, update, ray
     /// tracing, and memory against depth.
+    #[command(mut_arg("backend", gpu_by_default))]
     Octree {
         /// Largest point count to include (the thesis's go up to 3283639).
         #[arg(long, default_value_t = 3_283_639)]
@@ -438,12 +438,13 @@ enum BenchCommand {
         repeats: usize,
         #[arg(long)]
         json: bool,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// Low-rank radiosity on the generated box at the paper's sizes (n = 3456 .. 221184,
     /// k = 216 .. 3456): solves per second (Y and its factors, f32 and f16) against the copy
     /// kernel and the CPU, precompute times, and the low-rank error against the full solve.
+    #[command(mut_arg("backend", gpu_by_default))]
     Radiosity {
         /// `s:t` pairs (s x s elements and t x t patches per wall); default: the paper's 12.
         #[arg(long, value_delimiter = ',')]
@@ -470,10 +471,11 @@ enum BenchCommand {
         repeats: usize,
         #[arg(long)]
         json: bool,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// Density estimation: the paper's Table 1 workloads by every method, CPU and GPU.
+    #[command(mut_arg("backend", gpu_by_default))]
     Density {
         /// How many of Table 1's rows (1e4x1e4, 1e5x1e5, 1e5x5e5, 1e5x1e6, 1e6x1e7).
         #[arg(long, default_value_t = 4)]
@@ -490,12 +492,13 @@ enum BenchCommand {
         repeats: usize,
         #[arg(long)]
         json: bool,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// Lightcuts on the diffuse Cornell box: frames by stage for lightcuts and instant
     /// radiosity (the paper's Table 5 and beyond), lightcuts' error against instant
     /// radiosity, cut sizes per cluster metric and builder, the greedy build's time.
+    #[command(mut_arg("backend", gpu_by_default))]
     Lightcuts {
         /// VPL counts of the frame table (the paper's Table 5: 110,420,930,2550; beyond:
         /// 10000,100000,1000000).
@@ -535,10 +538,11 @@ enum BenchCommand {
         repeats: usize,
         #[arg(long)]
         json: bool,
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
+    #[command(mut_arg("backend", |a| gpu_by_default(a).help("Skip the GPU columns")))]
     Roofline {
         /// Smallest size, as log2 of bytes (at least 4).
         #[arg(long, default_value_t = 20)]
@@ -554,9 +558,8 @@ enum BenchCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
-        /// Skip the GPU columns.
-        #[arg(long, value_enum, default_value_t = BackendChoice::Gpu)]
-        backend: BackendChoice,
+        #[command(flatten)]
+        backend: BackendArgs,
         /// Also time copy kernels that each add one feature (uniform length, barrier, shared
         /// memory, atomics, strided loads) at the largest size.
         #[arg(long)]
@@ -574,15 +577,6 @@ fn check_effort(warmup: usize, repeats: usize) -> Result<bench::Effort> {
         return Err("--repeats 0: must be at least 1".into());
     }
     Ok(bench::Effort { warmup, repeats })
-}
-
-/// The one mapping from `--backend` to the runtime's backend: an error if `gpu` finds no
-/// adapter.
-fn backend_for(choice: BackendChoice, opts: &GpuOptions) -> Result<Backend> {
-    match choice {
-        BackendChoice::Gpu => Ok(Backend::Gpu(Gpu::with_options(opts)?)),
-        BackendChoice::Cpu => Ok(Backend::Cpu),
-    }
 }
 
 fn print_tables(tables: &[table::Table], json: bool) {
@@ -793,7 +787,7 @@ fn main() -> ExitCode {
         })(),
         Command::Scenes { names, write, small } => scenes::run(&names, write.as_deref(), small.as_deref()),
         Command::Compare(args) => compare::run(&args),
-        Command::Demo { out, backend } => demo::run(&opts, &out, backend == BackendChoice::Gpu),
+        Command::Demo { out, backend } => demo::run(&opts, &out, &backend),
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => (|| {
                 limits::in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;
@@ -806,8 +800,8 @@ fn main() -> ExitCode {
                     )
                     .into());
                 }
-                let backend = backend_for(backend, &opts)?;
-                let tables = bench::octree::octree(backend.gpu(), &counts, depth, effort)?;
+                let backend = backend.backend(&opts)?;
+                let tables = bench::octree::octree(&backend, &counts, depth, effort)?;
                 print_tables(&tables, json);
                 Ok(())
             })(),
@@ -825,9 +819,9 @@ fn main() -> ExitCode {
                 if let Some(dir) = &scenes {
                     bench::raytrace::check_scene_dir(dir, &list)?;
                 }
-                let backend = backend_for(backend, &opts)?;
+                let backend = backend.backend(&opts)?;
                 let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-                let t = bench::raytrace::raytrace(backend.gpu(), &list, &build, frames, cpu_frames)?;
+                let t = bench::raytrace::raytrace(&backend, &list, &build, frames, cpu_frames)?;
                 print_tables(&[t], json);
                 Ok(())
             })(
@@ -845,9 +839,9 @@ fn main() -> ExitCode {
                     )
                     .into());
                 }
-                let backend = backend_for(backend, &opts)?;
+                let backend = backend.backend(&opts)?;
                 let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
-                let tables = bench::primitives::primitives(backend.gpu(), max_log2, effort, lookback, only.as_deref())?;
+                let tables = bench::primitives::primitives(&backend, max_log2, effort, lookback, only.as_deref())?;
                 print_tables(&tables, json);
                 Ok(())
             })(
@@ -866,15 +860,15 @@ fn main() -> ExitCode {
             } => (|| {
                 let sizes = bench::radiosity::parse_sizes(&sizes)?;
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend_for(backend, &opts)?;
+                let backend = backend.backend(&opts)?;
                 let options =
                     bench::radiosity::Options { samples, synthetic, cpu_pairs, cpu: !no_cpu, error_side, effort };
-                let tables = bench::radiosity::radiosity(backend.gpu(), &sizes, &options)?;
+                let tables = bench::radiosity::radiosity(&backend, &sizes, &options)?;
                 print_tables(&tables, json);
                 Ok(())
             })(),
             BenchCommand::Gi { scenes, out, json, backend } => (|| {
-                let backend = backend_for(backend, &opts)?;
+                let backend = backend.backend(&opts)?;
                 let table = bench::gi::run(&scenes, &backend, out.as_deref())?;
                 print_tables(&[table], json);
                 Ok(())
@@ -882,8 +876,8 @@ fn main() -> ExitCode {
             BenchCommand::Density { rows, methods, no_cpu, warmup, repeats, json, backend } => (|| {
                 let methods = bench::density::parse_methods(&methods)?;
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend_for(backend, &opts)?;
-                let tables = bench::density::density(backend.gpu(), rows, methods, !no_cpu, effort)?;
+                let backend = backend.backend(&opts)?;
+                let tables = bench::density::density(&backend, rows, methods, !no_cpu, effort)?;
                 print_tables(&tables, json);
                 Ok(())
             })(),
@@ -904,7 +898,7 @@ fn main() -> ExitCode {
                 backend,
             } => (|| {
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend_for(backend, &opts)?;
+                let backend = backend.backend(&opts)?;
                 let skip_zero = |v: Vec<u32>| -> Vec<u32> { if v == [0] { Vec::new() } else { v } };
                 let options = bench::lightcuts::Options {
                     size,
@@ -925,7 +919,7 @@ fn main() -> ExitCode {
             })(),
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => (|| {
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend_for(backend, &opts)?;
+                let backend = backend.backend(&opts)?;
                 let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
                 // The CPU copies hold a source and a destination of the largest size.
                 let memory = 63 - (limits::available_memory() / 2).max(1).leading_zeros();
@@ -943,7 +937,7 @@ fn main() -> ExitCode {
                     None => 30.min(most),
                 };
                 limits::in_range("--min-log2", min_log2, 4, max)?;
-                let mut tables = vec![bench::roofline::roofline(backend.gpu(), min_log2, max, effort)?];
+                let mut tables = vec![bench::roofline::roofline(&backend, min_log2, max, effort)?];
                 if let (true, Some(g)) = (variants, backend.gpu()) {
                     tables.push(bench::roofline::copy_variants(g, 1 << max.min(30), effort)?);
                 }

@@ -5,7 +5,7 @@
 mod table1;
 
 use lumbre_density::{Density, Filter, Method};
-use lumbre_gpu::Gpu;
+use lumbre_gpu::Backend;
 
 use super::Effort;
 use crate::error::Result;
@@ -45,11 +45,11 @@ fn name(d: &Density) -> String {
 }
 
 /// Table 1's first `rows` workloads by `methods`, on the CPU (`cpu`) and `gpu`.
-pub fn density(gpu: Option<&Gpu>, rows: usize, methods: Vec<Density>, cpu: bool, effort: Effort) -> Result<Vec<Table>> {
+pub fn density(backend: &Backend, rows: usize, methods: Vec<Density>, cpu: bool, effort: Effort) -> Result<Vec<Table>> {
     let opts = table1::Options {
         methods,
         cpu,
-        gpu: gpu.cloned(),
+        gpu: backend.gpu().cloned(),
         warmup: effort.warmup,
         repeats: effort.repeats,
         ..Default::default()

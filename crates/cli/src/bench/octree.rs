@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Gpu, KeepBusy, Tolerance, busy_median_time};
+use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, busy_median_time};
 use lumbre_morton::MortonEncode;
 use lumbre_octree::{GpuBuild, Octree, Points, Root, dense_bytes};
 use lumbre_raytrace::{
@@ -59,7 +59,8 @@ fn wall<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (v, t.elapsed())
 }
 
-pub fn octree(gpu: Option<&Gpu>, counts: &[usize], depth: u32, effort: Effort) -> Result<Vec<Table>> {
+pub fn octree(backend: &Backend, counts: &[usize], depth: u32, effort: Effort) -> Result<Vec<Table>> {
+    let gpu = backend.gpu();
     let mut t = Table::new(
         format!("Octree at depth {depth}: keys, build, update after every point moves, ray tracing"),
         &[

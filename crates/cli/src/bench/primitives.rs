@@ -8,7 +8,8 @@ use lumbre_compact::{
     compact_cpu, radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
 };
 use lumbre_gpu::{
-    Agree, BUSY_SPAN, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, copy_time_between, median_time,
+    Agree, BUSY_SPAN, Backend, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, copy_time_between,
+    median_time,
 };
 use lumbre_morton::{Keys, MortonEncode, Quantizer};
 
@@ -140,7 +141,7 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     input: &[T],
     scan: Scan<T>,
     tol: Tolerance,
-    gpu: Option<&Gpu>,
+    backend: &Backend,
     effort: Effort,
     notes: &mut Vec<String>,
 ) -> Result<Row> {
@@ -149,7 +150,7 @@ fn scan_row<T: lumbre_compact::ScanElem + lumbre_gpu::Scalar>(
     let cpu = wall(effort, || {
         scan_cpu(input, &mut out, scan.kind);
     });
-    let (g, c, own) = match gpu {
+    let (g, c, own) = match backend.gpu() {
         Some(gpu) => {
             let src = gpu.upload_fit(input, Fit::Pieces)?;
             let dst = gpu.zeroed_fit::<T>(n, Fit::Pieces)?;
@@ -189,12 +190,13 @@ const ROWS: &[&str] = &[
 /// predecessor before reducing its input itself); `only` keeps the rows whose operation
 /// contains it (`histogram pyramid` names the pyramid table).
 pub fn primitives(
-    gpu: Option<&Gpu>,
+    backend: &Backend,
     max_log2: u32,
     effort: Effort,
     lookback: Lookback,
     only: Option<&str>,
 ) -> Result<Vec<Table>> {
+    let gpu = backend.gpu();
     let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
     // Refuse an unknown --only before allocating the inputs.
     if !ROWS.iter().any(|r| wanted(r)) {
@@ -247,7 +249,7 @@ pub fn primitives(
                     &input,
                     scan(ScanKind::Exclusive, method, lookback),
                     Tolerance::EXACT,
-                    gpu,
+                    backend,
                     effort,
                     &mut stage_notes,
                 )?,
@@ -263,7 +265,7 @@ pub fn primitives(
             &inputf,
             scan(ScanKind::Inclusive, ScanMethod::Auto, lookback),
             tol,
-            gpu,
+            backend,
             effort,
             &mut stage_notes,
         );

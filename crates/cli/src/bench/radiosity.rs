@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::radiosity_tables::{
     ELEMENT_SIDES, Factors, FormTimes, PATCH_SIDES, PrecomputeTimes, SolveRow, TableOptions, error_table, solve_table,
 };
-use lumbre_gpu::Gpu;
+use lumbre_gpu::Backend;
 
 use crate::error::Result;
 use crate::progress::{bar_progress, progress};
@@ -82,7 +82,7 @@ fn solve_rows(t: &mut Table, r: &SolveRow) {
 }
 
 /// The solve table and, unless `error_side` is 0, the error table.
-pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>> {
+pub fn radiosity(backend: &Backend, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>> {
     let opts = TableOptions {
         samples: o.samples,
         effort: o.effort,
@@ -109,7 +109,7 @@ pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result
         ],
     );
     let bar = progress(sizes.len() as u64, "radiosity sizes");
-    let rows = solve_table(gpu, sizes, &opts, &bar_progress(&bar), &mut |_| {})?;
+    let rows = solve_table(backend, sizes, &opts, &bar_progress(&bar), &mut |_| {})?;
     bar.finish_and_clear();
     for r in &rows {
         solve_rows(&mut t, r);
@@ -126,7 +126,7 @@ pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result
         o.samples,
         rayon::current_num_threads()
     ));
-    if let Some(g) = gpu {
+    if let Some(g) = backend.gpu() {
         t.note(format!(
             "adapter: {}; median of {} runs after {} warm-up",
             g.adapter_name(),
@@ -137,7 +137,7 @@ pub fn radiosity(gpu: Option<&Gpu>, sizes: &[(u32, u32)], o: &Options) -> Result
     let mut tables = vec![t];
     if o.error_side > 0 {
         let bar = progress(0, "low-rank error");
-        let (n, rows) = error_table(gpu, o.error_side, &PATCH_SIDES, o.samples, &bar_progress(&bar))?;
+        let (n, rows) = error_table(backend, o.error_side, &PATCH_SIDES, o.samples, &bar_progress(&bar))?;
         bar.finish_and_clear();
         let mut e = Table::new(
             format!("Low-rank error against the full solve (n = {n}, Jacobi to 1e-6)"),

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use lumbre_gpu::{Agree, Compute, Error, Gpu, Progress, Result, busy_median_time, copy_time, median_time};
+use lumbre_gpu::{Agree, Backend, Compute, Error, Gpu, Progress, Result, busy_median_time, copy_time, median_time};
 
 use lumbre_radiosity::{
     Coherence, Factorization, Form, FormFactors, FullSystem, GpuLowRank, GpuMesh, Jacobi, LowRank, Matrix, Precompute,
@@ -270,7 +270,7 @@ fn roofline(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Duration> {
 
 /// The solve figures of one form.
 fn form_times(
-    gpu: Option<&Gpu>,
+    backend: &Backend,
     factor: &Factorization,
     light: &[[f32; 3]],
     opts: &TableOptions,
@@ -292,7 +292,7 @@ fn form_times(
             Ok(start.elapsed())
         })?);
     }
-    if let Some(gpu) = gpu {
+    if let Some(gpu) = backend.gpu() {
         let (t32, b32, bytes) = time_gpu_solve(gpu, factor, Storage::F32, light, opts.effort, progress)?;
         t.gpu = Some(t32);
         t.bytes = bytes;
@@ -317,7 +317,7 @@ fn form_times(
 /// GPU against the copy kernel, and the precompute's stage times. Every GPU solve is checked
 /// against the CPU's.
 pub fn solve_table(
-    gpu: Option<&Gpu>,
+    backend: &Backend,
     sizes: &[(u32, u32)],
     opts: &TableOptions,
     progress: &dyn Progress,
@@ -328,7 +328,7 @@ pub fn solve_table(
         progress.update("radiosity table", i as u64, sizes.len() as u64);
         let mesh = TwoMesh::closed_box(s, t)?;
         let (n, k) = (mesh.n(), mesh.k());
-        let (dense, factored, precompute) = match (opts.factors, gpu) {
+        let (dense, factored, precompute) = match (opts.factors, backend.gpu()) {
             (Factors::Synthetic, _) => {
                 let (d, f) = synthetic_factors(&mesh);
                 (d, f, None)
@@ -347,9 +347,9 @@ pub fn solve_table(
             }
         };
         let light = mesh.emission.clone();
-        let dense_times = form_times(gpu, &dense, &light, opts, progress)?;
+        let dense_times = form_times(backend, &dense, &light, opts, progress)?;
         drop(dense);
-        let factored_times = form_times(gpu, &factored, &light, opts, progress)?;
+        let factored_times = form_times(backend, &factored, &light, opts, progress)?;
         rows.push(SolveRow { n, k, precompute, dense: dense_times, factored: factored_times });
         on_row(&rows[rows.len() - 1]);
     }
@@ -417,12 +417,13 @@ fn aggregated(mesh: &TwoMesh, reference: &TwoMesh, full: &Matrix) -> Matrix {
 /// and without the size weight) at the nearest k.
 /// On the GPU when there is one. Returns n and the rows.
 pub fn error_table(
-    gpu: Option<&Gpu>,
+    backend: &Backend,
     s: u32,
     patch_sides: &[u32],
     samples: u32,
     progress: &dyn Progress,
 ) -> Result<(usize, Vec<ErrorRow>)> {
+    let gpu = backend.gpu();
     let reference_mesh = TwoMesh::closed_box(s, s)?;
     let full_ff = FormFactors { samples, full: true, ..FormFactors::default() };
     let full = match gpu {

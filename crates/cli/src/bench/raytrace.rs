@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use glam::Vec3;
 use lumbre_gpu::Compute;
-use lumbre_gpu::{BUSY_SPAN, Gpu, KeepBusy};
+use lumbre_gpu::{BUSY_SPAN, Backend, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
@@ -105,12 +105,13 @@ fn light_for(scene: &mut Scene, camera: &Camera) {
 }
 
 pub fn raytrace(
-    gpu: Option<&Gpu>,
+    backend: &Backend,
     scenes: &[BenchScene],
     build_options: &BuildOptions,
     frames: u32,
     cpu_frames: u32,
 ) -> Result<Table> {
+    let gpu = backend.gpu();
     let mut t = Table::new(
         "Kd-tree ray tracing: one primary and one shadow ray per pixel, mean over camera positions around the model",
         &[

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use lumbre_gpu::{Gpu, copy_time, median_time};
+use lumbre_gpu::{Backend, Gpu, copy_time, median_time};
 use rayon::prelude::*;
 
 use super::Effort;
@@ -32,7 +32,8 @@ fn cpu_copy(bytes: usize, effort: Effort, parallel: bool) -> Duration {
 
 /// Copy bandwidth over sizes `2^min_log2 ..= 2^max_log2` bytes (step x4), GB/s counting read
 /// plus write, beside CPU memcpy (one thread) and a parallel CPU copy.
-pub fn roofline(gpu: Option<&Gpu>, min_log2: u32, max_log2: u32, effort: Effort) -> Result<Table> {
+pub fn roofline(backend: &Backend, min_log2: u32, max_log2: u32, effort: Effort) -> Result<Table> {
+    let gpu = backend.gpu();
     let mut t = Table::new(
         "Roofline: copy kernel (vec4<u32>, and one u32 per thread) vs CPU copy, GB/s counting read + write",
         &["bytes", "GPU ms", "GPU GB/s", "GPU u32/thread GB/s", "CPU memcpy GB/s", "CPU parallel GB/s"],

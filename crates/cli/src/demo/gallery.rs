@@ -4,13 +4,13 @@
 use std::path::Path;
 use std::time::Instant;
 
-use lumbre_gpu::Gpu;
+use lumbre_gpu::Backend;
 
 use crate::error::Result;
 use crate::table::Table;
 
 /// The bundled scenes through the Whitted ray tracer, CPU and GPU, written as PNGs.
-pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table> {
+pub fn renders(backend: &Backend, out: &Path) -> Result<Table> {
     use lumbre_gpu::Compute;
     use lumbre_raytrace::{Camera, Prepared, RenderOptions, WhittedRender, add_default_light, diff_stats};
     let mut t = Table::new(
@@ -48,7 +48,7 @@ pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table> {
             format!("{:.1}", cpu_t.as_secs_f64() * 1e3),
             crate::table::sig(cpu_report.get("rays").unwrap_or(0.0) / cpu_t.as_secs_f64() / 1e6),
         ];
-        match gpu {
+        match backend.gpu() {
             Some(g) => {
                 let scene = render.upload(g, &prepared)?;
                 render.gpu_reported(g, &scene)?; // compiles the pipeline
@@ -71,7 +71,7 @@ pub fn renders(gpu: Option<&Gpu>, out: &Path) -> Result<Table> {
 }
 
 /// The phantom as voxels in the three modes, an orbit strip, and in-place update timings.
-pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>> {
+pub fn volumes(backend: &Backend, out: &Path) -> Result<Vec<Table>> {
     use glam::Vec3;
     use lumbre_gpu::Compute;
     use lumbre_octree::{GpuBuild, Octree, Points, Root};
@@ -89,7 +89,7 @@ pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>> {
     let t0 = Instant::now();
     let (tree, _) = Octree::build_in(&points.positions, &points.attrs, depth, root)?;
     let cpu_build = t0.elapsed();
-    let gpu_build = match gpu {
+    let gpu_build = match backend.gpu() {
         Some(g) => {
             let b = GpuBuild { depth, root: Some(root) };
             let (t, timings) = b.gpu_timed(g, &points)?;
@@ -124,7 +124,7 @@ pub fn volumes(gpu: Option<&Gpu>, out: &Path) -> Result<Vec<Table>> {
         let img = r.cpu(&tree)?;
         let cpu_t = t.elapsed();
         img.save_png(&out.join(format!("phantom-{name}-cpu.png")))?;
-        let (g_ms, rmse, files) = match gpu {
+        let (g_ms, rmse, files) = match backend.gpu() {
             Some(g) => {
                 let on = r.upload(g, &tree)?;
                 r.gpu_reported(g, &on)?;

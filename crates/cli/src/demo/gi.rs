@@ -15,18 +15,17 @@ use crate::table::{Table, sig};
 /// box (the other scenes take minutes there). Writes `NAME-METHOD-BACKEND.png`, error maps,
 /// cut-size maps and `NAME-sheet.png` (columns: the reference, then each method, captioned
 /// with its error and GPU or CPU time; rows: image, relative error, cut sizes) into `out`.
-pub fn pages(gpu: Option<&lumbre_gpu::Gpu>, out: &Path) -> Result<Table> {
-    let backend = gpu.map_or(Backend::Cpu, |g| Backend::Gpu(g.clone()));
+pub fn pages(backend: &Backend, out: &Path) -> Result<Table> {
     let mut rows: Vec<Row> = Vec::new();
     for entry in crate::scenes::SET {
-        if gpu.is_none() && entry.name != "cornell" {
+        if backend.gpu().is_none() && entry.name != "cornell" {
             continue;
         }
         let Some(reference) = crate::data::reference(entry.reference) else { continue };
         let reference = reference?;
         eprintln!("{} by every method ...", entry.name);
         reference.save(&out.join(format!("{}-reference.png", entry.name)))?;
-        let (scene_rows, images) = scene(entry, &reference, &backend, SIZE, Some(out))?;
+        let (scene_rows, images) = scene(entry, &reference, backend, SIZE, Some(out))?;
         let columns =
             std::iter::once("reference".to_string()).chain(methods().iter().map(|m| m.name.to_string())).collect();
         let labels = ["image", "relative error", "cut sizes"].map(String::from).to_vec();
@@ -47,7 +46,7 @@ pub fn pages(gpu: Option<&lumbre_gpu::Gpu>, out: &Path) -> Result<Table> {
         sheet.image().save(&file)?;
         rows.extend(scene_rows);
     }
-    let mut t = table(&rows, &backend);
+    let mut t = table(&rows, backend);
     t.note("NAME-sheet.png per scene: the reference, then each method (its mean relative error and time); its relative error (black 0%, red 100%); lightcuts' cut sizes");
     Ok(t)
 }

@@ -10,38 +10,37 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
-use lumbre_gpu::{Gpu, GpuOptions};
+use lumbre_gpu::{Backend, GpuOptions};
 
+use crate::backend::{BackendArgs, BackendChoice};
 use crate::bench::Effort;
 use crate::bench::roofline::roofline;
 use crate::error::{Error, Result};
 use crate::info::{adapter_table, chosen_table};
 use crate::table::Table;
 
-pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<()> {
+/// The demo into `out` on the backend `backend` names; with `gpu`, on the CPU when there is
+/// no GPU (the report says why).
+pub fn run(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
     let start = Instant::now();
     std::fs::create_dir_all(out).map_err(|e| Error::folder(out, e))?;
     let mut report = String::from("# Lumbre demo report\n\n");
     let mut tables: Vec<Table> = vec![adapter_table()];
 
-    let gpu = if use_gpu {
-        match Gpu::with_options(opts) {
-            Ok(gpu) => {
-                tables.push(chosen_table(&gpu));
-                Some(gpu)
-            }
-            Err(e) => {
-                let _ = writeln!(report, "**No GPU: running the CPU paths only.** ({e})\n");
-                eprintln!("no GPU ({e}); running the CPU paths only");
-                None
-            }
+    let backend = match backend.backend {
+        BackendChoice::Gpu => backend.backend(opts).unwrap_or_else(|e| {
+            let _ = writeln!(report, "**No GPU: running the CPU paths only.** ({e})\n");
+            eprintln!("no GPU ({e}); running the CPU paths only");
+            Backend::Cpu
+        }),
+        BackendChoice::Cpu => {
+            let _ = writeln!(report, "GPU paths skipped (`--backend cpu`).\n");
+            Backend::Cpu
         }
-    } else {
-        let _ = writeln!(report, "GPU paths skipped (`--backend cpu`).\n");
-        None
     };
-    match &gpu {
+    match backend.gpu() {
         Some(g) => {
+            tables.push(chosen_table(g));
             let _ = writeln!(report, "GPU paths ran on **{}** ({:?}).\n", g.adapter_name(), g.adapter().backend);
         }
         None => {
@@ -49,19 +48,19 @@ pub fn run(opts: &GpuOptions, out: &Path, use_gpu: bool) -> Result<()> {
         }
     }
 
-    tables.push(gi::pages(gpu.as_ref(), out)?);
+    tables.push(gi::pages(&backend, out)?);
 
     // Small sizes: the demo shows the shape of the curve, `lumbre bench` measures properly.
     let effort = Effort { warmup: 1, repeats: 3 };
     eprintln!("roofline ...");
-    tables.push(roofline(gpu.as_ref(), 16, 24, effort)?);
+    tables.push(roofline(&backend, 16, 24, effort)?);
     eprintln!("primitives ...");
-    tables.extend(crate::bench::primitives::primitives(gpu.as_ref(), 20, effort, Default::default(), None)?);
+    tables.extend(crate::bench::primitives::primitives(&backend, 20, effort, Default::default(), None)?);
 
     eprintln!("renders ...");
-    tables.push(gallery::renders(gpu.as_ref(), out)?);
+    tables.push(gallery::renders(&backend, out)?);
     eprintln!("volumes ...");
-    tables.extend(gallery::volumes(gpu.as_ref(), out)?);
+    tables.extend(gallery::volumes(&backend, out)?);
 
     for t in &tables {
         report += &t.markdown();
