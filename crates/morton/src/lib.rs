@@ -11,6 +11,9 @@
 //! - [`MortonEncode`]: encoding a point buffer, CPU and GPU (`morton/encode.wgsl`),
 //!   bit-exact with each other.
 //!
+//! Each stage has its CPU half in `src/<stage>.rs`, its GPU half in `src/gpu/<stage>.rs` and
+//! its kernel in `morton/<stage>.wgsl` of `lumbre-shaders`.
+//!
 //! ```
 //! use lumbre_morton::{NodeKey32, Quantizer, encode_u32};
 //! let q = Quantizer::cube([0.0; 3], [1.0; 3], 10).unwrap();
@@ -21,6 +24,7 @@
 //! ```
 
 mod code;
+mod encode;
 mod gpu;
 mod key;
 mod quantize;
@@ -28,6 +32,7 @@ mod quantize;
 pub use code::{
     BITS_32, BITS_64, compact_u32, compact_u64, decode_u32, decode_u64, encode_u32, encode_u64, spread_u32, spread_u64,
 };
-pub use gpu::{GpuKeys, GpuPoints, Keys, MortonEncode};
+pub use encode::{Keys, MortonEncode};
+pub use gpu::{GpuKeys, GpuPoints};
 pub use key::{NodeKey32, NodeKey64, level_offset};
 pub use quantize::{QuantizeError, Quantizer};
