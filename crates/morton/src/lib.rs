@@ -10,6 +10,8 @@
 //!   mapping `index = sum(8^i, i < level) + value`.
 //! - [`MortonEncode`]: encoding a point buffer, CPU and GPU (`morton/encode.wgsl`),
 //!   bit-exact with each other.
+//! - [`RadixTree`]: Karras's radix tree over sorted codes, the topology of a linear BVH or
+//!   a light tree, CPU and GPU ([`RadixTreeBuild`], `morton/radix_tree.wgsl`), bit-exact.
 //!
 //! Each stage has its CPU half in `src/<stage>.rs`, its GPU half in `src/gpu/<stage>.rs` and
 //! its kernel in `morton/<stage>.wgsl` of `lumbre-shaders`.
@@ -28,11 +30,13 @@ mod encode;
 mod gpu;
 mod key;
 mod quantize;
+mod radix_tree;
 
 pub use code::{
     BITS_32, BITS_64, compact_u32, compact_u64, decode_u32, decode_u64, encode_u32, encode_u64, spread_u32, spread_u64,
 };
 pub use encode::{Keys, MortonEncode};
-pub use gpu::{GpuKeys, GpuPoints};
+pub use gpu::{GpuKeys, GpuPoints, GpuRadixTree, RadixTreeBuild};
 pub use key::{NodeKey32, NodeKey64, level_offset};
 pub use quantize::{QuantizeError, Quantizer};
+pub use radix_tree::{NO_PARENT, RadixNode, RadixTree};
