@@ -2,13 +2,13 @@
 //! Morton code of their position (optionally interleaved with bits of their normal's direction),
 //! Karras's radix tree (2012) over the sorted codes, and the clusters' bounds bottom-up.
 //! CPU here, stage by stage as on the GPU (`gpu/morton_tree.rs`:
-//! `lightcuts/morton_tree_keys.wgsl`, `lightcuts/morton_tree_radix.wgsl`,
-//! `lightcuts/morton_tree_bounds.wgsl`), with the same topology bit for bit.
+//! `lightcuts/morton_tree_keys.wgsl`, the sort and the radix tree of `lumbre_compact` and
+//! `lumbre_morton`, `lightcuts/morton_tree_bounds.wgsl`), with the same topology bit for bit.
 
 use glam::Vec3;
 use lumbre_compact::radix_sort_cpu;
 use lumbre_gpu::{Error, Result};
-use lumbre_morton::{Quantizer, encode_u32};
+use lumbre_morton::{Quantizer, RadixNode, RadixTree, encode_u32};
 use rayon::prelude::*;
 
 use crate::tree::{LightNode, LightTree};
@@ -117,65 +117,10 @@ pub(crate) fn morton_keys(p: &KeyParams, vpls: &[Vpl]) -> (Vec<u32>, Vec<u32>) {
     (keys, (0..vpls.len() as u32).collect())
 }
 
-/// Karras's common-prefix length of sorted keys `i` and `j`, with the indices' bits after
-/// the key's when keys are equal; -1 outside `0..n`.
-#[inline]
-fn delta(keys: &[u32], i: i64, j: i64) -> i32 {
-    if j < 0 || j >= keys.len() as i64 {
-        return -1;
-    }
-    let (a, b) = (keys[i as usize], keys[j as usize]);
-    if a != b { (a ^ b).leading_zeros() as i32 } else { 32 + ((i ^ j) as u32).leading_zeros() as i32 }
-}
-
-/// Stage 3: internal node `i` of Karras's radix tree over `n` sorted keys: its children (as
-/// node indices: internal `g` at `g`, leaf `k` at `n - 1 + k`), its common-prefix length
-/// and a 0 (`morton_tree_radix.wgsl`'s `vec4`).
-pub(crate) fn radix_node(keys: &[u32], i: usize) -> [u32; 4] {
-    let n = keys.len() as i64;
-    let i = i as i64;
-    let d: i64 = if delta(keys, i, i + 1) > delta(keys, i, i - 1) { 1 } else { -1 };
-    let d_min = delta(keys, i, i - d);
-    let mut l_max: i64 = 2;
-    while delta(keys, i, i + l_max * d) > d_min {
-        l_max *= 2;
-    }
-    let mut l = 0;
-    let mut t = l_max / 2;
-    while t >= 1 {
-        if delta(keys, i, i + (l + t) * d) > d_min {
-            l += t;
-        }
-        t /= 2;
-    }
-    let j = i + l * d;
-    let d_node = delta(keys, i, j);
-    let mut s = 0;
-    let mut t = l;
-    loop {
-        t = (t + 1) / 2;
-        if delta(keys, i, i + (s + t) * d) > d_node {
-            s += t;
-        }
-        if t <= 1 {
-            break;
-        }
-    }
-    let gamma = i + s * d + d.min(0);
-    let leaf = |k: i64| (n - 1 + k) as u32;
-    let left = if i.min(j) == gamma { leaf(gamma) } else { gamma as u32 };
-    let right = if i.max(j) == gamma + 1 { leaf(gamma + 1) } else { (gamma + 1) as u32 };
-    [left, right, d_node as u32, 0]
-}
-
-/// Stage 3 over all internal nodes.
-pub(crate) fn radix_tree(keys: &[u32]) -> Vec<[u32; 4]> {
-    (0..keys.len().saturating_sub(1)).into_par_iter().map(|i| radix_node(keys, i)).collect()
-}
-
-/// Stage 4: the leaves from the sorted lights, then every cluster from its children,
-/// deepest common prefix first (a node's children have longer prefixes than it has).
-pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[[u32; 4]], seed: u32) -> Vec<LightNode> {
+/// Stage 4 (after the radix tree of the sorted keys, stage 3): the leaves from the sorted
+/// lights, then every cluster from its children, deepest common prefix first (a node's
+/// children have longer prefixes than it has).
+pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[RadixNode], seed: u32) -> Vec<LightNode> {
     let n = vpls.len();
     let mut nodes = vec![LightNode::default(); 2 * n - 1];
     nodes[n - 1..]
@@ -184,13 +129,13 @@ pub(crate) fn tree_bounds(vpls: &[Vpl], order: &[u32], topology: &[[u32; 4]], se
         .for_each(|(node, &k)| *node = LightNode::leaf(&vpls[k as usize], k));
     let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); 65];
     for (i, t) in topology.iter().enumerate() {
-        by_level[t[2] as usize].push(i as u32);
+        by_level[t.prefix as usize].push(i as u32);
     }
     for level in by_level.iter().rev().filter(|l| !l.is_empty()) {
         let done: Vec<LightNode> = level
             .par_iter()
             .map(|&i| {
-                let [a, b, _, _] = topology[i as usize];
+                let RadixNode { left: a, right: b, .. } = topology[i as usize];
                 LightNode::merge(&nodes[a as usize], a, &nodes[b as usize], b, i, seed)
             })
             .collect();
@@ -231,7 +176,7 @@ impl MortonTree {
         let params = self.key_params(vpls)?;
         let (mut keys, mut order) = morton_keys(&params, vpls);
         radix_sort_cpu(&mut keys, Some(&mut order));
-        let topology = radix_tree(&keys);
+        let topology = RadixTree::build(&keys).nodes;
         let nodes = tree_bounds(vpls, &order, &topology, self.seed);
         Ok(LightTree { nodes, vpls: vpls.to_vec() })
     }
@@ -268,21 +213,5 @@ mod tests {
         for q in 0..=MAX_DIRECTION_BITS {
             assert!(3 * position_bits(q) + 2 * q <= 30);
         }
-    }
-
-    #[test]
-    fn radix_tree_of_distinct_keys_is_karras_example() {
-        // Karras 2012, figure 3: eight keys 00001 00010 00100 00101 10011 11000 11001 11110.
-        let keys = [0b00001u32, 0b00010, 0b00100, 0b00101, 0b10011, 0b11000, 0b11001, 0b11110];
-        let children: Vec<[u32; 2]> = radix_tree(&keys).iter().map(|t| [t[0], t[1]]).collect();
-        let leaf = |k: u32| 7 + k;
-        assert_eq!(
-            children,
-            [[3, 4], [leaf(0), leaf(1)], [leaf(2), leaf(3)], [1, 2], [leaf(4), 5], [6, leaf(7)], [leaf(5), leaf(6)]]
-        );
-        // Equal keys are split by their indices' bits.
-        let same = radix_tree(&[5, 5, 5, 5]);
-        assert_eq!(same.iter().map(|t| [t[0], t[1]]).collect::<Vec<_>>(), [[1, 2], [3, 4], [5, 6]]);
-        assert_eq!(same[0][2], 32 + 30);
     }
 }

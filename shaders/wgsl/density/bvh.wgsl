@@ -43,25 +43,26 @@ const STACK: u32 = 68u;
 @group(0) @binding(5) var<storage, read_write> codes: array<u32>;
 // disk index of each sorted position
 @group(0) @binding(6) var<storage, read_write> order: array<u32>;
-@group(0) @binding(7) var<storage, read_write> children: array<vec2<u32>>;
-@group(0) @binding(8) var<storage, read_write> inner_parent: array<u32>;
-@group(0) @binding(9) var<storage, read_write> leaf_parent: array<u32>;
+// the radix tree of the sorted codes (lumbre_morton::RadixNode: left, right, prefix, parent;
+// inner node g is g, the disk at sorted position k is disks - 1 + k), and each leaf's parent
+@group(0) @binding(7) var<storage, read> tree: array<vec4<u32>>;
+@group(0) @binding(8) var<storage, read> leaf_parents: array<u32>;
 // inner boxes, six order-preserving words each (lo xyz, hi xyz)
-@group(0) @binding(10) var<storage, read_write> boxes: array<atomic<u32>>;
+@group(0) @binding(9) var<storage, read_write> boxes: array<atomic<u32>>;
 // two vec4<u32> per inner node: both children's quantized boxes (six words), then the
 // children
-@group(0) @binding(11) var<storage, read_write> nodes: array<vec4<u32>>;
+@group(0) @binding(10) var<storage, read_write> nodes: array<vec4<u32>>;
 // the disks in tree order
-@group(0) @binding(12) var<storage, read_write> sorted_disks: array<DiskData>;
+@group(0) @binding(11) var<storage, read_write> sorted_disks: array<DiskData>;
 // eight words per sorted position: count, spare, low and high words of r, g, b
-@group(0) @binding(13) var<storage, read_write> acc_sorted: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read_write> acc_sorted: array<atomic<u32>>;
 // (low, high) words of node visits, then of disks tested
-@group(0) @binding(14) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(13) var<storage, read_write> counters: array<atomic<u32>>;
 // Morton codes of the segments' midpoints, and the segments in their order
-@group(0) @binding(15) var<storage, read_write> seg_keys: array<u32>;
-@group(0) @binding(16) var<storage, read_write> seg_order: array<u32>;
+@group(0) @binding(14) var<storage, read_write> seg_keys: array<u32>;
+@group(0) @binding(15) var<storage, read_write> seg_order: array<u32>;
 // eight words per disk, in the disks' order
-@group(0) @binding(17) var<storage, read_write> acc: array<u32>;
+@group(0) @binding(16) var<storage, read_write> acc: array<u32>;
 
 var<workgroup> wg_counts: array<atomic<u32>, 4>;
 
@@ -84,71 +85,12 @@ fn morton(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     codes[i] = spread10(cell.x) | (spread10(cell.y) << 1u) | (spread10(cell.z) << 2u);
 }
 
-fn delta(i: i32, j: i32) -> i32 {
-    if j < 0 || j >= i32(params.disks) {
-        return -1;
-    }
-    let a = codes[i];
-    let b = codes[j];
-    if a != b {
-        return i32(countLeadingZeros(a ^ b));
-    }
-    return 32 + i32(countLeadingZeros(u32(i ^ j)));
-}
-
-// Inner node i of the radix tree (Karras 2012): its children, the children's parents, and
-// its box words set to the empty box.
+// The inner boxes emptied, for `refit` to grow (its starting boxes on the CPU).
 @compute @workgroup_size(256)
-fn hierarchy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn empty_boxes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let t = flat_index(wid, nwg, lid, WG);
     if t >= params.count {
         return;
-    }
-    let i = i32(t);
-    let d = select(-1, 1, delta(i, i + 1) > delta(i, i - 1));
-    let dmin = delta(i, i - d);
-    var lmax = 2;
-    while delta(i, i + lmax * d) > dmin {
-        lmax *= 2;
-    }
-    var l = 0;
-    for (var half = lmax / 2; half >= 1; half /= 2) {
-        if delta(i, i + (l + half) * d) > dmin {
-            l += half;
-        }
-    }
-    let j = i + l * d;
-    let dnode = delta(i, j);
-    var s = 0;
-    var div = 2;
-    loop {
-        let step = (l + div - 1) / div;
-        if delta(i, i + (s + step) * d) > dnode {
-            s += step;
-        }
-        if step == 1 {
-            break;
-        }
-        div *= 2;
-    }
-    let split = i + s * d + min(d, 0);
-    var left = u32(split);
-    var right = u32(split + 1);
-    if split == min(i, j) {
-        left |= LEAF_BIT;
-        leaf_parent[split] = t;
-    } else {
-        inner_parent[split] = t;
-    }
-    if split + 1 == max(i, j) {
-        right |= LEAF_BIT;
-        leaf_parent[split + 1] = t;
-    } else {
-        inner_parent[split + 1] = t;
-    }
-    children[t] = vec2<u32>(left, right);
-    if t == 0u {
-        inner_parent[0] = NONE;
     }
     for (var k = 0u; k < 3u; k++) {
         atomicStore(&boxes[6u * t + k], 0xffffffffu);
@@ -168,7 +110,7 @@ fn refit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let hi = disk_boxes[2u * d + 1u].xyz;
     let lo_w = vec3<u32>(ordered_encode(lo.x), ordered_encode(lo.y), ordered_encode(lo.z));
     let hi_w = vec3<u32>(ordered_encode(hi.x), ordered_encode(hi.y), ordered_encode(hi.z));
-    var node = leaf_parent[p];
+    var node = leaf_parents[p];
     while node != NONE {
         var changed = false;
         for (var k = 0u; k < 3u; k++) {
@@ -179,7 +121,7 @@ fn refit(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         if !changed {
             break;
         }
-        node = inner_parent[node];
+        node = tree[node].w;
     }
 }
 
@@ -201,6 +143,16 @@ fn quantize_box(lo: vec3<f32>, hi: vec3<f32>) -> vec3<u32> {
     return vec3<u32>(ql.x | (ql.y << 16u), ql.z | (qh.x << 16u), qh.y | (qh.z << 16u));
 }
 
+// A child of the radix tree as the packed nodes name it: an inner node by its index, a disk
+// by LEAF_BIT | its sorted position (lumbre_density's bvh/build.rs `children`).
+fn child_ref(c: u32) -> u32 {
+    let inner = params.disks - 1u;
+    if c >= inner {
+        return LEAF_BIT | (c - inner);
+    }
+    return c;
+}
+
 // Inner nodes with both children's quantized boxes; leaves refer to sorted positions. A
 // one-disk tree is one node whose second child is NONE.
 @compute @workgroup_size(256)
@@ -211,7 +163,7 @@ fn pack(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     var ch = vec2<u32>(LEAF_BIT, NONE);
     if params.disks > 1u {
-        ch = children[i];
+        ch = vec2<u32>(child_ref(tree[i].x), child_ref(tree[i].y));
     }
     var q: array<vec3<u32>, 2>;
     for (var k = 0u; k < 2u; k++) {

@@ -17,6 +17,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> vpls: array<vec4<f32>>;
 // VPL indices in key order (the sort's values)
 @group(0) @binding(2) var<storage, read> order: array<u32>;
+// the radix tree of the sorted keys (lumbre_morton::RadixNode: left, right, common prefix,
+// parent; leaf k is n - 1 + k)
 @group(0) @binding(3) var<storage, read> topology: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> nodes: array<LightNode>;
 

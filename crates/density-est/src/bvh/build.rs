@@ -1,10 +1,10 @@
 //! The BVH's build on the CPU, stage by stage as `density/bvh.wgsl` runs it: `morton`, a
-//! stable radix sort, `hierarchy`, `refit`, `gather`, `pack`.
+//! stable radix sort, the radix tree of `lumbre_morton`, `refit`, `gather`, `pack`.
 
 use glam::Vec3;
 use lumbre_compact::radix_sort_cpu;
 use lumbre_kdtree::Aabb;
-use lumbre_morton::encode_u32;
+use lumbre_morton::{NO_PARENT, RadixTree, encode_u32};
 use rayon::prelude::*;
 
 use crate::bvh::node::{Bvh, BvhNode, LEAF_BIT, NONE, QuantGrid};
@@ -40,82 +40,22 @@ pub(crate) fn morton(prep: &Prepared, lo: Vec3, inv: Vec3) -> Vec<u32> {
         .collect()
 }
 
-/// The length of the common prefix of sorted keys `i` and `j` (codes, then positions), or
-/// -1 out of range.
-fn delta(codes: &[u32], i: i64, j: i64) -> i64 {
-    if j < 0 || j >= codes.len() as i64 {
-        return -1;
-    }
-    let (a, b) = (codes[i as usize], codes[j as usize]);
-    if a != b { (a ^ b).leading_zeros() as i64 } else { 32 + ((i ^ j) as u32).leading_zeros() as i64 }
+/// Each inner node's children as the packed nodes name them: an inner node by its index, a
+/// disk by `LEAF_BIT | sorted position` (`pack`'s `child_ref` on the GPU).
+pub(crate) fn children(tree: &RadixTree) -> Vec<[u32; 2]> {
+    let child = |c: u32| tree.leaf(c).map_or(c, |k| LEAF_BIT | k as u32);
+    tree.nodes.par_iter().map(|node| [child(node.left), child(node.right)]).collect()
 }
 
-/// Inner node `i` of the radix tree over sorted `codes`: its children (inner index, or
-/// `LEAF_BIT | sorted position`).
-pub(crate) fn inner_node(codes: &[u32], i: usize) -> [u32; 2] {
-    let i = i as i64;
-    let d = if delta(codes, i, i + 1) > delta(codes, i, i - 1) { 1 } else { -1 };
-    let min = delta(codes, i, i - d);
-    let mut lmax = 2;
-    while delta(codes, i, i + lmax * d) > min {
-        lmax *= 2;
-    }
-    let mut l = 0;
-    let mut t = lmax / 2;
-    while t >= 1 {
-        if delta(codes, i, i + (l + t) * d) > min {
-            l += t;
-        }
-        t /= 2;
-    }
-    let j = i + l * d;
-    let node = delta(codes, i, j);
-    let mut s = 0;
-    let mut div = 2;
-    loop {
-        let t = (l + div - 1) / div;
-        if delta(codes, i, i + (s + t) * d) > node {
-            s += t;
-        }
-        if t == 1 {
-            break;
-        }
-        div *= 2;
-    }
-    let split = i + s * d + d.min(0);
-    let left = if split == i.min(j) { LEAF_BIT | split as u32 } else { split as u32 };
-    let right = if split + 1 == i.max(j) { LEAF_BIT | (split + 1) as u32 } else { (split + 1) as u32 };
-    [left, right]
-}
-
-/// Stage `hierarchy`: every inner node's children, and the parents of inner nodes and of
-/// leaves (the root's is [`NONE`]).
-pub(crate) fn hierarchy(codes: &[u32]) -> (Vec<[u32; 2]>, Vec<u32>, Vec<u32>) {
-    let n = codes.len();
-    let children: Vec<[u32; 2]> = (0..n.saturating_sub(1)).into_par_iter().map(|i| inner_node(codes, i)).collect();
-    let mut inner_parent = vec![NONE; n.saturating_sub(1)];
-    let mut leaf_parent = vec![NONE; n];
-    for (i, ch) in children.iter().enumerate() {
-        for &c in ch {
-            if c & LEAF_BIT != 0 {
-                leaf_parent[(c & !LEAF_BIT) as usize] = i as u32;
-            } else {
-                inner_parent[c as usize] = i as u32;
-            }
-        }
-    }
-    (children, inner_parent, leaf_parent)
-}
-
-/// Stage `refit`: inner boxes (six order-preserving words each, [`encode_box`]), each leaf's box carried up until an
-/// ancestor already holds it (the GPU does the same with atomic min and max; the result is
-/// the same whatever the order).
-pub(crate) fn refit(order: &[u32], inner_parent: &[u32], leaf_parent: &[u32], disk_boxes: &[Aabb]) -> Vec<[u32; 6]> {
-    let mut boxes = vec![[u32::MAX, u32::MAX, u32::MAX, 0, 0, 0]; inner_parent.len()];
+/// Stage `refit` (after `empty_boxes` on the GPU): inner boxes (six order-preserving words
+/// each, [`encode_box`]), each leaf's box carried up until an ancestor already holds it (the
+/// GPU does the same with atomic min and max; the result is the same whatever the order).
+pub(crate) fn refit(order: &[u32], tree: &RadixTree, disk_boxes: &[Aabb]) -> Vec<[u32; 6]> {
+    let mut boxes = vec![[u32::MAX, u32::MAX, u32::MAX, 0, 0, 0]; tree.nodes.len()];
     for (p, &d) in order.iter().enumerate() {
         let b = encode_box(&disk_boxes[d as usize]);
-        let mut node = leaf_parent[p];
-        while node != NONE {
+        let mut node = tree.leaf_parents[p];
+        while node != NO_PARENT {
             let words = &mut boxes[node as usize];
             let mut changed = false;
             for k in 0..3 {
@@ -127,7 +67,7 @@ pub(crate) fn refit(order: &[u32], inner_parent: &[u32], leaf_parent: &[u32], di
             if !changed {
                 break;
             }
-            node = inner_parent[node as usize];
+            node = tree.nodes[node as usize].parent;
         }
     }
     boxes
@@ -180,9 +120,9 @@ pub(crate) fn build(prep: &Prepared) -> Bvh {
     let nodes = if n == 1 {
         pack(&[[LEAF_BIT, NONE]], &[], &order, &prep.disk_boxes, &grid)
     } else {
-        let (children, inner_parent, leaf_parent) = hierarchy(&codes);
-        let boxes = refit(&order, &inner_parent, &leaf_parent, &prep.disk_boxes);
-        pack(&children, &boxes, &order, &prep.disk_boxes, &grid)
+        let tree = RadixTree::build(&codes);
+        let boxes = refit(&order, &tree, &prep.disk_boxes);
+        pack(&children(&tree), &boxes, &order, &prep.disk_boxes, &grid)
     };
     Bvh { nodes, disks, order, grid: Some(grid) }
 }

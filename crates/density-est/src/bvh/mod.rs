@@ -2,13 +2,14 @@
 //! ray (segments are long and disks small, so a hierarchy over the disks prunes far better
 //! than one over segment boxes, which span much of the scene). The hierarchy is a linear BVH
 //! (Karras 2012): disk centres in Morton order (`lumbre_morton`), a stable radix sort
-//! (`lumbre_compact`), the radix tree of the sorted codes, boxes bottom-up, then nodes that
+//! (`lumbre_compact`), the radix tree of the sorted codes (`lumbre_morton::RadixTree`, on
+//! the GPU `RadixTreeBuild`), boxes bottom-up, then nodes that
 //! hold both children's boxes, quantized to 16 bits per coordinate in the root box (32-byte
 //! nodes: a million disks' tree fits a GPU's L2), and the disks copied in tree order.
 //! Segments traverse in the Morton order of their midpoints (neighbouring threads, and
 //! consecutive segments of a CPU thread, visit the same nodes). Crossings add to per-disk
 //! fixed-point sums in tree order, so the order of arrival does not matter, and a last stage
-//! puts the sums back in the disks' order. Every stage has a twin entry point in
+//! puts the sums back in the disks' order. Every other stage has a twin entry point in
 //! `density/bvh.wgsl`; the trees are identical (integer topology, boxes by min and max,
 //! the same quantization). The CPU walks the tree four-wide ([`wide`]) over the same
 //! boxes, so it tests the same disks.

@@ -10,7 +10,7 @@ use crate::problem::{DiskData, Prepared};
 pub(crate) const LEAF_BIT: u32 = 1 << 31;
 /// The disks a tree can hold (2^31: leaf references keep 31 bits).
 pub(crate) const MAX_DISKS: usize = 1 << 31;
-/// No child (the one-disk tree's second child; the root's parent).
+/// No child (the one-disk tree's second child).
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// An inner node as the GPU stores it (two vec4<u32>): both children's boxes as 16-bit

@@ -1,11 +1,12 @@
 //! The BVH over the disks on the GPU (`density/bvh.wgsl`), the stages of `bvh/build.rs` and `bvh/traverse.rs` in the
-//! same order: `morton`, the radix sort of (code, disk) pairs, `hierarchy`, `refit`,
-//! `gather`, `pack`; then per piece of the segments (pieces when they are longer than one
+//! same order: `morton`, the radix sort of (code, disk) pairs, the radix tree of
+//! `lumbre_morton`, `empty_boxes` and `refit`, `gather`, `pack`; then per piece of the segments (pieces when they are longer than one
 //! storage binding) `segment_keys`, their radix sort and `traverse`; then `unsort`.
 //! Everything is recorded on the caller's recorder: no host round trip.
 
 use lumbre_compact::record_sort_bits;
 use lumbre_gpu::{Buffer, Fit, Recorder, Report, Result, pieces, record_iota, wgpu::BindingResource};
+use lumbre_morton::{RadixNode, RadixTreeBuild};
 use lumbre_shaders::density::BVH;
 
 use crate::bvh::node::{MAX_DISKS, QuantGrid};
@@ -48,9 +49,8 @@ struct Slots<'a> {
     seg_power: Option<BindingResource<'a>>,
     codes: Option<&'a Buffer<u32>>,
     order: Option<&'a Buffer<u32>>,
-    children: Option<&'a Buffer<[u32; 2]>>,
-    inner_parent: Option<&'a Buffer<u32>>,
-    leaf_parent: Option<&'a Buffer<u32>>,
+    tree: Option<&'a Buffer<RadixNode>>,
+    leaf_parents: Option<&'a Buffer<u32>>,
     boxes: Option<&'a Buffer<u32>>,
     nodes: Option<&'a Buffer<[u32; 4]>>,
     sorted_disks: Option<&'a Buffer<DiskData>>,
@@ -85,9 +85,8 @@ fn dispatch(
         input.disk_boxes.binding(),
         or(s.codes),
         or(s.order),
-        s.children.map_or_else(|| stand_in.binding(), |b| b.binding()),
-        or(s.inner_parent),
-        or(s.leaf_parent),
+        s.tree.map_or_else(|| stand_in.binding(), |b| b.binding()),
+        or(s.leaf_parents),
         or(s.boxes),
         s.nodes.map_or_else(|| stand_in.binding(), |b| b.binding()),
         s.sorted_disks.map_or_else(|| stand_in.binding(), |b| b.binding()),
@@ -132,32 +131,30 @@ pub(crate) fn record_build(rec: &mut Recorder, input: &GpuProblem) -> Result<Gpu
     let base = base_params(input);
     let codes = gpu.zeroed::<u32>(n)?;
     let order = gpu.zeroed::<u32>(n)?;
-    let children = gpu.zeroed::<[u32; 2]>(inner)?;
-    let inner_parent = gpu.zeroed::<u32>(inner)?;
-    let leaf_parent = gpu.zeroed::<u32>(n)?;
     let boxes = gpu.zeroed::<u32>(6 * inner)?;
     let nodes = gpu.zeroed::<[u32; 4]>(2 * inner)?;
     let sorted_disks = gpu.zeroed::<DiskData>(n.max(1))?;
     if n == 0 {
         return Ok(GpuBvh { nodes, sorted_disks, order });
     }
+    let with = |count: usize| Params { count: count as u32, ..base };
+    let keys = Slots { codes: Some(&codes), ..Slots::default() };
+    dispatch(rec, input, "bvh build", "morton", &with(n), keys)?;
+    record_iota(rec, &order, 0)?;
+    record_sort_bits(rec, &codes, Some(&order), 30)?;
+    let tree = RadixTreeBuild.record_tree(rec, &codes)?;
     let slots = || Slots {
         codes: Some(&codes),
         order: Some(&order),
-        children: Some(&children),
-        inner_parent: Some(&inner_parent),
-        leaf_parent: Some(&leaf_parent),
+        tree: Some(&tree.nodes),
+        leaf_parents: Some(&tree.leaf_parents),
         boxes: Some(&boxes),
         nodes: Some(&nodes),
         sorted_disks: Some(&sorted_disks),
         ..Slots::default()
     };
-    let with = |count: usize| Params { count: count as u32, ..base };
-    dispatch(rec, input, "bvh build", "morton", &with(n), slots())?;
-    record_iota(rec, &order, 0)?;
-    record_sort_bits(rec, &codes, Some(&order), 30)?;
     if n > 1 {
-        dispatch(rec, input, "bvh build", "hierarchy", &with(n - 1), slots())?;
+        dispatch(rec, input, "bvh build", "empty_boxes", &with(n - 1), slots())?;
         dispatch(rec, input, "bvh build", "refit", &with(n), slots())?;
     }
     dispatch(rec, input, "bvh build", "gather", &with(n), slots())?;

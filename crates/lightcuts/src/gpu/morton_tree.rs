@@ -1,10 +1,11 @@
 //! The Morton light tree on the GPU: `lightcuts/morton_tree_keys.wgsl`, the radix sort of
-//! `lumbre_compact`, `lightcuts/morton_tree_radix.wgsl` and `lightcuts/morton_tree_bounds.wgsl`,
+//! `lumbre_compact`, the radix tree of `lumbre_morton` and `lightcuts/morton_tree_bounds.wgsl`,
 //! the stages of `morton_tree.rs` with their buffers in the same order.
 
 use glam::Vec3;
 use lumbre_compact::record_sort_bits;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_morton::RadixTreeBuild;
 
 use crate::gpu::tree::GpuLights;
 use crate::gpu::vpls::GpuVpl;
@@ -23,14 +24,6 @@ struct KeysParams {
     _pad: [u32; 3],
 }
 const _: () = assert!(size_of::<KeysParams>() == lumbre_shaders::lightcuts::MORTON_TREE_KEYS_PARAMS_SIZE);
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct RadixParams {
-    n: u32,
-    _pad: [u32; 3],
-}
-const _: () = assert!(size_of::<RadixParams>() == lumbre_shaders::lightcuts::MORTON_TREE_RADIX_PARAMS_SIZE);
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -76,7 +69,6 @@ impl MortonTree {
         let nodes = gpu.zeroed::<LightNode>(2 * n - 1)?;
         let keys = gpu.zeroed::<u32>(n)?;
         let order = gpu.zeroed::<u32>(n)?;
-        let topology = gpu.zeroed::<[u32; 4]>((n - 1).max(1))?;
         let groups = |threads: usize| (threads as u64).div_ceil(WG);
         let params = gpu.uniform(&KeysParams {
             min: q.min,
@@ -91,16 +83,7 @@ impl MortonTree {
         rec.dispatch("morton keys", &k, &bind, groups(n))?;
         let key_bits = 3 * q.bits + 2 * direction_bits;
         record_sort_bits(rec, &keys, Some(&order), key_bits)?;
-        if n > 1 {
-            let params = gpu.uniform(&RadixParams { n: count, _pad: [0; 3] })?;
-            let k = gpu.kernel(&lumbre_shaders::lightcuts::MORTON_TREE_RADIX, "main")?;
-            rec.dispatch(
-                "radix tree",
-                &k,
-                &[params.as_entire_binding(), keys.binding(), topology.binding()],
-                groups(n - 1),
-            )?;
-        }
+        let topology = RadixTreeBuild.record_tree(rec, &keys)?.nodes;
         let leaves = gpu.kernel(&lumbre_shaders::lightcuts::MORTON_TREE_BOUNDS, "leaves")?;
         let level = gpu.kernel(&lumbre_shaders::lightcuts::MORTON_TREE_BOUNDS, "level")?;
         let bounds_params = |level: u32| gpu.uniform(&BoundsParams { n: count, seed: self.seed, level, _pad: 0 });
