@@ -26,12 +26,34 @@ pub struct BackendArgs {
 impl BackendArgs {
     /// The one mapping from `--backend` to the runtime's backend: an error if `gpu` finds no
     /// adapter (`opts` chooses it).
-    pub fn backend(&self, opts: &GpuOptions) -> Result<Backend> {
+    pub fn resolve(&self, opts: &GpuOptions) -> Result<Backend> {
         Ok(match self.backend {
             BackendChoice::Gpu => Backend::Gpu(Gpu::with_options(opts)?),
             BackendChoice::Cpu => Backend::Cpu,
         })
     }
+}
+
+/// A command that runs on the backend its `--backend` names.
+pub trait OnBackend: Sized {
+    /// The command's `--backend`.
+    fn backend_args(&self) -> &BackendArgs;
+
+    /// Every check of the command's flags that needs no backend, so that a refusal opens no
+    /// GPU.
+    fn check(&self) -> Result<()>;
+
+    /// Runs the command on `backend`, first checking what depends on it (a GPU's largest
+    /// buffer, defaults that differ between the CPU and a GPU).
+    fn run(self, backend: &Backend) -> Result<()>;
+}
+
+/// Runs `command`: its flags checked, its `--backend` mapped (`opts` choosing the adapter),
+/// then the command on that backend.
+pub fn run(command: impl OnBackend, opts: &GpuOptions) -> Result<()> {
+    command.check()?;
+    let backend = command.backend_args().resolve(opts)?;
+    command.run(&backend)
 }
 
 /// `--backend` with `gpu` as its default and no help line of its own, for a command's

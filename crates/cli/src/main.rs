@@ -19,13 +19,14 @@ mod radiosity;
 mod render;
 mod scenes;
 mod table;
+mod view;
 mod volume;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-use lumbre_gpu::{Backend, GpuOptions};
+use clap::{Parser, Subcommand};
+use lumbre_gpu::GpuOptions;
 
 use crate::backend::{BackendArgs, gpu_by_default};
 use crate::error::Result;
@@ -38,65 +39,6 @@ struct Cli {
     adapter: Option<String>,
     #[command(subcommand)]
     command: Command,
-}
-
-/// The flags every rendering command shares.
-#[derive(Args, Clone, Debug)]
-pub struct View {
-    /// Image width in pixels.
-    #[arg(long, default_value_t = 640)]
-    pub width: u32,
-    /// Image height in pixels.
-    #[arg(long, default_value_t = 480)]
-    pub height: u32,
-    /// `eye_x,eye_y,eye_z,target_x,target_y,target_z,up_x,up_y,up_z,fov_y_degrees`;
-    /// default: framing the scene.
-    #[arg(long)]
-    pub camera: Option<String>,
-    #[command(flatten)]
-    backend: BackendArgs,
-    /// Output image: .png (8-bit sRGB) or .exr (linear f32).
-    #[arg(short, long)]
-    pub out: Option<PathBuf>,
-}
-
-impl View {
-    /// The output path, or `default` when `-o` was not given; refuses unknown extensions and
-    /// missing folders.
-    pub fn out_or(&self, default: &str) -> Result<PathBuf> {
-        let out = self.out.clone().unwrap_or_else(|| PathBuf::from(default));
-        match out.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
-            Some("png" | "exr") => {}
-            _ => return Err(format!("-o {}: the file name must end in .png or .exr", out.display()).into()),
-        }
-        match out.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
-                Err(format!("-o {}: the folder {} does not exist", out.display(), dir.display()).into())
-            }
-            _ => Ok(out),
-        }
-    }
-
-    /// Checks the image size against the renderers' pixel indices, this machine's free
-    /// memory and, on the GPU, its largest buffer.
-    pub fn check(&self, backend: &Backend) -> Result<()> {
-        limits::check_image(self.width, self.height, backend, limits::available_memory())
-    }
-
-    /// Every check of the shared flags, before any work: the output path (`default` without
-    /// `-o`), the camera's form, the backend (an error if `gpu` finds no adapter) and the
-    /// image size on it. Returns the output path and the backend.
-    pub fn resolve(&self, default: &str, opts: &GpuOptions) -> Result<(PathBuf, Backend)> {
-        let out = self.out_or(default)?;
-        if let Some(c) = &self.camera {
-            lumbre_raytrace::Camera::parse(c).map_err(|e| format!("--camera {c}: {e}"))?;
-        }
-        // The size against memory first, so that a refusal needs no GPU.
-        self.check(&Backend::Cpu)?;
-        let backend = self.backend.backend(opts)?;
-        self.check(&backend)?;
-        Ok((out, backend))
-    }
 }
 
 #[derive(Subcommand)]
@@ -112,217 +54,11 @@ enum Command {
         #[command(subcommand)]
         which: BenchCommand,
     },
-    /// Render a scene with the Whitted ray tracer or the path tracer.
-    Render {
-        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`).
-        scene: PathBuf,
-        #[command(flatten)]
-        view: View,
-        /// whitted (direct light, mirrors, glass) or path (global illumination, progressive).
-        #[arg(long, value_enum, default_value_t = render::Method::Whitted)]
-        method: render::Method,
-        /// Samples per pixel, 1..=16777216 (Whitted: stratified; both render in batches).
-        #[arg(long, default_value_t = 1)]
-        spp: u32,
-        /// Whitted: longest chain of reflections and refractions, 1..=12.
-        #[arg(long, default_value_t = 5)]
-        max_depth: u32,
-        /// Path: longest path in bounces, 0..=1024 (1: direct light only, 0: emitters only).
-        #[arg(long, default_value_t = lumbre_raytrace::PathOptions::default().max_bounces)]
-        max_bounces: u32,
-        /// Path: Russian roulette from this bounce on (beyond --max-bounces: none).
-        #[arg(long, default_value_t = lumbre_raytrace::PathOptions::default().rr_depth)]
-        rr_depth: u32,
-        /// Write the image with the samples so far every this many seconds (> 0).
-        #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
-        write_every: f64,
-        /// Kd-tree leaves: nodes with at most this many triangles (>= 1) are not split (the SAH
-        /// may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
-        #[arg(long, default_value_t = lumbre_kdtree::BuildOptions::default().max_leaf_size)]
-        leaf_size: u32,
-    },
-    /// Render a scene by ray-based density estimation: photon flights crossing a disk at
-    /// each pixel's first hit give its irradiance; the image is direct light (the path
-    /// tracer's next-event estimation) plus Kd / pi times the estimated indirect irradiance.
-    Density {
-        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`);
-        /// it needs an emitter (Ke > 0).
-        scene: PathBuf,
-        #[command(flatten)]
-        view: View,
-        /// Photons leaving the emitters; default 1e7 on the GPU (with the default --spp, mean
-        /// relative error against the path tracer's 256x256 references: 2.1% on set:cornell,
-        /// 4.0% on set:bunny-room, 3.2% on set:two-lights, 2.4% on set:open-ground; H200),
-        /// 1e6 on the CPU.
-        #[arg(long)]
-        photons: Option<u32>,
-        /// Disk radius (scene units); with --k, the largest radius.
-        #[arg(long, default_value_t = 0.05)]
-        radius: f32,
-        /// Radius from the k-th nearest photon hit, clamped to [radius / 16, radius].
-        #[arg(long)]
-        k: Option<usize>,
-        /// Write the estimated irradiance instead of radiance.
-        #[arg(long)]
-        irradiance: bool,
-        /// Leave direct light out: indirect light only.
-        #[arg(long)]
-        indirect_only: bool,
-        /// Samples per pixel of the direct light, 1..=16777216; default 256 on the GPU, 64 on
-        /// the CPU (at 16 the direct light's noise was most of the error).
-        #[arg(long)]
-        spp: Option<u32>,
-        /// Seed of the photons' random numbers.
-        #[arg(long, default_value_t = 0)]
-        seed: u32,
-        /// Progressive passes of --photons new photons each; after each, every disk's radius
-        /// shrinks (Hachisuka's progressive photon mapping), so the estimate converges.
-        #[arg(long, default_value_t = 1)]
-        passes: u32,
-        /// The fraction of a pass's crossings a progressive disk keeps, in (0, 1].
-        #[arg(long, default_value_t = 0.7)]
-        alpha: f32,
-    },
-    /// Render a scene by lightcuts: virtual point lights (VPLs) from its emitters (a quarter
-    /// on the emitters: direct light; the rest at every diffuse bounce of light paths until
-    /// Russian roulette ends them: indirect light of every order), a light tree, and per
-    /// pixel a cut of it whose clusters' error bounds are under --error of the pixel's
-    /// estimate; or instant radiosity (every VPL). Visibility by shadow rays or imperfect
-    /// shadow maps.
-    ///
-    /// What the defaults reach: full global illumination, at a mean relative error (as
-    /// `lumbre compare` gives it) against the path tracer's 256x256 references of 2.74% on
-    /// the Cornell box (set:cornell), 2.65% on set:bunny-room and 2.76% on set:two-lights
-    /// with shadow rays (80000 VPLs; on an H100, 68-85 ms a frame); with --visibility ism
-    /// (12000 VPLs, 128x128 maps) 3.97%, 4.59% and 5.72% (on the CPU; the GPU path computes
-    /// the same, bit for bit on lavapipe, within 0.1 points on an H100). The paper's one
-    /// bounce (--bounces 1, shadow rays) misses the later bounces: 19.67%, 35.16% and
-    /// 36.44%. On set:open-ground (a 200 x 200 ground) 3.90% with shadow rays (CPU): the
-    /// 1/d^2 clamp follows the view where the scene is far larger than it.
-    Lightcuts {
-        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`);
-        /// it needs an emitter (Ke > 0).
-        scene: PathBuf,
-        #[command(flatten)]
-        view: View,
-        /// VPLs, about (a quarter on the emitters, the rest at the bounces of light paths);
-        /// default: 80000 with shadow rays, 12000 with --visibility ism.
-        #[arg(long)]
-        vpls: Option<u32>,
-        /// The most diffuse bounces of a light path, each leaving a VPL, 1..=64 (1: the
-        /// paper's one bounce of indirect light). With the default, paths run until Russian
-        /// roulette ends them: full global illumination.
-        #[arg(long, default_value_t = lumbre_lightcuts::MAX_BOUNCES)]
-        bounces: u32,
-        /// Russian roulette from this bounce on (0-based, as the path tracer's --rr-depth),
-        /// 0..=64; at or beyond --bounces, every path runs --bounces bounces.
-        #[arg(long, default_value_t = lumbre_lightcuts::RR_DEPTH)]
-        rr_depth: u32,
-        /// Relative error threshold of a cut, in [0, 1].
-        #[arg(long, default_value_t = lumbre_lightcuts::CutOptions::default().error)]
-        error: f32,
-        /// Largest cut, in clusters.
-        #[arg(long, default_value_t = lumbre_lightcuts::CutOptions::default().max_cut)]
-        max_cut: u32,
-        /// rays (exact shadow rays) or ism (imperfect shadow maps: on a GPU cheaper than
-        /// shadow rays as scenes grow, 1 to 3 points further from the path tracer).
-        #[arg(long, value_enum, default_value_t = lightcuts::VisibilityChoice::Rays)]
-        visibility: lightcuts::VisibilityChoice,
-        /// Side of each VPL's imperfect shadow map in texels: 32, 64 or 128.
-        #[arg(long, default_value_t = lumbre_lightcuts::ism::IsmOptions::default().size)]
-        ism_size: u32,
-        /// lightcuts, or instant (every VPL for every pixel).
-        #[arg(long, value_enum, default_value_t = lightcuts::MethodChoice::Lightcuts)]
-        method: lightcuts::MethodChoice,
-        /// Light tree: morton (on the backend) or greedy (the paper's, on the CPU).
-        #[arg(long, value_enum, default_value_t = lightcuts::TreeChoice::Morton)]
-        tree: lightcuts::TreeChoice,
-        /// Also write each pixel's cut size as a false-colour image (.png or .exr).
-        #[arg(long)]
-        heatmap: Option<PathBuf>,
-    },
-    /// Render a point cloud as voxels through the sparse octree.
-    Volume {
-        /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
-        /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid,
-        /// N 4..=403).
-        cloud: String,
-        #[command(flatten)]
-        view: View,
-        /// Depth of the octree (1..=21).
-        #[arg(long, default_value_t = 8)]
-        depth: u32,
-        /// Level drawn, 0..=--depth (default: the depth).
-        #[arg(long)]
-        level: Option<u32>,
-        /// colour, depth or phong.
-        #[arg(long, default_value = "phong")]
-        mode: String,
-        /// Reflection bounces in phong mode, 1..=12.
-        #[arg(long, default_value_t = 3)]
-        max_depth: u32,
-        /// Write N frames around the cloud (`out_000.png`, ...) with per-frame timing, N
-        /// 0..=3600; not with --move.
-        #[arg(long, default_value_t = 0)]
-        orbit: u32,
-        /// Animate the points for N frames and update the octree in place each frame, N
-        /// 0..=3600; not with --orbit.
-        #[arg(long = "move", default_value_t = 0)]
-        moving: u32,
-        /// Slice stacks: pixels at or below this luminance, in [0, 1), are dropped.
-        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
-        background: f32,
-    },
-    /// Low-rank radiosity of a scene: two meshes (2MF or 2MCE), form factors with
-    /// visibility, the precompute (or a factor file), then the solve for one lighting or an
-    /// animation of the emitters' intensity; the picture shows each element's radiance.
-    Radiosity {
-        /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`).
-        scene: PathBuf,
-        #[command(flatten)]
-        view: View,
-        /// Fine elements, about (n); default 24000 on the GPU, 4000 on the CPU. Mean relative
-        /// error against the path-traced references (256x256, smooth): 1.7-2.3% at 24000 on
-        /// set:cornell, set:bunny-room and set:two-lights, 6.3% on set:open-ground (its ground
-        /// is meshed finer near the objects), 4.2-5.6% at 4000 (H100, H200).
-        #[arg(long)]
-        elements: Option<usize>,
-        /// Coarse patches, about (k); default 1500 on the GPU, 250 on the CPU.
-        #[arg(long)]
-        patches: Option<usize>,
-        /// 2mf (regular patches) or 2mce (patches split where the view changes).
-        #[arg(long, value_enum, default_value_t = radiosity::MeshMethod::Fixed)]
-        method: radiosity::MeshMethod,
-        /// Form factor samples per element-patch pair (each with a shadow ray).
-        #[arg(long, default_value_t = 16)]
-        samples: u32,
-        /// Store Y as its factors F and W (a third of the bytes per solve, no n k^2 product).
-        #[arg(long)]
-        factored: bool,
-        /// Store Y (or F) in f16 on the GPU.
-        #[arg(long)]
-        f16: bool,
-        /// Write the factorisation to this file (.lrr).
-        #[arg(long, conflicts_with = "load")]
-        save: Option<PathBuf>,
-        /// Read the factorisation from this file instead of computing it (made for this
-        /// scene and these meshes, else an error).
-        #[arg(long)]
-        load: Option<PathBuf>,
-        /// Multiply the emitters' radiance by this.
-        #[arg(long, default_value_t = 1.0)]
-        light_scale: f32,
-        /// Animate the emitters' intensity over this many frames (`out_000.png`, ...), 0..=3600,
-        /// and print solves per second.
-        #[arg(long, default_value_t = 0)]
-        relight: u32,
-        /// Interpolate the radiosity from the elements' corners instead of flat elements.
-        #[arg(long)]
-        smooth: bool,
-        /// Primary rays per pixel (stratified), 1..=16777216.
-        #[arg(long, default_value_t = 4)]
-        spp: u32,
-    },
+    Render(render::RenderArgs),
+    Density(density::DensityArgs),
+    Lightcuts(lightcuts::LightcutsArgs),
+    Volume(volume::VolumeArgs),
+    Radiosity(radiosity::RadiosityArgs),
     /// The scene set: list the named scenes (`set:NAME`, accepted wherever a scene file goes)
     /// with their triangles, lights, bounds, camera and reference image; optionally write them
     /// as OBJ + MTL or render their small CPU references.
@@ -567,10 +303,6 @@ enum BenchCommand {
     },
 }
 
-/// Longest path `--max-bounces` allows: far beyond any visible contribution, and short
-/// enough that a closed box of mirrors without Russian roulette still ends.
-const MAX_BOUNCES: u32 = 1024;
-
 /// `--warmup` and `--repeats` of the benchmarks: at least one timed run.
 fn check_effort(warmup: usize, repeats: usize) -> Result<bench::Effort> {
     if repeats == 0 {
@@ -598,193 +330,11 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Info { json } => info::run(&opts, json),
-        Command::Volume { cloud, view, depth, level, mode, max_depth, orbit, moving, background } => (|| {
-            let mode = volume::mode(&mode)?;
-            limits::in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;
-            let level = level.unwrap_or(depth);
-            if level > depth {
-                return Err(format!("--level {level} is deeper than --depth {depth}: must be 0..={depth}").into());
-            }
-            limits::in_range("--max-depth", max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
-            limits::in_range("--orbit", orbit, 0, limits::MAX_FRAMES)?;
-            limits::in_range("--move", moving, 0, limits::MAX_FRAMES)?;
-            if orbit > 0 && moving > 0 {
-                return Err(format!(
-                    "--orbit {orbit} and --move {moving}: choose one (an orbit of a moving cloud is not supported)"
-                )
-                .into());
-            }
-            // A luminance of 1 or more would drop every pixel.
-            if !(0.0..1.0).contains(&background) {
-                return Err(format!("--background {background}: must be in [0, 1)").into());
-            }
-            let (out, backend) = view.resolve("volume.png", &opts)?;
-            let options = lumbre_raytrace::VolumeOptions {
-                width: view.width,
-                height: view.height,
-                mode,
-                level,
-                max_depth,
-                ..Default::default()
-            };
-            let args = volume::VolumeArgs {
-                cloud,
-                depth,
-                options,
-                camera: view.camera.clone(),
-                out,
-                orbit,
-                moving,
-                background_threshold: background,
-            };
-            volume::run(&args, &backend)
-        })(),
-        Command::Render { scene, view, method, spp, max_depth, max_bounces, rr_depth, write_every, leaf_size } => {
-            (|| {
-                limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
-                if method == render::Method::Whitted {
-                    limits::in_range("--max-depth", max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
-                } else {
-                    limits::in_range("--max-bounces", max_bounces, 0, MAX_BOUNCES)?;
-                }
-                if !(write_every.is_finite() && write_every > 0.0) {
-                    return Err(format!("--write-every {write_every}: must be a positive number of seconds").into());
-                }
-                if leaf_size == 0 {
-                    return Err("--leaf-size 0: must be at least 1".into());
-                }
-                let (out, backend) = view.resolve("render.png", &opts)?;
-                let options = lumbre_raytrace::RenderOptions {
-                    width: view.width,
-                    height: view.height,
-                    spp,
-                    max_depth,
-                    ..Default::default()
-                };
-                let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
-                let args = render::RenderArgs {
-                    scene,
-                    out,
-                    method,
-                    options,
-                    path: render::PathArgs { max_bounces, rr_depth },
-                    write_every,
-                    build,
-                    camera: view.camera.clone(),
-                };
-                render::run(&args, &backend)
-            })()
-        }
-        Command::Radiosity {
-            scene,
-            view,
-            elements,
-            patches,
-            method,
-            samples,
-            factored,
-            f16,
-            save,
-            load,
-            light_scale,
-            relight,
-            smooth,
-            spp,
-        } => (|| {
-            limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
-            limits::in_range("--relight", relight, 0, limits::MAX_FRAMES)?;
-            let (out, backend) = view.resolve("radiosity.png", &opts)?;
-            let (default_elements, default_patches) = radiosity::default_counts(&backend);
-            let args = radiosity::RadiosityArgs {
-                scene,
-                elements: elements.unwrap_or(default_elements),
-                patches: patches.unwrap_or(default_patches),
-                method,
-                samples,
-                factored,
-                f16,
-                save,
-                load,
-                light_scale,
-                relight,
-                smooth,
-                spp,
-                width: view.width,
-                height: view.height,
-                camera: view.camera.clone(),
-                out,
-            };
-            radiosity::run(&args, &backend)
-        })(),
-        Command::Density { scene, view, photons, radius, k, irradiance, indirect_only, spp, seed, passes, alpha } => {
-            (|| {
-                limits::in_range("--passes", passes, 1, 100_000)?;
-                let (out, backend) = view.resolve("density.exr", &opts)?;
-                let spp = spp.unwrap_or_else(|| density::default_spp(&backend));
-                limits::in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
-                let args = density::DensityArgs {
-                    scene,
-                    out,
-                    camera: view.camera.clone(),
-                    width: view.width,
-                    height: view.height,
-                    options: density::DensityOptions {
-                        photons: photons.unwrap_or_else(|| density::default_photons(&backend)),
-                        radius,
-                        k,
-                        irradiance,
-                        indirect_only,
-                        spp,
-                        seed,
-                        passes,
-                        alpha,
-                    },
-                };
-                density::run(&args, &backend)
-            })()
-        }
-        Command::Lightcuts {
-            scene,
-            view,
-            vpls,
-            bounces,
-            rr_depth,
-            error,
-            max_cut,
-            visibility,
-            ism_size,
-            method,
-            tree,
-            heatmap,
-        } => (|| {
-            let options = lightcuts::LightcutsOptions {
-                vpls: vpls.unwrap_or(lightcuts::default_vpls(visibility)),
-                bounces,
-                rr_depth,
-                error,
-                max_cut,
-                visibility,
-                ism_size,
-                method,
-                tree,
-            };
-            options.check()?;
-            let heatmap = match heatmap {
-                Some(h) => Some(View { out: Some(h), ..view.clone() }.out_or("")?),
-                None => None,
-            };
-            let (out, backend) = view.resolve("lightcuts.exr", &opts)?;
-            let args = lightcuts::LightcutsArgs {
-                scene,
-                out,
-                heatmap,
-                camera: view.camera.clone(),
-                width: view.width,
-                height: view.height,
-                options,
-            };
-            lightcuts::run(&args, &backend)
-        })(),
+        Command::Render(c) => backend::run(c, &opts),
+        Command::Density(c) => backend::run(c, &opts),
+        Command::Lightcuts(c) => backend::run(c, &opts),
+        Command::Volume(c) => backend::run(c, &opts),
+        Command::Radiosity(c) => backend::run(c, &opts),
         Command::Scenes { names, write, small } => scenes::run(&names, write.as_deref(), small.as_deref()),
         Command::Compare(args) => compare::run(&args),
         Command::Demo { out, backend } => demo::run(&opts, &out, &backend),
@@ -800,7 +350,7 @@ fn main() -> ExitCode {
                     )
                     .into());
                 }
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let tables = bench::octree::octree(&backend, &counts, depth, effort)?;
                 print_tables(&tables, json);
                 Ok(())
@@ -819,7 +369,7 @@ fn main() -> ExitCode {
                 if let Some(dir) = &scenes {
                     bench::raytrace::check_scene_dir(dir, &list)?;
                 }
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let build = lumbre_kdtree::BuildOptions { max_leaf_size: leaf_size, ..Default::default() };
                 let t = bench::raytrace::raytrace(&backend, &list, &build, frames, cpu_frames)?;
                 print_tables(&[t], json);
@@ -839,7 +389,7 @@ fn main() -> ExitCode {
                     )
                     .into());
                 }
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let lookback = lumbre_compact::Lookback { spin_limit: lookback_spins, ..Default::default() };
                 let tables = bench::primitives::primitives(&backend, max_log2, effort, lookback, only.as_deref())?;
                 print_tables(&tables, json);
@@ -860,7 +410,7 @@ fn main() -> ExitCode {
             } => (|| {
                 let sizes = bench::radiosity::parse_sizes(&sizes)?;
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let options =
                     bench::radiosity::Options { samples, synthetic, cpu_pairs, cpu: !no_cpu, error_side, effort };
                 let tables = bench::radiosity::radiosity(&backend, &sizes, &options)?;
@@ -868,7 +418,7 @@ fn main() -> ExitCode {
                 Ok(())
             })(),
             BenchCommand::Gi { scenes, out, json, backend } => (|| {
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let table = bench::gi::run(&scenes, &backend, out.as_deref())?;
                 print_tables(&[table], json);
                 Ok(())
@@ -876,7 +426,7 @@ fn main() -> ExitCode {
             BenchCommand::Density { rows, methods, no_cpu, warmup, repeats, json, backend } => (|| {
                 let methods = bench::density::parse_methods(&methods)?;
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let tables = bench::density::density(&backend, rows, methods, !no_cpu, effort)?;
                 print_tables(&tables, json);
                 Ok(())
@@ -898,7 +448,7 @@ fn main() -> ExitCode {
                 backend,
             } => (|| {
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let skip_zero = |v: Vec<u32>| -> Vec<u32> { if v == [0] { Vec::new() } else { v } };
                 let options = bench::lightcuts::Options {
                     size,
@@ -919,7 +469,7 @@ fn main() -> ExitCode {
             })(),
             BenchCommand::Roofline { min_log2, max_log2, warmup, repeats, json, backend, variants } => (|| {
                 let effort = check_effort(warmup, repeats)?;
-                let backend = backend.backend(&opts)?;
+                let backend = backend.resolve(&opts)?;
                 let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
                 // The CPU copies hold a source and a destination of the largest size.
                 let memory = 63 - (limits::available_memory() / 2).max(1).leading_zeros();

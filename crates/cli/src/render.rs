@@ -5,13 +5,55 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use glam::DVec3;
 use lumbre_gpu::{Backend, Compute, Placed, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, Scene, WhittedRender};
 
+use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
+use crate::limits::in_range;
 use crate::progress::progress;
+use crate::view::View;
+
+/// Render a scene with the Whitted ray tracer or the path tracer.
+#[derive(Args)]
+pub struct RenderArgs {
+    /// The scene: OBJ (MTL next to it), glTF (.gltf, .glb) or set:NAME (`lumbre scenes`).
+    scene: PathBuf,
+    #[command(flatten)]
+    view: View,
+    /// whitted (direct light, mirrors, glass) or path (global illumination, progressive).
+    #[arg(long, value_enum, default_value_t = Method::Whitted)]
+    method: Method,
+    /// Samples per pixel, 1..=16777216 (Whitted: stratified; both render in batches).
+    #[arg(long, default_value_t = 1)]
+    spp: u32,
+    /// Whitted: longest chain of reflections and refractions, 1..=12.
+    #[arg(long, default_value_t = 5)]
+    max_depth: u32,
+    /// Path: longest path in bounces, 0..=1024 (1: direct light only, 0: emitters only).
+    #[arg(long, default_value_t = PathOptions::default().max_bounces)]
+    max_bounces: u32,
+    /// Path: Russian roulette from this bounce on (beyond --max-bounces: none).
+    #[arg(long, default_value_t = PathOptions::default().rr_depth)]
+    rr_depth: u32,
+    /// Write the image with the samples so far every this many seconds (> 0).
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    write_every: f64,
+    /// Kd-tree leaves: nodes with at most this many triangles (>= 1) are not split (the SAH
+    /// may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
+    #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
+    leaf_size: u32,
+}
+
+/// Longest path `--max-bounces` allows: far beyond any visible contribution, and short
+/// enough that a closed box of mirrors without Russian roulette still ends.
+const MAX_BOUNCES: u32 = 1024;
+
+/// The image `lumbre render` writes without `-o`.
+const OUT: &str = "render.png";
 
 /// The integrator of `lumbre render`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -20,26 +62,6 @@ pub enum Method {
     Whitted,
     /// Path tracing: global illumination, the project's reference.
     Path,
-}
-
-/// The path tracer's settings beyond the image size.
-pub struct PathArgs {
-    pub max_bounces: u32,
-    pub rr_depth: u32,
-}
-
-/// What `lumbre render` was asked for.
-pub struct RenderArgs {
-    pub scene: PathBuf,
-    pub out: PathBuf,
-    pub method: Method,
-    /// Whitted's options; the path tracer takes its size and samples from them.
-    pub options: RenderOptions,
-    pub path: PathArgs,
-    /// Seconds between writes of the image in progress.
-    pub write_every: f64,
-    pub build: BuildOptions,
-    pub camera: Option<String>,
 }
 
 /// Loads a scene file (OBJ or glTF), reporting dropped input on stderr; the camera is `spec`,
@@ -71,93 +93,178 @@ pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Resul
     Ok((scene, camera, summary))
 }
 
-pub fn run(args: &RenderArgs, backend: &Backend) -> Result<()> {
-    let o = &args.options;
-    let t0 = Instant::now();
-    let (scene, camera, loaded) =
-        load_scene_counted(&args.scene, args.camera.as_deref(), o.width as f32 / o.height as f32)?;
-    let load = t0.elapsed();
-    let t1 = Instant::now();
-    let prepared = Prepared::new(scene, &args.build);
-    let build = t1.elapsed();
-    let header = format!(
-        "{}: {loaded} on {}; load {:.1} ms, build {:.1} ms",
-        args.scene.display(),
-        backend.describe(),
-        load.as_secs_f64() * 1e3,
-        build.as_secs_f64() * 1e3,
-    );
-    match args.method {
-        Method::Whitted => whitted(args, backend, &prepared, camera, &header),
-        Method::Path => path(args, backend, &prepared, camera, &header),
+impl OnBackend for RenderArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.view.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        in_range("--spp", self.spp, 1, lumbre_raytrace::MAX_SPP)?;
+        if self.method == Method::Whitted {
+            in_range("--max-depth", self.max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
+        } else {
+            in_range("--max-bounces", self.max_bounces, 0, MAX_BOUNCES)?;
+        }
+        if !(self.write_every.is_finite() && self.write_every > 0.0) {
+            return Err(format!("--write-every {}: must be a positive number of seconds", self.write_every).into());
+        }
+        if self.leaf_size == 0 {
+            return Err("--leaf-size 0: must be at least 1".into());
+        }
+        self.view.check(OUT)
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let out = self.view.out_on(OUT, backend)?;
+        let t0 = Instant::now();
+        let (scene, camera, loaded) = load_scene_counted(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
+        let load = t0.elapsed();
+        let t1 = Instant::now();
+        let prepared = Prepared::new(scene, &BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() });
+        let build = t1.elapsed();
+        let header = format!(
+            "{}: {loaded} on {}; load {:.1} ms, build {:.1} ms",
+            self.scene.display(),
+            backend.describe(),
+            load.as_secs_f64() * 1e3,
+            build.as_secs_f64() * 1e3,
+        );
+        match self.method {
+            Method::Whitted => self.whitted(&out, backend, &prepared, camera, &header),
+            Method::Path => self.path(&out, backend, &prepared, camera, &header),
+        }
     }
 }
 
-fn whitted(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
-    let o = args.options;
-    let mut render = WhittedRender { camera, options: o };
-    let t = Instant::now();
-    let placed = backend.place(&render, prepared)?;
-    let upload = t.elapsed();
-    let done = progressive(args, ["rays"], |first, count, progress| {
-        render.options.batch = Some((first, count));
-        render.run_placed(&placed, progress)
-    })?;
-    let rays = done.totals.get("rays").unwrap_or(0.0);
-    println!(
-        "{header}, upload {:.1} ms; Whitted: {} samples per pixel, {rays:.0} rays in {:.3} s rendering, {:.3} s in \
-         all: {}/s; {} intermediate writes -> {}",
-        upload.as_secs_f64() * 1e3,
-        o.spp,
-        done.render_time.as_secs_f64(),
-        done.wall.as_secs_f64(),
-        rate(rays, done.render_time.as_secs_f64(), "rays"),
-        done.writes,
-        args.out.display()
-    );
-    Ok(())
-}
+impl RenderArgs {
+    /// Whitted's options; the path tracer takes its size and samples from them.
+    fn options(&self) -> RenderOptions {
+        let (width, height) = (self.view.width, self.view.height);
+        RenderOptions { width, height, spp: self.spp, max_depth: self.max_depth, ..Default::default() }
+    }
 
-/// The progressive path render: batches of samples `[done, done + batch)` through
-/// `run_placed` on the scene placed once.
-fn path(args: &RenderArgs, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
-    let o = &args.options;
-    let options = PathOptions {
-        width: o.width,
-        height: o.height,
-        spp: o.spp,
-        first_sample: 0,
-        max_bounces: args.path.max_bounces,
-        rr_depth: args.path.rr_depth,
-        background: glam::Vec3::ZERO,
-        query: o.query,
-    };
-    options.check()?;
-    let mut render = PathRender { camera, options };
-    let t = Instant::now();
-    let placed: Placed<'_, PathRender> = backend.place(&render, prepared)?;
-    let upload = t.elapsed();
-    let done = progressive(args, ["paths", "rays", "extension rays", "shadow rays"], |first, count, progress| {
-        render.options.first_sample = first;
-        render.options.spp = count;
-        render.run_placed(&placed, progress)
-    })?;
-    let totals = &done.totals;
-    let rays = totals.get("rays").unwrap_or(0.0);
-    let paths = totals.get("paths").unwrap_or(0.0);
-    let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
-    println!(
-        "{header}, upload {:.1} ms; path tracing: {} samples per pixel, {paths:.0} paths, {rays:.0} rays \
+    fn whitted(&self, out: &Path, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
+        let o = self.options();
+        let mut render = WhittedRender { camera, options: o };
+        let t = Instant::now();
+        let placed = backend.place(&render, prepared)?;
+        let upload = t.elapsed();
+        let done = self.progressive(out, ["rays"], |first, count, progress| {
+            render.options.batch = Some((first, count));
+            render.run_placed(&placed, progress)
+        })?;
+        let rays = done.totals.get("rays").unwrap_or(0.0);
+        println!(
+            "{header}, upload {:.1} ms; Whitted: {} samples per pixel, {rays:.0} rays in {:.3} s rendering, {:.3} s in \
+         all: {}/s; {} intermediate writes -> {}",
+            upload.as_secs_f64() * 1e3,
+            o.spp,
+            done.render_time.as_secs_f64(),
+            done.wall.as_secs_f64(),
+            rate(rays, done.render_time.as_secs_f64(), "rays"),
+            done.writes,
+            out.display()
+        );
+        Ok(())
+    }
+
+    /// The progressive path render: batches of samples `[done, done + batch)` through
+    /// `run_placed` on the scene placed once.
+    fn path(&self, out: &Path, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
+        let o = self.options();
+        let options = PathOptions {
+            width: o.width,
+            height: o.height,
+            spp: o.spp,
+            first_sample: 0,
+            max_bounces: self.max_bounces,
+            rr_depth: self.rr_depth,
+            background: glam::Vec3::ZERO,
+            query: o.query,
+        };
+        options.check()?;
+        let mut render = PathRender { camera, options };
+        let t = Instant::now();
+        let placed: Placed<'_, PathRender> = backend.place(&render, prepared)?;
+        let upload = t.elapsed();
+        let done =
+            self.progressive(out, ["paths", "rays", "extension rays", "shadow rays"], |first, count, progress| {
+                render.options.first_sample = first;
+                render.options.spp = count;
+                render.run_placed(&placed, progress)
+            })?;
+        let totals = &done.totals;
+        let rays = totals.get("rays").unwrap_or(0.0);
+        let paths = totals.get("paths").unwrap_or(0.0);
+        let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
+        println!(
+            "{header}, upload {:.1} ms; path tracing: {} samples per pixel, {paths:.0} paths, {rays:.0} rays \
          (mean path length {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
-        upload.as_secs_f64() * 1e3,
-        o.spp,
-        done.render_time.as_secs_f64(),
-        done.wall.as_secs_f64(),
-        rate(rays, done.render_time.as_secs_f64(), "rays"),
-        done.writes,
-        args.out.display()
-    );
-    Ok(())
+            upload.as_secs_f64() * 1e3,
+            o.spp,
+            done.render_time.as_secs_f64(),
+            done.wall.as_secs_f64(),
+            rate(rays, done.render_time.as_secs_f64(), "rays"),
+            done.writes,
+            out.display()
+        );
+        Ok(())
+    }
+
+    /// Renders `--spp` samples per pixel in batches `run(first, count, progress)`,
+    /// each returning the mean of its samples: the first batch is one sample, the next as many as
+    /// fit in [`BATCH_TARGET`] at the last one's pace (at most four times as many). The mean of
+    /// all samples so far (weighted sums in f64) is written to `out` every
+    /// `--write-every` seconds and at the end; the bar counts samples per pixel and moves
+    /// within a batch by rows.
+    fn progressive<const N: usize>(
+        &self,
+        out: &Path,
+        stats: [&str; N],
+        mut run: impl FnMut(u32, u32, &dyn lumbre_gpu::Progress) -> lumbre_gpu::Result<(Image, Report)>,
+    ) -> Result<Progressive> {
+        let o = self.options();
+        let spp = o.spp;
+        let mut sum = vec![DVec3::ZERO; o.width as usize * o.height as usize];
+        let bar = progress(spp as u64, "samples");
+        let started = Instant::now();
+        let mut last_write = Instant::now();
+        let mut writes = 0u32;
+        let (mut done, mut batch) = (0u32, 1u32);
+        let mut totals = Report::default();
+        let mut render_time = Duration::ZERO;
+        while done < spp {
+            batch = batch.min(spp - done);
+            let height = o.height as u64;
+            let row_progress =
+                |_: &str, rows: u64, _: u64| bar.set_position(done as u64 + batch as u64 * rows / height);
+            let t = Instant::now();
+            let (image, report) = run(done, batch, &row_progress)?;
+            let took = t.elapsed();
+            render_time += report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or(took));
+            for (s, px) in sum.iter_mut().zip(&image.pixels) {
+                *s += px.as_dvec3() * batch as f64;
+            }
+            for stat in stats {
+                let v = totals.get(stat).unwrap_or(0.0) + report.get(stat).unwrap_or(0.0);
+                totals.stat(stat, v);
+            }
+            done += batch;
+            bar.set_position(done as u64);
+            // The next batch: as many samples as fit in the target time at this batch's pace.
+            let per_sample = took.as_secs_f64() / batch as f64;
+            let target = BATCH_TARGET.as_secs_f64().min(self.write_every);
+            batch = ((target / per_sample.max(1e-9)) as u32).clamp(1, batch.saturating_mul(4).max(1));
+            if done < spp && last_write.elapsed().as_secs_f64() >= self.write_every {
+                mean_image(&sum, done, o.width, o.height)?.save(out)?;
+                last_write = Instant::now();
+                writes += 1;
+            }
+        }
+        bar.finish_and_clear();
+        mean_image(&sum, done, o.width, o.height)?.save(out)?;
+        Ok(Progressive { totals, render_time, wall: started.elapsed(), writes })
+    }
 }
 
 /// Longest a batch of samples should take, so that the progress bar moves and the image can
@@ -174,59 +281,6 @@ struct Progressive {
     wall: Duration,
     /// Images written before the last.
     writes: u32,
-}
-
-/// Renders `args.options.spp` samples per pixel in batches `run(first, count, progress)`,
-/// each returning the mean of its samples: the first batch is one sample, the next as many as
-/// fit in [`BATCH_TARGET`] at the last one's pace (at most four times as many). The mean of
-/// all samples so far (weighted sums in f64) is written to `args.out` every
-/// `args.write_every` seconds and at the end; the bar counts samples per pixel and moves
-/// within a batch by rows.
-fn progressive<const N: usize>(
-    args: &RenderArgs,
-    stats: [&str; N],
-    mut run: impl FnMut(u32, u32, &dyn lumbre_gpu::Progress) -> lumbre_gpu::Result<(Image, Report)>,
-) -> Result<Progressive> {
-    let o = &args.options;
-    let spp = o.spp;
-    let mut sum = vec![DVec3::ZERO; o.width as usize * o.height as usize];
-    let bar = progress(spp as u64, "samples");
-    let started = Instant::now();
-    let mut last_write = Instant::now();
-    let mut writes = 0u32;
-    let (mut done, mut batch) = (0u32, 1u32);
-    let mut totals = Report::default();
-    let mut render_time = Duration::ZERO;
-    while done < spp {
-        batch = batch.min(spp - done);
-        let height = o.height as u64;
-        let row_progress = |_: &str, rows: u64, _: u64| bar.set_position(done as u64 + batch as u64 * rows / height);
-        let t = Instant::now();
-        let (image, report) = run(done, batch, &row_progress)?;
-        let took = t.elapsed();
-        render_time += report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or(took));
-        for (s, px) in sum.iter_mut().zip(&image.pixels) {
-            *s += px.as_dvec3() * batch as f64;
-        }
-        for stat in stats {
-            let v = totals.get(stat).unwrap_or(0.0) + report.get(stat).unwrap_or(0.0);
-            totals.stat(stat, v);
-        }
-        done += batch;
-        bar.set_position(done as u64);
-        // The next batch: as many samples as fit in the target time at this batch's pace.
-        let per_sample = took.as_secs_f64() / batch as f64;
-        let target = BATCH_TARGET.as_secs_f64().min(args.write_every);
-        batch = ((target / per_sample.max(1e-9)) as u32).clamp(1, batch.saturating_mul(4).max(1));
-        if done < spp && last_write.elapsed().as_secs_f64() >= args.write_every {
-            mean_image(&sum, done, o.width, o.height)?.save(&args.out)?;
-            last_write = Instant::now();
-            writes += 1;
-        }
-    }
-    bar.finish_and_clear();
-    mean_image(&sum, done, o.width, o.height)?.save(&args.out)?;
-    Ok(Progressive { totals, render_time, wall: started.elapsed(), writes })
 }
 
 /// The mean of `n` samples whose per-pixel sums are `sum`.

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use glam::Vec3;
 use lumbre_gpu::{Backend, Compute, Gpu, Placed};
 use lumbre_octree::{GpuBuild, GpuOctree, Octree, Points, Root};
@@ -10,20 +11,91 @@ use lumbre_raytrace::{
     Camera, MAX_PHANTOM_N, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
 };
 
+use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
-use crate::limits::{available_memory, human};
+use crate::limits::{MAX_FRAMES, available_memory, human, in_range};
 use crate::progress::progress;
+use crate::view::View;
 
-/// What `lumbre volume` was asked for.
+/// Render a point cloud as voxels through the sparse octree.
+#[derive(Args)]
 pub struct VolumeArgs {
-    pub cloud: String,
-    pub depth: u32,
-    pub options: VolumeOptions,
-    pub camera: Option<String>,
-    pub out: PathBuf,
-    pub orbit: u32,
-    pub moving: u32,
-    pub background_threshold: f32,
+    /// A `.txt` cloud (`x y z r g b reflection refraction` per line), a `.ply` file, a
+    /// folder of image slices, or `phantom:N` (the Shepp-Logan head on an N³ grid,
+    /// N 4..=403).
+    cloud: String,
+    #[command(flatten)]
+    view: View,
+    /// Depth of the octree (1..=21).
+    #[arg(long, default_value_t = 8)]
+    depth: u32,
+    /// Level drawn, 0..=--depth (default: the depth).
+    #[arg(long)]
+    level: Option<u32>,
+    /// colour, depth or phong.
+    #[arg(long, default_value = "phong")]
+    mode: String,
+    /// Reflection bounces in phong mode, 1..=12.
+    #[arg(long, default_value_t = 3)]
+    max_depth: u32,
+    /// Write N frames around the cloud (`out_000.png`, ...) with per-frame timing, N
+    /// 0..=3600; not with --move.
+    #[arg(long, default_value_t = 0)]
+    orbit: u32,
+    /// Animate the points for N frames and update the octree in place each frame, N
+    /// 0..=3600; not with --orbit.
+    #[arg(long = "move", default_value_t = 0)]
+    moving: u32,
+    /// Slice stacks: pixels at or below this luminance, in [0, 1), are dropped.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    background: f32,
+}
+
+/// The image `lumbre volume` writes without `-o`.
+const OUT: &str = "volume.png";
+
+impl OnBackend for VolumeArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.view.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        mode(&self.mode)?;
+        let depth = self.depth;
+        in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;
+        let level = self.level.unwrap_or(depth);
+        if level > depth {
+            return Err(format!("--level {level} is deeper than --depth {depth}: must be 0..={depth}").into());
+        }
+        in_range("--max-depth", self.max_depth, 1, lumbre_raytrace::MAX_TRACE_DEPTH)?;
+        in_range("--orbit", self.orbit, 0, MAX_FRAMES)?;
+        in_range("--move", self.moving, 0, MAX_FRAMES)?;
+        if self.orbit > 0 && self.moving > 0 {
+            return Err(format!(
+                "--orbit {} and --move {}: choose one (an orbit of a moving cloud is not supported)",
+                self.orbit, self.moving
+            )
+            .into());
+        }
+        // A luminance of 1 or more would drop every pixel.
+        if !(0.0..1.0).contains(&self.background) {
+            return Err(format!("--background {}: must be in [0, 1)", self.background).into());
+        }
+        self.view.check(OUT)
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let out = self.view.out_on(OUT, backend)?;
+        let options = VolumeOptions {
+            width: self.view.width,
+            height: self.view.height,
+            mode: mode(&self.mode)?,
+            level: self.level.unwrap_or(self.depth),
+            max_depth: self.max_depth,
+            ..Default::default()
+        };
+        self.render(&out, &options, backend)
+    }
 }
 
 /// Host bytes per point of a phantom cloud on its way to an octree: the cloud (32), the
@@ -174,98 +246,103 @@ fn render_once(
     Ok((image, report.gpu.unwrap_or_else(|| report.total())))
 }
 
-pub fn run(args: &VolumeArgs, backend: &Backend) -> Result<()> {
-    let t0 = Instant::now();
-    let (cloud, loaded) = load_cloud(&args.cloud, args.background_threshold)?;
-    let mut points = cloud_points(&cloud);
-    drop(cloud);
-    let load = t0.elapsed();
-    let (root, framed) = cloud_root(&points.positions, args.options.level.min(args.depth))?;
-    // Animations get a root with room to move: the cube around the points, 1.5 times as large.
-    let root = if args.moving > 0 {
-        let pad = root.size * 0.25;
-        Root { min: root.min.map(|m| m - pad), size: root.size * 1.5 }
-    } else {
-        root
-    };
-    let (mut tree, build, size) = Tree::build(backend, &points, args.depth, root)?;
-    // The camera frames the cloud's box, or the padded root of an animation.
-    let bounds = if args.moving > 0 { (Vec3::from(tree.root().min), Vec3::from(tree.root().max())) } else { framed };
-    let aspect = args.options.width as f32 / args.options.height as f32;
-    let camera = match &args.camera {
-        Some(c) => Camera::parse(c)?,
-        None => Camera::frame(bounds, aspect),
-    };
-    println!(
-        "{}: {loaded}, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
-        args.cloud,
-        args.depth,
-        load.as_secs_f64() * 1e3,
-        build.as_secs_f64() * 1e3,
-        backend.describe(),
-    );
-    if args.moving > 0 {
-        let centre = (bounds.0 + bounds.1) * 0.5;
-        let bar = progress(args.moving as u64, "animate");
-        for i in 0..args.moving {
-            let next = advect(&points.positions, centre, 0.05);
-            let (update, nodes) = match &mut tree {
-                Tree::Cpu(t) => {
-                    let start = Instant::now();
-                    t.update(&points.positions, &next, &points.attrs)?;
-                    (start.elapsed(), format!("{} nodes", t.nodes.len()))
-                }
-                Tree::Gpu(..) => {
-                    // On the GPU the update is a rebuild in the previous (grown) root.
-                    let moved = Points { positions: next.clone(), attrs: points.attrs.clone() };
-                    let grown = tree.root().grown_to_fit(&next).0;
-                    let (t, time, size) = Tree::build(backend, &moved, args.depth, grown)?;
-                    tree = t;
-                    (time, size)
-                }
-            };
-            points.positions = next;
-            let (img, render) = render_once(&tree.placed(), args.depth, &camera, &args.options)?;
-            let path = frame_path(&args.out, i, args.moving);
-            img.save(&path)?;
-            bar.suspend(|| {
-                println!(
-                    "frame {i}: update {:.2} ms, render {:.2} ms, {nodes} -> {}",
-                    update.as_secs_f64() * 1e3,
-                    render.as_secs_f64() * 1e3,
-                    path.display()
-                )
-            });
-            bar.inc(1);
+impl VolumeArgs {
+    /// Builds the octree of the cloud on `backend` and renders it into `out`: one image, an
+    /// orbit or an animation.
+    fn render(&self, out: &Path, options: &VolumeOptions, backend: &Backend) -> Result<()> {
+        let t0 = Instant::now();
+        let (cloud, loaded) = load_cloud(&self.cloud, self.background)?;
+        let mut points = cloud_points(&cloud);
+        drop(cloud);
+        let load = t0.elapsed();
+        let (root, framed) = cloud_root(&points.positions, options.level.min(self.depth))?;
+        // Animations get a root with room to move: the cube around the points, 1.5 times as large.
+        let root = if self.moving > 0 {
+            let pad = root.size * 0.25;
+            Root { min: root.min.map(|m| m - pad), size: root.size * 1.5 }
+        } else {
+            root
+        };
+        let (mut tree, build, size) = Tree::build(backend, &points, self.depth, root)?;
+        // The camera frames the cloud's box, or the padded root of an animation.
+        let bounds =
+            if self.moving > 0 { (Vec3::from(tree.root().min), Vec3::from(tree.root().max())) } else { framed };
+        let aspect = options.width as f32 / options.height as f32;
+        let camera = match &self.view.camera {
+            Some(c) => Camera::parse(c)?,
+            None => Camera::frame(bounds, aspect),
+        };
+        println!(
+            "{}: {loaded}, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
+            self.cloud,
+            self.depth,
+            load.as_secs_f64() * 1e3,
+            build.as_secs_f64() * 1e3,
+            backend.describe(),
+        );
+        if self.moving > 0 {
+            let centre = (bounds.0 + bounds.1) * 0.5;
+            let bar = progress(self.moving as u64, "animate");
+            for i in 0..self.moving {
+                let next = advect(&points.positions, centre, 0.05);
+                let (update, nodes) = match &mut tree {
+                    Tree::Cpu(t) => {
+                        let start = Instant::now();
+                        t.update(&points.positions, &next, &points.attrs)?;
+                        (start.elapsed(), format!("{} nodes", t.nodes.len()))
+                    }
+                    Tree::Gpu(..) => {
+                        // On the GPU the update is a rebuild in the previous (grown) root.
+                        let moved = Points { positions: next.clone(), attrs: points.attrs.clone() };
+                        let grown = tree.root().grown_to_fit(&next).0;
+                        let (t, time, size) = Tree::build(backend, &moved, self.depth, grown)?;
+                        tree = t;
+                        (time, size)
+                    }
+                };
+                points.positions = next;
+                let (img, render) = render_once(&tree.placed(), self.depth, &camera, options)?;
+                let path = frame_path(out, i, self.moving);
+                img.save(&path)?;
+                bar.suspend(|| {
+                    println!(
+                        "frame {i}: update {:.2} ms, render {:.2} ms, {nodes} -> {}",
+                        update.as_secs_f64() * 1e3,
+                        render.as_secs_f64() * 1e3,
+                        path.display()
+                    )
+                });
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            return Ok(());
         }
-        bar.finish_and_clear();
-        return Ok(());
-    }
-    let placed = tree.placed();
-    if args.orbit > 0 {
-        let bar = progress(args.orbit as u64, "orbit");
-        let mut total = Duration::ZERO;
-        for i in 0..args.orbit {
-            let cam = Camera::orbit(bounds, aspect, i, args.orbit);
-            let (img, rt) = render_once(&placed, args.depth, &cam, &args.options)?;
-            total += rt;
-            let path = frame_path(&args.out, i, args.orbit);
-            img.save(&path)?;
-            bar.suspend(|| println!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()));
-            bar.inc(1);
+        let placed = tree.placed();
+        if self.orbit > 0 {
+            let bar = progress(self.orbit as u64, "orbit");
+            let mut total = Duration::ZERO;
+            for i in 0..self.orbit {
+                let cam = Camera::orbit(bounds, aspect, i, self.orbit);
+                let (img, rt) = render_once(&placed, self.depth, &cam, options)?;
+                total += rt;
+                let path = frame_path(out, i, self.orbit);
+                img.save(&path)?;
+                bar.suspend(|| println!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()));
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            println!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / self.orbit as f64);
+            return Ok(());
         }
-        bar.finish_and_clear();
-        println!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / args.orbit as f64);
-        return Ok(());
+        let (img, rt) = render_once(&placed, self.depth, &camera, options)?;
+        img.save(out)?;
+        println!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, out.display());
+        Ok(())
     }
-    let (img, rt) = render_once(&placed, args.depth, &camera, &args.options)?;
-    img.save(&args.out)?;
-    println!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, args.out.display());
-    Ok(())
 }
 
 /// Parses `--mode`.
-pub fn mode(s: &str) -> Result<VolumeMode> {
+fn mode(s: &str) -> Result<VolumeMode> {
     match s {
         "colour" | "color" => Ok(VolumeMode::Colour),
         "depth" => Ok(VolumeMode::Depth),

@@ -28,7 +28,7 @@ pub fn run(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
     let mut tables: Vec<Table> = vec![adapter_table()];
 
     let backend = match backend.backend {
-        BackendChoice::Gpu => backend.backend(opts).unwrap_or_else(|e| {
+        BackendChoice::Gpu => backend.resolve(opts).unwrap_or_else(|e| {
             let _ = writeln!(report, "**No GPU: running the CPU paths only.** ({e})\n");
             eprintln!("no GPU ({e}); running the CPU paths only");
             Backend::Cpu
