@@ -14,7 +14,8 @@
 //!   a light tree, CPU and GPU ([`RadixTreeBuild`], `morton/radix_tree.wgsl`), bit-exact.
 //!
 //! Each stage has its CPU half in `src/<stage>.rs`, its GPU half in `src/gpu/<stage>.rs` and
-//! its kernel in `morton/<stage>.wgsl` of `lumbre-shaders`.
+//! its kernel in `morton/<stage>.wgsl` of `lumbre-shaders`; `morton/code.wgsl` holds the
+//! WGSL twins of [`encode_u32`] and [`encode_u64`] that other kernels import.
 //!
 //! ```
 //! use lumbre_morton::{NodeKey32, Quantizer, encode_u32};

@@ -1,4 +1,5 @@
 //! import shared/dispatch
+//! import morton/code
 //! import density/crossing
 //! import density/fixed
 //! import density/boxes
@@ -66,15 +67,6 @@ const STACK: u32 = 68u;
 
 var<workgroup> wg_counts: array<atomic<u32>, 4>;
 
-fn spread10(v: u32) -> u32 {
-    var x = v & 0x3ffu;
-    x = (x | (x << 16u)) & 0x030000ffu;
-    x = (x | (x << 8u)) & 0x0300f00fu;
-    x = (x | (x << 4u)) & 0x030c30c3u;
-    x = (x | (x << 2u)) & 0x09249249u;
-    return x;
-}
-
 @compute @workgroup_size(256)
 fn morton(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = flat_index(wid, nwg, lid, WG);
@@ -82,7 +74,7 @@ fn morton(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         return;
     }
     let cell = vec3<u32>(clamp(floor((disks[i].centre - params.lo) * params.inv), vec3<f32>(0.0), vec3<f32>(1023.0)));
-    codes[i] = spread10(cell.x) | (spread10(cell.y) << 1u) | (spread10(cell.z) << 2u);
+    codes[i] = encode_u32(cell);
 }
 
 // The inner boxes emptied, for `refit` to grow (its starting boxes on the CPU).
@@ -195,7 +187,7 @@ fn segment_keys(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     let m = (seg_geom[2u * s].xyz + seg_geom[2u * s + 1u].xyz) * 0.5;
     let cell = vec3<u32>(clamp(floor((m - params.root_lo) * params.seg_inv), vec3<f32>(0.0), vec3<f32>(1023.0)));
-    seg_keys[s] = spread10(cell.x) | (spread10(cell.y) << 1u) | (spread10(cell.z) << 2u);
+    seg_keys[s] = encode_u32(cell);
 }
 
 fn acc_add64(w: u32, v: vec2<u32>) {

@@ -1,4 +1,5 @@
 //! import shared/dispatch
+//! import morton/code
 // Stage 1 of the Morton light tree (lumbre_lightcuts::morton_tree's `morton_keys`): each
 // VPL's key, a Morton code of its quantised position with `dir_bits` levels of its normal's
 // octahedral map interleaved evenly (direction level j after position level j p / q), and
@@ -23,15 +24,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> values: array<u32>;
 
 const WG: u32 = 256u;
-
-fn spread10(v: u32) -> u32 {
-    var x = v & 0x3ffu;
-    x = (x | (x << 16u)) & 0x030000ffu;
-    x = (x | (x << 8u)) & 0x0300f00fu;
-    x = (x | (x << 4u)) & 0x030c30c3u;
-    x = (x | (x << 2u)) & 0x09249249u;
-    return x;
-}
 
 // lumbre_morton::Quantizer::cell_clamped, one axis.
 fn cell(p: f32, lo: f32, scale: f32, last: f32) -> u32 {
@@ -69,7 +61,7 @@ fn light_key(p: vec3<f32>, n: vec3<f32>) -> u32 {
     );
     let q = params.dir_bits;
     if q == 0u {
-        return spread10(c.x) | (spread10(c.y) << 1u) | (spread10(c.z) << 2u);
+        return encode_u32(c);
     }
     let o = octahedral(n);
     let qu = quantize_unit(o.x, q);

@@ -1,4 +1,5 @@
 //! import shared/dispatch
+//! import morton/code
 // Morton encoding of f32 points, bit-exact with lumbre_morton::Quantizer::cell_clamped and
 // encode_u32 / encode_u64: cell = min(floor((p - min) * scale), 2^bits - 1), NaN -> 0.
 // Points outside the box (or NaN) are counted in `outside` and clamped.
@@ -20,19 +21,6 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> outside: atomic<u32>;
 
 const WG: u32 = 256u;
-
-fn spread10(v: u32) -> u32 {
-    var x = v & 0x3ffu;
-    x = (x | (x << 16u)) & 0x030000ffu;
-    x = (x | (x << 8u)) & 0x0300f00fu;
-    x = (x | (x << 4u)) & 0x030c30c3u;
-    x = (x | (x << 2u)) & 0x09249249u;
-    return x;
-}
-
-fn spread11(v: u32) -> u32 {
-    return spread10(v) | (((v >> 10u) & 1u) << 30u);
-}
 
 // Four consecutive points per thread, from three vec4 loads straight into registers:
 // 48 bytes read and 16 (or 32) written per thread, wide accesses both ways.
@@ -76,19 +64,6 @@ fn cell_of(p: vec3<f32>, j: u32) -> vec3<u32> {
     return c;
 }
 
-fn code32(c: vec3<u32>) -> u32 {
-    return spread10(c.x) | (spread10(c.y) << 1u) | (spread10(c.z) << 2u);
-}
-
-// 63-bit code as (low word, high word): bit p of the code is bit 3i + axis.
-fn code64(c: vec3<u32>) -> vec2<u32> {
-    // Low word: x bits 0..10, y bits 0..10, z bits 0..9.
-    let lo = spread11(c.x) | (spread11(c.y) << 1u) | (spread10(c.z) << 2u);
-    // High word: z bits 10..20 from bit 0, x bits 11..20 from bit 1, y bits 11..20 from bit 2.
-    let hi = spread11(c.z >> 10u) | (spread10(c.x >> 11u) << 1u) | (spread10(c.y >> 11u) << 2u);
-    return vec2<u32>(lo, hi);
-}
-
 @compute @workgroup_size(256)
 fn encode32(
     @builtin(workgroup_id) wid: vec3<u32>,
@@ -102,10 +77,10 @@ fn encode32(
     }
     let q = load_quad(t);
     keys[t] = vec4<u32>(
-        code32(cell_of(q.p0, j)),
-        code32(cell_of(q.p1, j + 1u)),
-        code32(cell_of(q.p2, j + 2u)),
-        code32(cell_of(q.p3, j + 3u)),
+        encode_u32(cell_of(q.p0, j)),
+        encode_u32(cell_of(q.p1, j + 1u)),
+        encode_u32(cell_of(q.p2, j + 2u)),
+        encode_u32(cell_of(q.p3, j + 3u)),
     );
 }
 
@@ -121,6 +96,6 @@ fn encode64(
         return;
     }
     let q = load_quad(t);
-    keys[2u * t] = vec4<u32>(code64(cell_of(q.p0, j)), code64(cell_of(q.p1, j + 1u)));
-    keys[2u * t + 1u] = vec4<u32>(code64(cell_of(q.p2, j + 2u)), code64(cell_of(q.p3, j + 3u)));
+    keys[2u * t] = vec4<u32>(encode_u64(cell_of(q.p0, j)), encode_u64(cell_of(q.p1, j + 1u)));
+    keys[2u * t + 1u] = vec4<u32>(encode_u64(cell_of(q.p2, j + 2u)), encode_u64(cell_of(q.p3, j + 3u)));
 }
