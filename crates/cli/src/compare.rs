@@ -2,29 +2,31 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
 use clap::{Args, ValueEnum};
 use lumbre_raytrace::Image;
 use lumbre_raytrace::metrics::{CompareError, DiffMap, Region, compare, false_colour};
 
-/// What `lumbre compare` was asked for.
+use crate::error::Result;
+
+/// Compare a rendering with a reference: RMSE, relative error (overall and per region)
+/// and CIE94 ΔE, with an optional false-colour difference image.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// The image to judge (.exr or .png).
-    pub test: PathBuf,
+    test: PathBuf,
     /// The reference image (.exr or .png), e.g. the path tracer's render.
-    pub reference: PathBuf,
+    reference: PathBuf,
     /// Regions whose mean relative error to report: `cornell` (the Cornell box's walls,
     /// ceiling, floor and boxes seen from the reference camera `0,1,3.9, 0,1,0, 0,1,0, 40`)
     /// or `name=x,y,width,height;...` in pixels.
     #[arg(long)]
-    pub regions: Option<String>,
+    regions: Option<String>,
     /// Write a false-colour image of the per-pixel error here (.png or .exr).
     #[arg(long)]
-    pub diff: Option<PathBuf>,
+    diff: Option<PathBuf>,
     /// What the false-colour image shows: relative error (0 to 100%) or CIE94 ΔE (0 to 20).
     #[arg(long, value_enum, default_value_t = DiffChoice::Relative)]
-    pub diff_of: DiffChoice,
+    diff_of: DiffChoice,
 }
 
 /// `--diff-of`.
@@ -63,36 +65,39 @@ fn regions(spec: Option<&str>, width: u32, height: u32) -> Result<Vec<Region>> {
     }
 }
 
-pub fn run(args: &CompareArgs) -> Result<()> {
-    if let Some(diff) = &args.diff {
-        image_kind(diff).map_err(|e| format!("--diff {e}"))?;
+impl CompareArgs {
+    /// Loads both images, prints the metrics and writes `--diff`.
+    pub fn run(self) -> Result<()> {
+        if let Some(diff) = &self.diff {
+            image_kind(diff).map_err(|e| format!("--diff {e}"))?;
+        }
+        let test = load(&self.test)?;
+        let reference = load(&self.reference)?;
+        let regions = regions(self.regions.as_deref(), reference.width, reference.height)?;
+        let metrics = compare(&test, &reference, &regions).map_err(|e| match &e {
+            CompareError::Size(s) => format!(
+                "{} is {}x{} but the reference {} is {}x{}",
+                self.test.display(),
+                s.a.0,
+                s.a.1,
+                self.reference.display(),
+                s.b.0,
+                s.b.1
+            ),
+            CompareError::RegionOutside { .. } | CompareError::EmptyRegion(_) => format!("--regions: {e}"),
+            other => other.to_string(),
+        })?;
+        println!("{} against the reference {}", self.test.display(), self.reference.display());
+        println!("{metrics}");
+        if let Some(path) = &self.diff {
+            let map = match self.diff_of {
+                DiffChoice::Relative => DiffMap::Relative,
+                DiffChoice::DeltaE94 => DiffMap::DeltaE94,
+            };
+            let image = false_colour(&test, &reference, map)?;
+            image.save(path)?;
+            println!("{}: {}", path.display(), map.legend());
+        }
+        Ok(())
     }
-    let test = load(&args.test)?;
-    let reference = load(&args.reference)?;
-    let regions = regions(args.regions.as_deref(), reference.width, reference.height)?;
-    let metrics = compare(&test, &reference, &regions).map_err(|e| match &e {
-        CompareError::Size(s) => format!(
-            "{} is {}x{} but the reference {} is {}x{}",
-            args.test.display(),
-            s.a.0,
-            s.a.1,
-            args.reference.display(),
-            s.b.0,
-            s.b.1
-        ),
-        CompareError::RegionOutside { .. } | CompareError::EmptyRegion(_) => format!("--regions: {e}"),
-        other => other.to_string(),
-    })?;
-    println!("{} against the reference {}", args.test.display(), args.reference.display());
-    println!("{metrics}");
-    if let Some(path) = &args.diff {
-        let map = match args.diff_of {
-            DiffChoice::Relative => DiffMap::Relative,
-            DiffChoice::DeltaE94 => DiffMap::DeltaE94,
-        };
-        let image = false_colour(&test, &reference, map)?;
-        image.save(path)?;
-        println!("{}: {}", path.display(), map.legend());
-    }
-    Ok(())
 }

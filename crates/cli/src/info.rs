@@ -1,9 +1,18 @@
 //! `lumbre info`: every adapter, the chosen one, its features and limits.
 
+use clap::Args;
 use lumbre_gpu::{Gpu, GpuOptions, adapters};
 
 use crate::error::Result;
 use crate::table::Table;
+
+/// List adapters and show the chosen one's features and limits.
+#[derive(Args)]
+pub struct InfoArgs {
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
 
 pub fn adapter_table() -> Table {
     let mut t = Table::new("Adapters", &["name", "type", "backend", "driver"]);
@@ -41,23 +50,27 @@ pub fn chosen_table(gpu: &Gpu) -> Table {
     t
 }
 
-pub fn run(opts: &GpuOptions, json: bool) -> Result<()> {
-    let adapters = adapter_table();
-    let chosen = Gpu::with_options(opts);
-    if json {
-        let chosen_json = match &chosen {
-            Ok(gpu) => chosen_table(gpu).json(),
-            Err(e) => crate::table::json_string(&e.to_string()),
-        };
-        println!("{{\"adapters\": {}, \"chosen\": {}}}", adapters.json(), chosen_json);
-    } else {
-        print!("{}", adapters.text());
-        println!();
-        match &chosen {
-            Ok(gpu) => print!("{}", chosen_table(gpu).text()),
-            Err(e) => println!("no adapter chosen: {e}"),
+impl InfoArgs {
+    /// Prints the adapters and the one `opts` chooses; an error, after the tables, when it
+    /// chooses none.
+    pub fn run(self, opts: &GpuOptions) -> Result<()> {
+        let adapters = adapter_table();
+        let chosen = Gpu::with_options(opts);
+        if self.json {
+            let chosen_json = match &chosen {
+                Ok(gpu) => chosen_table(gpu).json(),
+                Err(e) => crate::table::json_string(&e.to_string()),
+            };
+            println!("{{\"adapters\": {}, \"chosen\": {}}}", adapters.json(), chosen_json);
+        } else {
+            print!("{}", adapters.text());
+            println!();
+            match &chosen {
+                Ok(gpu) => print!("{}", chosen_table(gpu).text()),
+                Err(e) => println!("no adapter chosen: {e}"),
+            }
         }
+        chosen?;
+        Ok(())
     }
-    chosen?;
-    Ok(())
 }

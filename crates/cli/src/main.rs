@@ -43,12 +43,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List adapters and show the chosen one's features and limits.
-    Info {
-        /// Print JSON instead of tables.
-        #[arg(long)]
-        json: bool,
-    },
+    Info(info::InfoArgs),
     /// Run benchmarks and print one table per benchmark.
     Bench {
         #[command(subcommand)]
@@ -59,35 +54,9 @@ enum Command {
     Lightcuts(lightcuts::LightcutsArgs),
     Volume(volume::VolumeArgs),
     Radiosity(radiosity::RadiosityArgs),
-    /// The scene set: list the named scenes (`set:NAME`, accepted wherever a scene file goes)
-    /// with their triangles, lights, bounds, camera and reference image; optionally write them
-    /// as OBJ + MTL or render their small CPU references.
-    Scenes {
-        /// Only these scenes of the set (default: all).
-        names: Vec<String>,
-        /// Write each scene as DIR/NAME.obj and DIR/NAME.mtl (the folder is created).
-        #[arg(long, value_name = "DIR")]
-        write: Option<PathBuf>,
-        /// Render each scene's small reference (the path tracer on the CPU, 32x32 or 16x16 at
-        /// 16 samples per pixel, one batch: the same bits on every run) as DIR/NAME.exr.
-        #[arg(long, value_name = "DIR")]
-        small: Option<PathBuf>,
-    },
-    /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
-    /// and CIE94 ΔE, with an optional false-colour difference image.
+    Scenes(scenes::ScenesArgs),
     Compare(compare::CompareArgs),
-    /// Run every capability on the bundled data; write outputs and a report.
-    #[command(mut_arg(
-        "backend",
-        |a| gpu_by_default(a).help("`cpu` runs only the CPU paths; `gpu` (default) runs both, GPU where available")
-    ))]
-    Demo {
-        /// Folder for the outputs and report.md.
-        #[arg(short, long, default_value = "lumbre-demo")]
-        out: PathBuf,
-        #[command(flatten)]
-        backend: BackendArgs,
-    },
+    Demo(demo::DemoArgs),
 }
 
 #[derive(Subcommand)]
@@ -329,15 +298,15 @@ fn main() -> ExitCode {
         opts.adapter = cli.adapter.clone();
     }
     let result = match cli.command {
-        Command::Info { json } => info::run(&opts, json),
+        Command::Info(c) => c.run(&opts),
         Command::Render(c) => backend::run(c, &opts),
         Command::Density(c) => backend::run(c, &opts),
         Command::Lightcuts(c) => backend::run(c, &opts),
         Command::Volume(c) => backend::run(c, &opts),
         Command::Radiosity(c) => backend::run(c, &opts),
-        Command::Scenes { names, write, small } => scenes::run(&names, write.as_deref(), small.as_deref()),
-        Command::Compare(args) => compare::run(&args),
-        Command::Demo { out, backend } => demo::run(&opts, &out, &backend),
+        Command::Scenes(c) => c.run(),
+        Command::Compare(c) => c.run(),
+        Command::Demo(c) => c.run(&opts),
         Command::Bench { which } => match which {
             BenchCommand::Octree { max_points, depth, warmup, repeats, json, backend } => (|| {
                 limits::in_range("--depth", depth, 1, lumbre_octree::MAX_DEPTH)?;

@@ -8,9 +8,10 @@
 //! ([`crate::render::load_scene_counted`]). All materials are diffuse (Kd < 1); lights are
 //! emissive quads facing into the scene.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use clap::Args;
 use glam::Vec3;
 use lumbre_raytrace::{
     Camera, Image, LoadReport, Material, MaterialKind, PathOptions, PathRender, Prepared, Scene, SceneBuilder, stand_on,
@@ -18,6 +19,22 @@ use lumbre_raytrace::{
 
 use crate::error::{Error, Result};
 use crate::table::Table;
+
+/// The scene set: list the named scenes (`set:NAME`, accepted wherever a scene file goes)
+/// with their triangles, lights, bounds, camera and reference image; optionally write them
+/// as OBJ + MTL or render their small CPU references.
+#[derive(Args)]
+pub struct ScenesArgs {
+    /// Only these scenes of the set (default: all).
+    names: Vec<String>,
+    /// Write each scene as DIR/NAME.obj and DIR/NAME.mtl (the folder is created).
+    #[arg(long, value_name = "DIR")]
+    write: Option<PathBuf>,
+    /// Render each scene's small reference (the path tracer on the CPU, 32x32 or 16x16 at
+    /// 16 samples per pixel, one batch: the same bits on every run) as DIR/NAME.exr.
+    #[arg(long, value_name = "DIR")]
+    small: Option<PathBuf>,
+}
 
 /// The prefix that names a scene of the set where a scene file is expected.
 pub const PREFIX: &str = "set:";
@@ -144,9 +161,17 @@ pub fn reference_command(entry: &SetScene) -> String {
     )
 }
 
+impl ScenesArgs {
+    /// The table of the scenes named (all when none), and with `--write` each as
+    /// `DIR/NAME.obj` + `.mtl`, with `--small` each small CPU reference as `DIR/NAME.exr`.
+    pub fn run(self) -> Result<()> {
+        scenes(&self.names, self.write.as_deref(), self.small.as_deref())
+    }
+}
+
 /// `lumbre scenes`: the table of the scenes `only` (all when empty), and with `write` each
 /// as `DIR/NAME.obj` + `.mtl`, with `small` each small CPU reference as `DIR/NAME.exr`.
-pub fn run(only: &[String], write: Option<&Path>, small: Option<&Path>) -> Result<()> {
+fn scenes(only: &[String], write: Option<&Path>, small: Option<&Path>) -> Result<()> {
     let entries: Vec<&SetScene> =
         if only.is_empty() { SET.iter().collect() } else { only.iter().map(|n| find(n)).collect::<Result<_, _>>()? };
     for dir in [write, small].into_iter().flatten() {

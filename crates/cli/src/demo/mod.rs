@@ -7,21 +7,42 @@ mod gi;
 mod sheet;
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use clap::Args;
 use lumbre_gpu::{Backend, GpuOptions};
 
-use crate::backend::{BackendArgs, BackendChoice};
+use crate::backend::{BackendArgs, BackendChoice, gpu_by_default};
 use crate::bench::Effort;
 use crate::bench::roofline::roofline;
 use crate::error::{Error, Result};
 use crate::info::{adapter_table, chosen_table};
 use crate::table::Table;
 
-/// The demo into `out` on the backend `backend` names; with `gpu`, on the CPU when there is
-/// no GPU (the report says why).
-pub fn run(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
+/// Run every capability on the bundled data; write outputs and a report.
+#[derive(Args)]
+#[command(mut_arg(
+    "backend",
+    |a| gpu_by_default(a).help("`cpu` runs only the CPU paths; `gpu` (default) runs both, GPU where available")
+))]
+pub struct DemoArgs {
+    /// Folder for the outputs and report.md.
+    #[arg(short, long, default_value = "lumbre-demo")]
+    out: PathBuf,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl DemoArgs {
+    /// The demo on the backend `--backend` names (`opts` choosing the adapter); with `gpu`,
+    /// on the CPU when there is no GPU, the report saying why.
+    pub fn run(self, opts: &GpuOptions) -> Result<()> {
+        demo(opts, &self.out, &self.backend)
+    }
+}
+
+fn demo(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
     let start = Instant::now();
     std::fs::create_dir_all(out).map_err(|e| Error::folder(out, e))?;
     let mut report = String::from("# Lumbre demo report\n\n");
