@@ -1,7 +1,9 @@
 //! The GPU runtime of [Lumbre](https://github.com/lumbre-rs/lumbre): a headless wgpu
 //! context, typed buffers, cached compute kernels, timing, one error type, and the
 //! [`Compute`] trait through which every Lumbre algorithm offers a CPU path and a GPU path
-//! with one output type, checked against each other by [`conformance`].
+//! with one output type, checked against each other by [`conformance`]. [`stages`] runs a
+//! pipeline written once either straight into a [`Recorder`] or stage by stage with chosen
+//! stages on the CPU.
 //!
 //! ```no_run
 //! use lumbre_gpu::{conformance, CopyKernel, Gpu, Tolerance};
@@ -23,6 +25,7 @@ mod kernel;
 mod pipeline_cache;
 mod recorder;
 mod report;
+pub mod stages;
 pub mod testing;
 mod timing;
 mod transfers;

@@ -30,6 +30,8 @@ pub struct Recorder {
     queries: Vec<wgpu::QuerySet>,
     labels: Vec<&'static str>,
     timestamps: bool,
+    /// The timings of what [`Recorder::flush`] submitted so far.
+    flushed: Option<Timings>,
 }
 
 impl Gpu {
@@ -41,6 +43,7 @@ impl Gpu {
             queries: Vec::new(),
             labels: Vec::new(),
             timestamps: self.has(wgpu::Features::TIMESTAMP_QUERY),
+            flushed: None,
         }
     }
 }
@@ -89,12 +92,24 @@ impl Recorder {
         }
         let (x, y, z) = self.gpu.grid(groups)?;
         let bind = self.gpu.bind(kernel, resources);
+        self.dispatch_bound(label, kernel, &bind, (x, y, z));
+        Ok(())
+    }
+
+    /// Records one compute pass running `kernel` over the grid `(x, y, z)` with the bind
+    /// group `bind`.
+    pub(crate) fn dispatch_bound(
+        &mut self,
+        label: &'static str,
+        kernel: &Kernel,
+        bind: &wgpu::BindGroup,
+        (x, y, z): (u32, u32, u32),
+    ) {
         self.pass(label, |pass| {
             pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &bind, &[]);
+            pass.set_bind_group(0, bind, &[]);
             pass.dispatch_workgroups(x, y, z);
         });
-        Ok(())
     }
 
     /// Records an arbitrary compute pass (several dispatches sharing one timing entry).
@@ -179,43 +194,84 @@ impl Recorder {
     /// Submits everything recorded, waits for it, and reports per-pass GPU times (timestamp
     /// queries) or the wall-clock time of the whole submission.
     pub fn submit(self) -> Result<Timings> {
-        let Recorder { gpu, mut encoder, queries, labels, timestamps } = self;
-        let passes = labels.len();
-        let resolve = if timestamps && passes > 0 {
-            let n = passes as u64 * 2;
-            let size = n * wgpu::QUERY_SIZE as u64;
-            let resolve = gpu.device().create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamps"),
-                size,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            for (s, set) in queries.iter().enumerate() {
-                let first = s as u64 * QUERIES_PER_SET as u64;
-                let count = (n - first).min(QUERIES_PER_SET as u64) as u32;
-                encoder.resolve_query_set(set, 0..count, &resolve, first * wgpu::QUERY_SIZE as u64);
-            }
-            Some(resolve)
-        } else {
-            None
-        };
-        let start = Instant::now();
-        gpu.scoped(|| {
-            gpu.queue().submit([encoder.finish()]);
-            Ok(())
-        })?;
-        gpu.wait()?;
-        let wall = start.elapsed();
-        let Some(resolve) = resolve else {
-            return Ok(Timings { passes: Vec::new(), span: Duration::ZERO, wall, source: TimingSource::WallClock });
-        };
-        let raw = gpu.read_back(&resolve, 0..resolve.size(), Direction::Timestamps)?;
-        let ticks: &[u64] = bytemuck::cast_slice(&raw);
-        let period = gpu.queue().get_timestamp_period() as f64;
-        let nanos = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
-        let per_pass =
-            labels.iter().enumerate().map(|(i, l)| (l.to_string(), nanos(ticks[2 * i], ticks[2 * i + 1]))).collect();
-        let span = if labels.is_empty() { Duration::ZERO } else { nanos(ticks[0], ticks[2 * labels.len() - 1]) };
-        Ok(Timings { passes: per_pass, span, wall, source: TimingSource::Timestamps })
+        let Recorder { gpu, encoder, queries, labels, timestamps, flushed } = self;
+        let last = submit_timed(&gpu, encoder, &queries, &labels, timestamps)?;
+        Ok(match flushed {
+            Some(earlier) => merge(earlier, last),
+            None => last,
+        })
     }
+
+    /// Submits what was recorded so far and waits for it; recording goes on with an empty
+    /// encoder, and [`Recorder::submit`] reports the passes of both submissions. Pipelines
+    /// that read a value back to place their next stage use it (through
+    /// [`Stages::read`](crate::stages::Stages::read)).
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        let earlier = self.flushed.take();
+        let fresh = Recorder { timestamps: self.timestamps, ..self.gpu.recorder() };
+        let Recorder { gpu, encoder, queries, labels, timestamps, .. } = std::mem::replace(self, fresh);
+        let done = submit_timed(&gpu, encoder, &queries, &labels, timestamps)?;
+        self.flushed = Some(match earlier {
+            Some(earlier) => merge(earlier, done),
+            None => done,
+        });
+        Ok(())
+    }
+}
+
+/// Submits `encoder`, whose passes `labels` wrote timestamps into `queries` if `timestamps`
+/// is on, waits for it, and reads the passes' times (or the wall clock).
+fn submit_timed(
+    gpu: &Gpu,
+    mut encoder: wgpu::CommandEncoder,
+    queries: &[wgpu::QuerySet],
+    labels: &[&'static str],
+    timestamps: bool,
+) -> Result<Timings> {
+    let passes = labels.len();
+    let resolve = if timestamps && passes > 0 {
+        let n = passes as u64 * 2;
+        let size = n * wgpu::QUERY_SIZE as u64;
+        let resolve = gpu.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("timestamps"),
+            size,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        for (s, set) in queries.iter().enumerate() {
+            let first = s as u64 * QUERIES_PER_SET as u64;
+            let count = (n - first).min(QUERIES_PER_SET as u64) as u32;
+            encoder.resolve_query_set(set, 0..count, &resolve, first * wgpu::QUERY_SIZE as u64);
+        }
+        Some(resolve)
+    } else {
+        None
+    };
+    let start = Instant::now();
+    gpu.scoped(|| {
+        gpu.queue().submit([encoder.finish()]);
+        Ok(())
+    })?;
+    gpu.wait()?;
+    let wall = start.elapsed();
+    let Some(resolve) = resolve else {
+        return Ok(Timings { passes: Vec::new(), span: Duration::ZERO, wall, source: TimingSource::WallClock });
+    };
+    let raw = gpu.read_back(&resolve, 0..resolve.size(), Direction::Timestamps)?;
+    let ticks: &[u64] = bytemuck::cast_slice(&raw);
+    let period = gpu.queue().get_timestamp_period() as f64;
+    let nanos = |a: u64, b: u64| Duration::from_nanos((b.saturating_sub(a) as f64 * period) as u64);
+    let per_pass =
+        labels.iter().enumerate().map(|(i, l)| (l.to_string(), nanos(ticks[2 * i], ticks[2 * i + 1]))).collect();
+    let span = if labels.is_empty() { Duration::ZERO } else { nanos(ticks[0], ticks[2 * labels.len() - 1]) };
+    Ok(Timings { passes: per_pass, span, wall, source: TimingSource::Timestamps })
+}
+
+/// The timings of two submissions one after the other: their passes in order, their spans
+/// and wall times added.
+fn merge(earlier: Timings, later: Timings) -> Timings {
+    let source = if later.passes.is_empty() { earlier.source } else { later.source };
+    let mut passes = earlier.passes;
+    passes.extend(later.passes);
+    Timings { passes, span: earlier.span + later.span, wall: earlier.wall + later.wall, source }
 }
