@@ -41,7 +41,9 @@ pub trait OnBackend: Sized {
 
     /// Every check of the command's flags that needs no backend, so that a refusal opens no
     /// GPU.
-    fn check(&self) -> Result<()>;
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// Runs the command on `backend`, first checking what depends on it (a GPU's largest
     /// buffer, defaults that differ between the CPU and a GPU).

@@ -4,17 +4,62 @@
 
 mod table1;
 
+use clap::Args;
 use lumbre_density::{Density, Filter, Method};
 use lumbre_gpu::Backend;
 
 use super::Effort;
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
+/// Density estimation: the paper's Table 1 workloads by every method, CPU and GPU.
+#[derive(Args)]
+#[command(mut_arg("backend", gpu_by_default))]
+pub struct DensityArgs {
+    /// How many of Table 1's rows (1e4x1e4, 1e5x1e5, 1e5x5e5, 1e5x1e6, 1e6x1e7).
+    #[arg(long, default_value_t = 4)]
+    rows: usize,
+    /// Comma-separated: brute, octree, octree-hp, bvh.
+    #[arg(long, default_value = "brute,octree,octree-hp,bvh")]
+    methods: String,
+    /// Skip the CPU rows (the GPU results are still checked against the CPU's BVH).
+    #[arg(long)]
+    no_cpu: bool,
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl OnBackend for DensityArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        parse_methods(&self.methods)?;
+        Effort::new(self.warmup, self.repeats)?;
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let methods = parse_methods(&self.methods)?;
+        let effort = Effort::new(self.warmup, self.repeats)?;
+        let tables = density(backend, self.rows, methods, !self.no_cpu, effort)?;
+        super::print(&tables, self.json);
+        Ok(())
+    }
+}
+
 /// The methods `--methods` names: `brute`, `octree` (compaction by look-back), `octree-hp`
 /// (the paper's histogram pyramid), `bvh`.
-pub fn parse_methods(list: &str) -> Result<Vec<Density>> {
+fn parse_methods(list: &str) -> Result<Vec<Density>> {
     list.split(',')
         .map(|m| {
             let mut d = Density::default();
@@ -45,7 +90,7 @@ fn name(d: &Density) -> String {
 }
 
 /// Table 1's first `rows` workloads by `methods`, on the CPU (`cpu`) and `gpu`.
-pub fn density(backend: &Backend, rows: usize, methods: Vec<Density>, cpu: bool, effort: Effort) -> Result<Vec<Table>> {
+fn density(backend: &Backend, rows: usize, methods: Vec<Density>, cpu: bool, effort: Effort) -> Result<Vec<Table>> {
     let opts = table1::Options {
         methods,
         cpu,

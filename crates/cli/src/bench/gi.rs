@@ -3,16 +3,48 @@
 //! mean relative error, and the error of the path tracer given the same GPU time (the
 //! equal-time comparison that says when a method is worth it).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use lumbre_gpu::{Backend, Compute};
 use lumbre_raytrace::metrics::{DiffMap, compare, false_colour};
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, Scene};
 
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::{Error, Result};
 use crate::scenes::SetScene;
 use crate::table::{Table, sig};
+
+/// Every global-illumination method (path tracer, density estimation, low-rank
+/// radiosity, lightcuts, instant radiosity) at its defaults on every scene of the set
+/// (`lumbre scenes`), against the path-traced references: GPU time, wall time, mean
+/// relative error, and the path tracer's error at the same GPU time.
+#[derive(Args)]
+#[command(mut_arg("backend", gpu_by_default))]
+pub struct GiArgs {
+    /// Scenes of the set to run (default: every one with a reference).
+    scenes: Vec<String>,
+    /// Write every image and its error map into this folder.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl OnBackend for GiArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let table = gi(&self.scenes, backend, self.out.as_deref())?;
+        super::print(&[table], self.json);
+        Ok(())
+    }
+}
 
 /// Side of every image: the references' size.
 pub const SIZE: u32 = crate::scenes::REFERENCE_SIZE;
@@ -222,7 +254,7 @@ pub fn slug(name: &str) -> String {
 }
 
 /// `lumbre bench gi`: the scenes named in `only` (all when empty) on `backend`.
-pub fn run(only: &[String], backend: &Backend, out: Option<&Path>) -> Result<Table> {
+fn gi(only: &[String], backend: &Backend, out: Option<&Path>) -> Result<Table> {
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| Error::folder(dir, e))?;
     }

@@ -9,20 +9,103 @@ mod ism;
 
 use std::time::Duration;
 
+use clap::Args;
 use lumbre_gpu::Backend;
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{ClusterMetric, CutOptions, HEAP_SIZES, Method, Render, View, Visibility};
 use lumbre_raytrace::Prepared;
 
 use super::Effort;
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::lightcuts::{STAGES, VisibilityChoice};
 use crate::progress::progress;
 use crate::table::{Table, sig};
 use frames::{ErrorFigures, FrameRow, cut_sizes, greedy_build_time, scaling};
 
+/// Lightcuts on the diffuse Cornell box: frames by stage for lightcuts and instant
+/// radiosity (the paper's Table 5 and beyond), lightcuts' error against instant
+/// radiosity, cut sizes per cluster metric and builder, the greedy build's time.
+#[derive(Args)]
+#[command(mut_arg("backend", gpu_by_default))]
+pub struct LightcutsArgs {
+    /// VPL counts of the frame table (the paper's Table 5: 110,420,930,2550; beyond:
+    /// 10000,100000,1000000).
+    #[arg(long, value_delimiter = ',', default_values_t = [110, 420, 930])]
+    vpls: Vec<u32>,
+    /// Side of the frame table's square image (the paper's: 1000).
+    #[arg(long, default_value_t = 128)]
+    size: u32,
+    /// Visibility of the frame table: rays, ism or both (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [VisibilityChoice::Rays, VisibilityChoice::Ism])]
+    visibility: Vec<VisibilityChoice>,
+    /// Side of each VPL's imperfect shadow map: 32, 64 or 128.
+    #[arg(long, default_value_t = IsmOptions::default().size)]
+    ism_size: u32,
+    /// Instant radiosity, and lightcuts' error against it, up to this many VPLs.
+    #[arg(long, default_value_t = 2550)]
+    instant_max: u32,
+    /// Entries of each pixel's heap of refinable clusters (GPU: 32, 64 or 128).
+    #[arg(long, default_value_t = CutOptions::default().heap)]
+    heap: u32,
+    /// VPL counts of the cut-size table (the paper's Tables 2 and 3); 0 skips it.
+    #[arg(long, value_delimiter = ',', default_values_t = [110, 930])]
+    cut_vpls: Vec<u32>,
+    /// Side of the cut-size table's square image.
+    #[arg(long, default_value_t = 64)]
+    cut_size: u32,
+    /// VPL counts of the greedy build's timing (CPU); 0 skips it.
+    #[arg(long, value_delimiter = ',', default_values_t = [1000, 10000])]
+    greedy: Vec<u32>,
+    /// VPL counts of the ISM build table (GPU: splat and pull-push of 64x64 maps, then
+    /// pull-push of the paper's 3968x3968 atlas); 0 skips it.
+    #[arg(long, value_delimiter = ',', default_values_t = [1000, 10000, 100000])]
+    ism_vpls: Vec<u32>,
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl OnBackend for LightcutsArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        Effort::new(self.warmup, self.repeats)?;
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let effort = Effort::new(self.warmup, self.repeats)?;
+        // A list of one 0 skips its table.
+        let skip_zero = |v: Vec<u32>| -> Vec<u32> { if v == [0] { Vec::new() } else { v } };
+        let options = Options {
+            size: self.size,
+            vpls: self.vpls,
+            visibility: self.visibility,
+            ism_size: self.ism_size,
+            instant_max: self.instant_max,
+            heap: self.heap,
+            cut_vpls: skip_zero(self.cut_vpls),
+            cut_size: self.cut_size,
+            greedy: skip_zero(self.greedy),
+            ism_vpls: skip_zero(self.ism_vpls),
+            effort,
+        };
+        let tables = lightcuts(backend, &options)?;
+        super::print(&tables, self.json);
+        Ok(())
+    }
+}
+
 /// What the benchmark runs.
-pub struct Options {
+struct Options {
     /// Side of the square image of the frame table.
     pub size: u32,
     /// VPL counts of the frame table.
@@ -131,7 +214,7 @@ fn frame_cells(r: &FrameRow) -> Vec<String> {
 
 /// The frame table, the cut-size table and the greedy build's table (the last two when
 /// asked for) on `backend`.
-pub fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>> {
+fn lightcuts(backend: &Backend, o: &Options) -> Result<Vec<Table>> {
     o.check(backend)?;
     let scene = crate::data::scene(SCENE, None)?;
     let prepared = Prepared::new(scene, &Default::default());

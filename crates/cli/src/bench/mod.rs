@@ -1,4 +1,5 @@
-//! `lumbre bench`: the standard measurements, one table each; one file per benchmark.
+//! `lumbre bench`: the standard measurements, one table each; one file per benchmark, each
+//! with its flags and its `run`.
 
 pub mod density;
 pub mod gi;
@@ -10,6 +11,42 @@ pub mod radiosity_tables;
 pub mod raytrace;
 pub mod roofline;
 
+use clap::Subcommand;
+use lumbre_gpu::GpuOptions;
+
+use crate::backend;
+use crate::error::Result;
+use crate::table::Table;
+
+/// The benchmarks.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    Gi(gi::GiArgs),
+    Primitives(primitives::PrimitivesArgs),
+    Raytrace(raytrace::RaytraceArgs),
+    Octree(octree::OctreeArgs),
+    Radiosity(radiosity::RadiosityArgs),
+    Density(density::DensityArgs),
+    Lightcuts(lightcuts::LightcutsArgs),
+    Roofline(roofline::RooflineArgs),
+}
+
+impl BenchCommand {
+    /// Runs the benchmark on the backend its `--backend` names (`opts` choosing the adapter).
+    pub fn run(self, opts: &GpuOptions) -> Result<()> {
+        match self {
+            BenchCommand::Gi(c) => backend::run(c, opts),
+            BenchCommand::Primitives(c) => backend::run(c, opts),
+            BenchCommand::Raytrace(c) => backend::run(c, opts),
+            BenchCommand::Octree(c) => backend::run(c, opts),
+            BenchCommand::Radiosity(c) => backend::run(c, opts),
+            BenchCommand::Density(c) => backend::run(c, opts),
+            BenchCommand::Lightcuts(c) => backend::run(c, opts),
+            BenchCommand::Roofline(c) => backend::run(c, opts),
+        }
+    }
+}
+
 /// Warm-up runs and measured repeats for every figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effort {
@@ -17,8 +54,30 @@ pub struct Effort {
     pub repeats: usize,
 }
 
+impl Effort {
+    /// `--warmup` and `--repeats`: an error unless at least one run is timed.
+    pub fn new(warmup: usize, repeats: usize) -> Result<Effort> {
+        if repeats == 0 {
+            return Err("--repeats 0: must be at least 1".into());
+        }
+        Ok(Effort { warmup, repeats })
+    }
+}
+
 /// The median of `times` (the upper one of an even count; zero for none).
 pub fn median(mut times: Vec<std::time::Duration>) -> std::time::Duration {
     times.sort_unstable();
     times.get(times.len() / 2).copied().unwrap_or_default()
+}
+
+/// Prints `tables` as text, or with `json` as one JSON array.
+pub fn print(tables: &[Table], json: bool) {
+    if json {
+        let all: Vec<String> = tables.iter().map(|t| t.json()).collect();
+        println!("[{}]", all.join(", "));
+    } else {
+        for t in tables {
+            println!("{}", t.text());
+        }
+    }
 }

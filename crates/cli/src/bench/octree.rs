@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use glam::Vec3;
 use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, busy_median_time};
 use lumbre_morton::MortonEncode;
@@ -13,13 +14,67 @@ use lumbre_raytrace::{
 };
 
 use super::Effort;
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
+use crate::limits::in_range;
 use crate::progress::progress;
 use crate::table::Table;
 use crate::volume::advect;
 
+/// The sparse octree on phantom clouds of the thesis's sizes: keys, build, update, ray
+/// tracing, and memory against depth.
+#[derive(Args)]
+#[command(mut_arg("backend", gpu_by_default))]
+pub struct OctreeArgs {
+    /// Largest point count to include (the thesis's go up to 3283639).
+    #[arg(long, default_value_t = 3_283_639)]
+    max_points: usize,
+    #[arg(long, default_value_t = 10)]
+    depth: u32,
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl OctreeArgs {
+    /// The thesis's point counts up to `--max-points`; an error when none is.
+    fn counts(&self) -> Result<Vec<usize>> {
+        let counts: Vec<usize> = COUNTS.iter().copied().filter(|&c| c <= self.max_points).collect();
+        if counts.is_empty() {
+            let (max, least) = (self.max_points, COUNTS[0]);
+            return Err(format!("--max-points {max} is below the smallest point count, {least}").into());
+        }
+        Ok(counts)
+    }
+}
+
+impl OnBackend for OctreeArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        in_range("--depth", self.depth, 1, lumbre_octree::MAX_DEPTH)?;
+        Effort::new(self.warmup, self.repeats)?;
+        self.counts()?;
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let effort = Effort::new(self.warmup, self.repeats)?;
+        let tables = octree(backend, &self.counts()?, self.depth, effort)?;
+        super::print(&tables, self.json);
+        Ok(())
+    }
+}
+
 /// The thesis's point counts.
-pub const COUNTS: [usize; 5] = [30_641, 303_374, 951_879, 1_076_596, 3_283_639];
+const COUNTS: [usize; 5] = [30_641, 303_374, 951_879, 1_076_596, 3_283_639];
 
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1e3)
@@ -59,7 +114,7 @@ fn wall<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (v, t.elapsed())
 }
 
-pub fn octree(backend: &Backend, counts: &[usize], depth: u32, effort: Effort) -> Result<Vec<Table>> {
+fn octree(backend: &Backend, counts: &[usize], depth: u32, effort: Effort) -> Result<Vec<Table>> {
     let gpu = backend.gpu();
     let mut t = Table::new(
         format!("Octree at depth {depth}: keys, build, update after every point moves, ray tracing"),

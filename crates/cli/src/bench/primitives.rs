@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use lumbre_compact::{
     Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, Scan, ScanKind, ScanMethod, Select, Stream,
     compact_cpu, radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
@@ -14,9 +15,70 @@ use lumbre_gpu::{
 use lumbre_morton::{Keys, MortonEncode, Quantizer};
 
 use super::Effort;
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
+use crate::limits::{available_memory, human, in_range};
 use crate::progress::progress;
 use crate::table::Table;
+
+/// Scan, compaction, radix sort, Morton encoding and the histogram pyramid, GPU vs copy
+/// kernel vs CPU.
+#[derive(Args)]
+#[command(mut_arg("backend", |a| gpu_by_default(a).help("`cpu` skips the GPU columns")))]
+pub struct PrimitivesArgs {
+    /// Cap every size at 2^this elements, 16..=28 (the defaults are the issue's: scan and
+    /// compaction 2^28, sort and Morton 2^26).
+    #[arg(long, default_value_t = 28)]
+    max_log2: u32,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    #[arg(long, default_value_t = 10)]
+    repeats: usize,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// Polls of an unpublished predecessor before a scan or compaction tile reduces its
+    /// input itself (the look-back fallback).
+    #[arg(long, default_value_t = Lookback::default().spin_limit)]
+    lookback_spins: u32,
+    /// Run only the rows whose operation contains this (e.g. `compact`, `Morton`,
+    /// `histogram pyramid`), to measure a row quickly or in a process of its own.
+    #[arg(long)]
+    only: Option<String>,
+}
+
+impl OnBackend for PrimitivesArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        let max_log2 = self.max_log2;
+        in_range("--max-log2", max_log2, 16, 28)?;
+        Effort::new(self.warmup, self.repeats)?;
+        // Inputs, outputs and the CPU's copies: about 16 bytes per element at the largest size.
+        let (need, available) = (16u64 << max_log2, available_memory());
+        if need > available {
+            return Err(format!(
+                "--max-log2 {max_log2}: about {} of memory needed, more than the {} available: lower it",
+                human(need),
+                human(available)
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let effort = Effort::new(self.warmup, self.repeats)?;
+        let lookback = Lookback { spin_limit: self.lookback_spins, ..Default::default() };
+        let tables = primitives(backend, self.max_log2, effort, lookback, self.only.as_deref())?;
+        super::print(&tables, self.json);
+        Ok(())
+    }
+}
 
 fn ms(t: Duration) -> String {
     format!("{:.4}", t.as_secs_f64() * 1e3)

@@ -8,25 +8,86 @@ use std::time::Duration;
 use super::radiosity_tables::{
     ELEMENT_SIDES, Factors, FormTimes, PATCH_SIDES, PrecomputeTimes, SolveRow, TableOptions, error_table, solve_table,
 };
+use clap::Args;
 use lumbre_gpu::Backend;
 
+use super::Effort;
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
+/// Low-rank radiosity on the generated box at the paper's sizes (n = 3456 .. 221184,
+/// k = 216 .. 3456): solves per second (Y and its factors, f32 and f16) against the copy
+/// kernel and the CPU, precompute times, and the low-rank error against the full solve.
+#[derive(Args)]
+#[command(mut_arg("backend", gpu_by_default))]
+pub struct RadiosityArgs {
+    /// `s:t` pairs (s x s elements and t x t patches per wall); default: the paper's 12.
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<String>,
+    /// Form factor samples per element-patch pair.
+    #[arg(long, default_value_t = 16)]
+    samples: u32,
+    /// Time solves on synthetic factorisations (no form factors or precompute).
+    #[arg(long)]
+    synthetic: bool,
+    /// Largest n k whose precompute runs on the CPU when there is no GPU (larger sizes are
+    /// timed on synthetic factorisations).
+    #[arg(long, default_value_t = 4_000_000)]
+    cpu_pairs: usize,
+    /// Skip the CPU solve column.
+    #[arg(long)]
+    no_cpu: bool,
+    /// Elements per wall side of the error table (n = 6 s^2; 0 skips it).
+    #[arg(long, default_value_t = 48)]
+    error_side: u32,
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl OnBackend for RadiosityArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        parse_sizes(&self.sizes)?;
+        Effort::new(self.warmup, self.repeats)?;
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let sizes = parse_sizes(&self.sizes)?;
+        let effort = Effort::new(self.warmup, self.repeats)?;
+        let (samples, synthetic, cpu_pairs, error_side) =
+            (self.samples, self.synthetic, self.cpu_pairs, self.error_side);
+        let options = Options { samples, synthetic, cpu_pairs, cpu: !self.no_cpu, error_side, effort };
+        let tables = radiosity(backend, &sizes, &options)?;
+        super::print(&tables, self.json);
+        Ok(())
+    }
+}
+
 /// What the benchmark runs.
-pub struct Options {
+struct Options {
     pub samples: u32,
     pub synthetic: bool,
     pub cpu_pairs: usize,
     pub cpu: bool,
     /// Elements per wall side of the error table; 0 skips it.
     pub error_side: u32,
-    pub effort: super::Effort,
+    pub effort: Effort,
 }
 
 /// `s:t` pairs; none means the paper's twelve.
-pub fn parse_sizes(list: &[String]) -> Result<Vec<(u32, u32)>> {
+fn parse_sizes(list: &[String]) -> Result<Vec<(u32, u32)>> {
     if list.is_empty() {
         return Ok(ELEMENT_SIDES.iter().flat_map(|&s| PATCH_SIDES.iter().map(move |&t| (s, t))).collect());
     }
@@ -82,7 +143,7 @@ fn solve_rows(t: &mut Table, r: &SolveRow) {
 }
 
 /// The solve table and, unless `error_side` is 0, the error table.
-pub fn radiosity(backend: &Backend, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>> {
+fn radiosity(backend: &Backend, sizes: &[(u32, u32)], o: &Options) -> Result<Vec<Table>> {
     let opts = TableOptions {
         samples: o.samples,
         effort: o.effort,

@@ -7,24 +7,92 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use glam::Vec3;
 use lumbre_gpu::Compute;
 use lumbre_gpu::{BUSY_SPAN, Backend, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::progress::progress;
 use crate::table::Table;
 
+/// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
+#[derive(Args)]
+#[command(mut_arg("backend", gpu_by_default))]
+pub struct RaytraceArgs {
+    /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj (default: the copies
+    /// bundled in this binary).
+    #[arg(long)]
+    scenes: Option<PathBuf>,
+    /// Camera positions around each model on the GPU (at least 1).
+    #[arg(long, default_value_t = 20)]
+    frames: u32,
+    /// Camera positions for the CPU (800x600 only); 0 skips the CPU.
+    #[arg(long, default_value_t = 2)]
+    cpu_frames: u32,
+    /// Skip the generated 1M-triangle scene.
+    #[arg(long)]
+    no_generated: bool,
+    /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
+    /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
+    #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
+    leaf_size: u32,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+impl RaytraceArgs {
+    /// The scenes to run: the standard ones, from `--scenes` when given, which must hold
+    /// every model.
+    fn scenes(&self) -> Result<Vec<BenchScene>> {
+        let mut list = standard(self.scenes.as_deref());
+        if self.no_generated {
+            list.retain(|s| !matches!(s, BenchScene::Generated(_)));
+        }
+        if let Some(dir) = &self.scenes {
+            check_scene_dir(dir, &list)?;
+        }
+        Ok(list)
+    }
+}
+
+impl OnBackend for RaytraceArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.frames == 0 {
+            return Err("--frames 0: must be at least 1".into());
+        }
+        if self.leaf_size == 0 {
+            return Err("--leaf-size 0: must be at least 1".into());
+        }
+        self.scenes()?;
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let build = BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() };
+        let t = raytrace(backend, &self.scenes()?, &build, self.frames, self.cpu_frames)?;
+        super::print(&[t], self.json);
+        Ok(())
+    }
+}
+
 /// One benchmark scene: a model (bundled, or from a folder), or generated triangles.
-pub enum BenchScene {
+enum BenchScene {
     Model { name: &'static str, dir: Option<PathBuf> },
     Generated(Generated),
 }
 
 /// The generated inputs of `lumbre_kdtree::scenes`, with their size.
-pub enum Generated {
+enum Generated {
     /// `generated_scene(n)`: a bumpy sphere of `n` triangles.
     Sphere(usize),
     /// `fan(n)`: a disc of `n` long thin triangles meeting at its centre.
@@ -57,7 +125,7 @@ impl BenchScene {
 /// The standard scenes: suzanne, teapot and the bunny (from `dir`, else the bundled copies),
 /// 1M generated triangles, and two inputs of long thin overlapping triangles on which the
 /// SAH build once blew up (a 20k-triangle fan and a 5k-vertex star polygon).
-pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
+fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
     let mut v: Vec<BenchScene> = ["suzanne", "teapot", "stanford-bunny"]
         .into_iter()
         .map(|name| BenchScene::Model { name, dir: dir.map(Path::to_path_buf) })
@@ -70,7 +138,7 @@ pub fn standard(dir: Option<&Path>) -> Vec<BenchScene> {
 
 /// An error, before any work, when `dir` is not a folder or lacks one of the models of
 /// `scenes`, naming every missing file.
-pub fn check_scene_dir(dir: &Path, scenes: &[BenchScene]) -> Result<()> {
+fn check_scene_dir(dir: &Path, scenes: &[BenchScene]) -> Result<()> {
     if !dir.is_dir() {
         return Err(format!("--scenes {}: not a folder", dir.display()).into());
     }
@@ -104,7 +172,7 @@ fn light_for(scene: &mut Scene, camera: &Camera) {
     scene.add_point_light(camera.eye + camera.up * size, Vec3::splat(size * size));
 }
 
-pub fn raytrace(
+fn raytrace(
     backend: &Backend,
     scenes: &[BenchScene],
     build_options: &BuildOptions,

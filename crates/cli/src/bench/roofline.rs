@@ -2,13 +2,81 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use lumbre_gpu::{Backend, Gpu, copy_time, median_time};
 use rayon::prelude::*;
 
 use super::Effort;
+use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
+use crate::limits::{available_memory, in_range};
 use crate::progress::progress;
 use crate::table::Table;
+
+/// Copy-kernel bandwidth over a size sweep beside a CPU memcpy.
+#[derive(Args)]
+#[command(mut_arg("backend", |a| gpu_by_default(a).help("Skip the GPU columns")))]
+pub struct RooflineArgs {
+    /// Smallest size, as log2 of bytes (at least 4).
+    #[arg(long, default_value_t = 20)]
+    min_log2: u32,
+    /// Largest size, as log2 of bytes, at least --min-log2 (default: 30, or the device's
+    /// max_buffer_size when smaller; a larger value given here is an error).
+    #[arg(long)]
+    max_log2: Option<u32>,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    #[arg(long, default_value_t = 10)]
+    repeats: usize,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    backend: BackendArgs,
+    /// Also time copy kernels that each add one feature (uniform length, barrier, shared
+    /// memory, atomics, strided loads) at the largest size.
+    #[arg(long)]
+    variants: bool,
+}
+
+impl OnBackend for RooflineArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
+    fn check(&self) -> Result<()> {
+        Effort::new(self.warmup, self.repeats)?;
+        Ok(())
+    }
+
+    fn run(self, backend: &Backend) -> Result<()> {
+        let effort = Effort::new(self.warmup, self.repeats)?;
+        let min_log2 = self.min_log2;
+        let cap = backend.gpu().map_or(63, |g| 63 - g.limits().max_buffer_size.leading_zeros());
+        // The CPU copies hold a source and a destination of the largest size.
+        let memory = 63 - (available_memory() / 2).max(1).leading_zeros();
+        let most = cap.min(memory);
+        let max = match self.max_log2 {
+            Some(m) => {
+                in_range("--max-log2", m, min_log2, most).map_err(|e| match backend.gpu() {
+                    Some(_) => {
+                        format!("{e} (the GPU's max_buffer_size is 2^{cap} bytes; free memory holds twice 2^{memory})")
+                    }
+                    None => format!("{e} (free memory holds twice 2^{memory} bytes)"),
+                })?;
+                m
+            }
+            None => 30.min(most),
+        };
+        in_range("--min-log2", min_log2, 4, max)?;
+        let mut tables = vec![roofline(backend, min_log2, max, effort)?];
+        if let (true, Some(g)) = (self.variants, backend.gpu()) {
+            tables.push(copy_variants(g, 1 << max.min(30), effort)?);
+        }
+        super::print(&tables, self.json);
+        Ok(())
+    }
+}
 
 fn gbps(bytes: u64, t: Duration) -> f64 {
     bytes as f64 / t.as_secs_f64() / 1e9
@@ -79,7 +147,7 @@ pub fn roofline(backend: &Backend, min_log2: u32, max_log2: u32, effort: Effort)
 }
 
 /// The copy variants at one size: which kernel feature costs bandwidth.
-pub fn copy_variants(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Table> {
+fn copy_variants(gpu: &Gpu, bytes: u64, effort: Effort) -> Result<Table> {
     let mut t =
         Table::new(format!("One-u32-per-thread copy variants, {bytes} bytes each way"), &["variant", "GPU ms", "GB/s"]);
     let base = lumbre_gpu::copy_time_u32(gpu, bytes, effort.warmup, effort.repeats)?;
