@@ -94,7 +94,7 @@ fn density(backend: &Backend, rows: usize, methods: Vec<Density>, cpu: bool, eff
     let opts = table1::Options {
         methods,
         cpu,
-        gpu: backend.gpu().cloned(),
+        backend: backend.clone(),
         warmup: effort.warmup,
         repeats: effort.repeats,
         ..Default::default()

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use lumbre_density::workloads::{Workload, uniform};
 use lumbre_density::{Density, Estimate, MAX_FLIP_RATE, Method};
-use lumbre_gpu::{Agree, BUSY_SPAN, Compute, Error, Gpu, KeepBusy, Progress, Report, Result, Tolerance};
+use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Error, KeepBusy, Progress, Report, Result, Tolerance};
 
 use crate::bench::median;
 
@@ -53,8 +53,8 @@ pub struct Options {
     pub methods: Vec<Density>,
     /// Whether to time the CPU path.
     pub cpu: bool,
-    /// The GPU to time, if any.
-    pub gpu: Option<Gpu>,
+    /// Where the GPU rows run: none on the CPU.
+    pub backend: Backend,
     /// Unmeasured runs before the GPU's measured ones.
     pub warmup: usize,
     /// Measured GPU runs (the median is reported).
@@ -69,7 +69,7 @@ impl Default for Options {
         Options {
             methods: Density::METHODS.iter().map(|&method| Density { method, ..Default::default() }).collect(),
             cpu: true,
-            gpu: None,
+            backend: Backend::Cpu,
             warmup: 1,
             repeats: 5,
             max_cpu_brute_pairs: 2e10,
@@ -102,7 +102,7 @@ fn split(report: &Report) -> (Duration, Duration) {
 /// mismatch is an error.
 pub fn measure(workloads: &[Workload], opts: &Options, progress: &dyn Progress) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let busy = match &opts.gpu {
+    let busy = match opts.backend.gpu() {
         Some(gpu) => Some(KeepBusy::new(gpu)?),
         None => None,
     };
@@ -132,7 +132,7 @@ pub fn measure(workloads: &[Workload], opts: &Options, progress: &dyn Progress) 
             });
             check(&mut reference, est, "cpu", alg.method)?;
         }
-        let (Some(gpu), Some(busy)) = (&opts.gpu, &busy) else { continue };
+        let (Some(gpu), Some(busy)) = (opts.backend.gpu(), &busy) else { continue };
         if reference.is_none() {
             let fastest = Density { method: Method::Bvh, ..Default::default() };
             reference = Some(fastest.cpu(&problem)?);
@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(WORKLOADS[3].segments, 1_000_000);
         assert_eq!(RADIUS, 0.01);
         let o = Options::default();
-        assert!(o.cpu && o.gpu.is_none() && o.methods.len() == 3);
+        assert!(o.cpu && o.backend.gpu().is_none() && o.methods.len() == 3);
     }
 
     /// A small workload through the harness: a row per method and backend, every method
@@ -210,7 +210,8 @@ mod tests {
     #[test]
     fn every_method_gives_a_checked_row() {
         let gpu = lumbre_gpu::testing::test_gpu(lumbre_gpu::wgpu::Features::empty());
-        let opts = Options { gpu: gpu.clone(), warmup: 0, repeats: 1, ..Default::default() };
+        let backend = gpu.clone().map_or(Backend::Cpu, Backend::Gpu);
+        let opts = Options { backend, warmup: 0, repeats: 1, ..Default::default() };
         let w = Workload { disks: 300, segments: 2000 };
         let rows = measure(&[w], &opts, &()).unwrap();
         assert_eq!(rows.len(), if gpu.is_some() { 6 } else { 3 });
