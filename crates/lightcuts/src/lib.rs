@@ -67,8 +67,8 @@ pub use bounds::Cone;
 pub use cuts::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
 pub use gbuffer::{GBuffer, GBufferPass, GPixel, View, gbuffer_cpu};
 pub use gpu::{
-    GpuGBuffer, GpuLightScene, GpuLightTree, GpuLights, GpuLit, GpuRenderScene, GpuRendering, GpuShading, GpuVpl,
-    GpuVplList, GpuVplScene, HEAP_SIZES,
+    GpuGBuffer, GpuLightTree, GpuLights, GpuLit, GpuRenderScene, GpuRendering, GpuShading, GpuVpl, GpuVplList,
+    GpuVplScene, HEAP_SIZES,
 };
 pub use greedy::GreedyTree;
 pub use instant::InstantRadiosity;

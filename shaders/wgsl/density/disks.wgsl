@@ -1,6 +1,7 @@
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
 //! import kdtree/traverse
+//! import raytrace/scene_bindings
 //! import shared/camera
 // Query disks at a camera's first hits on the GPU, twin of lumbre_density's camera_disks
 // (disks.rs): `camera_hits` casts one ray per pixel and flags the pixels that see the
@@ -23,24 +24,19 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
-@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
-// per triangle: normal indices (0xffffffff: none) and material
-@group(0) @binding(4) var<storage, read> tri_info: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read> normals: array<vec4<f32>>;
+// bindings 1 to 6: the scene (raytrace/scene_bindings)
 // per pixel: 1 when it sees the scene with a usable normal, else 0
-@group(0) @binding(6) var<storage, read_write> hit_flags: array<u32>;
+@group(0) @binding(7) var<storage, read_write> hit_flags: array<u32>;
 // per pixel, two vec4s: the hit point (w: the material's bits), the disk normal
-@group(0) @binding(7) var<storage, read_write> hits: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> hits: array<vec4<f32>>;
 // per disk: its pixel (the compacted flags)
-@group(0) @binding(8) var<storage, read> pixels: array<u32>;
+@group(0) @binding(9) var<storage, read> pixels: array<u32>;
 // per disk, two vec4s: centre and radius, normal (as lumbre_density::Disk)
-@group(0) @binding(9) var<storage, read_write> raw_disks: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read_write> raw_disks: array<vec4<f32>>;
 // per disk: its material
-@group(0) @binding(10) var<storage, read_write> disk_material: array<u32>;
+@group(0) @binding(11) var<storage, read_write> disk_material: array<u32>;
 // the number of disks (the compaction's count)
-@group(0) @binding(11) var<storage, read> disk_count: array<u32>;
+@group(0) @binding(12) var<storage, read> disk_count: array<u32>;
 
 const WG: u32 = 64u;
 

@@ -1,6 +1,7 @@
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
 //! import kdtree/traverse
+//! import raytrace/scene_bindings
 //! import shared/sampling
 //! import shared/emitters
 //! import shared/material
@@ -30,13 +31,7 @@ struct Params {
 
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
-@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
-// per triangle: normal indices (0xffffffff: none) and material
-@group(0) @binding(4) var<storage, read> tri_info: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read> normals: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> materials: array<Material>;
+// bindings 1 to 6: the scene (raytrace/scene_bindings)
 @group(0) @binding(7) var<storage, read> em_emitters: array<Emitter>;
 @group(0) @binding(8) var<storage, read> em_cdf: array<f32>;
 @group(0) @binding(9) var<storage, read> em_index: array<u32>;

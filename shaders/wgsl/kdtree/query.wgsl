@@ -14,9 +14,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
-@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
+// bindings 1 to 3: the kd-tree (kdtree/traverse)
 // per ray: origin, t_min in w; direction, t_max in w
 @group(0) @binding(4) var<storage, read> rays: array<vec4<f32>>;
 // per ray: t bits, triangle (0xffffffff: none), u bits, v bits

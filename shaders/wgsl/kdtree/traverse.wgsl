@@ -4,12 +4,15 @@
 // direction component below f32's smallest normal; leaves test their triangles against the
 // whole remaining interval).
 //
-// The includer defines KD_SHORT_STACK (16; 2 in tests, to exercise the restart fallback)
-// and declares, in group 0:
-//   binding 1: kd_nodes: array<vec2<u32>>  (KdNode { a, b })
-//   binding 2: kd_prims: array<u32>
-//   binding 3: kd_tris: array<vec4<f32>>   (3 per triangle, in the caller's order)
-// and passes the tree's bounds to the queries.
+// The tree is bindings 1 to 3 of group 0 (lumbre_kdtree::GpuKdTree::bindings); the includer
+// defines KD_SHORT_STACK (16; 2 in tests, to exercise the restart fallback) and passes the
+// tree's bounds to the queries.
+
+// KdNode { a, b }
+@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
+// three vertices per triangle, in the caller's order
+@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
 
 const KD_MAX_DEPTH: u32 = 64u;
 const KD_NONE: u32 = 0xffffffffu;

@@ -1,6 +1,7 @@
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
 //! import kdtree/traverse
+//! import raytrace/scene_bindings
 //! import shared/emitters
 //! import lightcuts/light
 //! import shared/material
@@ -35,22 +36,17 @@ struct Params {
 
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
-@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
-// per triangle: normal indices and material
-@group(0) @binding(4) var<storage, read> tri_info: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read> materials: array<Material>;
-@group(0) @binding(6) var<storage, read> em_emitters: array<Emitter>;
-@group(0) @binding(7) var<storage, read> em_cdf: array<f32>;
-@group(0) @binding(8) var<storage, read> em_index: array<u32>;
+// bindings 1 to 6: the scene (raytrace/scene_bindings)
+@group(0) @binding(7) var<storage, read> em_emitters: array<Emitter>;
+@group(0) @binding(8) var<storage, read> em_cdf: array<f32>;
+@group(0) @binding(9) var<storage, read> em_index: array<u32>;
 // three vec4 per slot: position, normal, intensity
-@group(0) @binding(9) var<storage, read_write> slots: array<vec4<f32>>;
-@group(0) @binding(10) var<storage, read_write> filled: array<u32>;
+@group(0) @binding(10) var<storage, read_write> slots: array<vec4<f32>>;
+@group(0) @binding(11) var<storage, read_write> filled: array<u32>;
 // gather: the filled slots' indices (a compaction's output) and their count
-@group(0) @binding(11) var<storage, read> picked: array<u32>;
-@group(0) @binding(12) var<storage, read> picked_count: array<u32>;
-@group(0) @binding(13) var<storage, read_write> vpls: array<vec4<f32>>;
+@group(0) @binding(12) var<storage, read> picked: array<u32>;
+@group(0) @binding(13) var<storage, read> picked_count: array<u32>;
+@group(0) @binding(14) var<storage, read_write> vpls: array<vec4<f32>>;
 
 const WG: u32 = 256u;
 const KIND_DIFFUSE: u32 = 0u;

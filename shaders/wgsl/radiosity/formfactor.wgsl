@@ -37,9 +37,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
-@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
+// bindings 1 to 3: the kd-tree (kdtree/traverse)
 // four vec4 per piece, in element order: origin | triangle flag, edge_u | area,
 // edge_v | cumulative area fraction in its element, normal | ... in its patch
 @group(0) @binding(4) var<storage, read> pieces: array<vec4<f32>>;

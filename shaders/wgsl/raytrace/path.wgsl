@@ -36,12 +36,7 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
-@group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read> tri_info: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read> normals: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> materials: array<Material>;
+// bindings 1 to 6: the scene (raytrace/scene_bindings)
 // point lights are used; area lights come from the emitters
 @group(0) @binding(7) var<storage, read> lights: array<Light>;
 @group(0) @binding(8) var<storage, read> em_emitters: array<Emitter>;

@@ -1,13 +1,10 @@
 //! module
-//! import shared/material
+//! import raytrace/scene_bindings
 // The scene as the triangle renderers read it (lumbre_raytrace::GpuScene): materials, lights,
 // shading normals and the surface at a hit, shared by whitted.wgsl and path.wgsl.
 //
-// The includer imports kdtree/traverse and shared/camera and declares, in group 0:
-//   tri_info: array<vec4<u32>>   (per triangle: normal indices, 0xffffffff for none; material)
-//   normals: array<vec4<f32>>
-//   materials: array<Material>   (lumbre_raytrace::GpuMaterial)
-//   lights: array<Light>
+// The includer imports shared/camera and declares, in group 0 after the scene block of
+// raytrace/scene_bindings, `lights: array<Light>`.
 
 
 struct Light {

@@ -129,35 +129,32 @@ pub(crate) fn record(
     let material = gpu.zeroed::<u32>(pixels.max(1))?;
     let params = gpu.uniform(&Params {
         cam: camera.to_gpu(width, height),
-        bmin: scene.tree.bounds.min.into(),
+        bmin: scene.scene.tree.bounds.min.into(),
         count: pixels as u32,
-        bmax: scene.tree.bounds.max.into(),
+        bmax: scene.scene.tree.bounds.max.into(),
         width,
         radius,
         _pad: [0; 3],
     })?;
-    let [nodes, prims, tris] = scene.tree.bindings();
-    let mut res = vec![
-        params.as_entire_binding(),
-        nodes,
-        prims,
-        tris,
-        scene.tri_info.binding(),
-        scene.normals.binding(),
-        hit_flags.binding(),
-        hits.binding(),
-        stand_in.binding(),
-        raw.binding(),
-        material.binding(),
-        stand_in.binding(),
-    ];
+    let mut res: Vec<_> = [params.as_entire_binding()]
+        .into_iter()
+        .chain(scene.scene.bindings())
+        .chain([
+            hit_flags.binding(),
+            hits.binding(),
+            stand_in.binding(),
+            raw.binding(),
+            material.binding(),
+            stand_in.binding(),
+        ])
+        .collect();
     let groups = (pixels as u64).div_ceil(WG);
     rec.dispatch("camera disks", &gpu.kernel(&DISKS, "camera_hits")?, &res, groups)?;
     let stream = GpuStream { values: stand_in.clone(), flags: hit_flags.clone(), len: pixels };
     let listed =
         Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() }.record_compact(rec, &stream)?;
-    res[8] = listed.out.binding();
-    res[11] = listed.count.binding();
+    res[9] = listed.out.binding();
+    res[12] = listed.count.binding();
     rec.dispatch("camera disks", &gpu.kernel(&DISKS, "make_disks")?, &res, groups)?;
     drop(res);
     Ok(GpuCameraDisks {

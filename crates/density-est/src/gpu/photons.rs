@@ -9,9 +9,8 @@
 
 use lumbre_compact::{ScanKind, record_scan};
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Timings};
-use lumbre_kdtree::GpuKdTree;
-use lumbre_raytrace::twin::{GpuEmitters, GpuMaterial};
-use lumbre_raytrace::{Emitters, Prepared};
+use lumbre_raytrace::twin::GpuEmitters;
+use lumbre_raytrace::{Emitters, GpuScene, Prepared};
 use lumbre_shaders::density::{PHOTONS, PHOTONS_KEPT};
 
 use crate::photons::{Bounces, PhotonOptions, PhotonTracer, Photons, escape_box};
@@ -70,10 +69,7 @@ fn bounces_code(b: Bounces) -> u32 {
 /// ```
 #[derive(Clone, Debug)]
 pub struct GpuPhotonScene {
-    pub(crate) tree: GpuKdTree,
-    pub(crate) tri_info: Buffer<[u32; 4]>,
-    pub(crate) normals: Buffer<[f32; 4]>,
-    pub(crate) materials: Buffer<GpuMaterial>,
+    pub(crate) scene: GpuScene,
     pub(crate) emitters: GpuEmitters,
     pub(crate) params: Params,
 }
@@ -137,28 +133,18 @@ pub(crate) fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
     if em.is_empty() {
         return Err(Error::Input("the scene has no emitter (no material with Ke > 0): no photon can leave it".into()));
     }
-    let tri_info: Vec<[u32; 4]> = p.scene.triangles.iter().map(|t| [t.n[0], t.n[1], t.n[2], t.material]).collect();
-    let mut normals: Vec<[f32; 4]> = p.scene.normals.iter().map(|n| [n.x, n.y, n.z, 0.0]).collect();
-    normals.resize(normals.len().max(1), [0.0; 4]);
     let (lo, hi) = escape_box(p);
-    let tree = GpuKdTree::upload(gpu, &p.tree, &p.tris)?;
+    let scene = GpuScene::upload(gpu, p)?;
     let params = Params {
-        bmin: tree.bounds.min.into(),
-        bmax: tree.bounds.max.into(),
+        bmin: scene.tree.bounds.min.into(),
+        bmax: scene.tree.bounds.max.into(),
         escape_lo: lo.into(),
         escape_hi: hi.into(),
         em_count: em.len() as u32,
         eps: p.eps,
         ..Params::default()
     };
-    Ok(GpuPhotonScene {
-        tree,
-        tri_info: gpu.upload(&tri_info)?,
-        normals: gpu.upload(&normals)?,
-        materials: gpu.upload(&p.scene.gpu_materials())?,
-        emitters: GpuEmitters::upload(gpu, &em)?,
-        params,
-    })
+    Ok(GpuPhotonScene { scene, emitters: GpuEmitters::upload(gpu, &em)?, params })
 }
 
 /// Flights per step of the kept list at which a binding may start: the binding offset
@@ -196,23 +182,12 @@ fn bindings<'a>(
     geom: &'a Buffer<[f32; 4]>,
     power: &'a Buffer<[f32; 4]>,
 ) -> Vec<lumbre_gpu::wgpu::BindingResource<'a>> {
-    let [nodes, prims, tris] = scene.tree.bindings();
     let [em, cdf, index] = scene.emitters.bindings();
-    vec![
-        uniform.as_entire_binding(),
-        nodes,
-        prims,
-        tris,
-        scene.tri_info.binding(),
-        scene.normals.binding(),
-        scene.materials.binding(),
-        em,
-        cdf,
-        index,
-        counts.binding(),
-        geom.binding(),
-        power.binding(),
-    ]
+    [uniform.as_entire_binding()]
+        .into_iter()
+        .chain(scene.scene.bindings())
+        .chain([em, cdf, index, counts.binding(), geom.binding(), power.binding()])
+        .collect()
 }
 
 /// Records the tracing: submits the counting of every batch (and what `rec` held before),

@@ -1,11 +1,12 @@
 //! Lightcuts on the GPU: `lightcuts/cuts.wgsl`, the twin of `cuts.rs`.
 
 use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_raytrace::GpuScene;
 
 use crate::cuts::{CutPixel, Lightcuts, cut_stats};
 use crate::gpu::gbuffer::{GpuGBuffer, tile_dispatches};
 use crate::gpu::ism::GpuIsmAtlas;
-use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::gpu::scene::query_flags;
 use crate::gpu::shading::{GpuLit, GpuShading, no_ism, record_ism};
 use crate::gpu::tree::GpuLights;
 use crate::shading::{Lit, SHADOW_END, Shading, Visibility};
@@ -64,7 +65,7 @@ impl Lightcuts {
     pub fn record_cuts(
         &self,
         rec: &mut Recorder,
-        scene: &GpuLightScene,
+        scene: &GpuScene,
         lights: &GpuLights,
         gbuffer: &GpuGBuffer,
         min_d2: f32,

@@ -1,11 +1,11 @@
 //! The G-buffer on the GPU: `lightcuts/gbuffer.wgsl`, the twin of `gbuffer.rs`.
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::Prepared;
 use lumbre_raytrace::twin::GpuCamera;
+use lumbre_raytrace::{GpuScene, Prepared};
 
 use crate::gbuffer::{GBuffer, GBufferPass, GPixel, gbuffer_cpu};
-use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::gpu::scene::query_flags;
 
 /// 8x8-pixel tiles per dispatch of the per-pixel kernels: a quarter of a million pixels,
 /// so that no dispatch runs long enough for a driver to reset the GPU.
@@ -60,7 +60,7 @@ impl GpuGBuffer {
 
 impl GBufferPass {
     /// Records the G-buffer of an uploaded scene.
-    pub fn record_gbuffer(&self, rec: &mut Recorder, scene: &GpuLightScene) -> Result<GpuGBuffer> {
+    pub fn record_gbuffer(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuGBuffer> {
         self.view.validate()?;
         let gpu = rec.gpu().clone();
         let (w, h) = (self.view.width, self.view.height);
@@ -79,17 +79,8 @@ impl GBufferPass {
                 tile_base,
                 far: f32::INFINITY,
             })?;
-            let [k1, k2, k3] = scene.tree.bindings();
-            let res = [
-                params.as_entire_binding(),
-                k1,
-                k2,
-                k3,
-                scene.tri_info.binding(),
-                scene.normals.binding(),
-                scene.materials.binding(),
-                pixels.binding(),
-            ];
+            let res: Vec<_> =
+                [params.as_entire_binding()].into_iter().chain(scene.bindings()).chain([pixels.binding()]).collect();
             rec.dispatch("gbuffer", &kernel, &res, tiles as u64)?;
         }
         Ok(GpuGBuffer { pixels, width: w, height: h })
@@ -99,7 +90,7 @@ impl GBufferPass {
 impl Compute for GBufferPass {
     type Input = Prepared;
     type Output = GBuffer;
-    type GpuInput = GpuLightScene;
+    type GpuInput = GpuScene;
     type GpuOutput = GpuGBuffer;
 
     fn name(&self) -> &'static str {
@@ -116,11 +107,11 @@ impl Compute for GBufferPass {
         Ok((g, report))
     }
 
-    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuLightScene> {
-        GpuLightScene::upload(gpu, p)
+    fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
+        GpuScene::upload(gpu, p)
     }
 
-    fn record(&self, rec: &mut Recorder, scene: &GpuLightScene) -> Result<GpuGBuffer> {
+    fn record(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuGBuffer> {
         self.record_gbuffer(rec, scene)
     }
 

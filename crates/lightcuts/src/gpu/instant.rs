@@ -1,10 +1,11 @@
 //! Instant radiosity on the GPU: `lightcuts/instant.wgsl`, the twin of `instant.rs`.
 
 use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_raytrace::GpuScene;
 
 use crate::gpu::gbuffer::{GpuGBuffer, tile_dispatches};
 use crate::gpu::ism::GpuIsmAtlas;
-use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::gpu::scene::query_flags;
 use crate::gpu::shading::{GpuLit, GpuShading, no_ism, record_ism};
 use crate::gpu::tree::GpuLights;
 use crate::instant::InstantRadiosity;
@@ -43,7 +44,7 @@ impl InstantRadiosity {
     pub fn record_shade(
         &self,
         rec: &mut Recorder,
-        scene: &GpuLightScene,
+        scene: &GpuScene,
         lights: &GpuLights,
         gbuffer: &GpuGBuffer,
         min_d2: f32,

@@ -1,7 +1,7 @@
 //! The GPU path: each stage's kernels of `shaders/wgsl/lightcuts/` recorded, with its
 //! [`Compute`](lumbre_gpu::Compute) impl, in the file named like its CPU half
 //! (`vpls.rs`, `morton_tree.rs`, `gbuffer.rs`, `cuts.rs`, `instant.rs`, `render.rs`,
-//! `ism/<stage>.rs`); `scene.rs` holds the scene as the kernels read it.
+//! `ism/<stage>.rs`); `scene.rs` says how the kernels walk the scene.
 
 pub(crate) mod cuts;
 pub(crate) mod gbuffer;
@@ -18,7 +18,6 @@ pub use cuts::HEAP_SIZES;
 pub use gbuffer::GpuGBuffer;
 pub use morton_tree::GpuLightTree;
 pub use render::{GpuRenderScene, GpuRendering};
-pub use scene::GpuLightScene;
 pub use shading::{GpuLit, GpuShading};
 pub use tree::GpuLights;
 pub use vpls::{GpuVpl, GpuVplList, GpuVplScene};

@@ -3,11 +3,10 @@
 
 use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
-use lumbre_raytrace::Image;
+use lumbre_raytrace::{GpuScene, Image};
 
 use crate::gpu::gbuffer::GpuGBuffer;
 use crate::gpu::ism::{GpuIsmAtlas, GpuIsmScene, GpuPoolInput};
-use crate::gpu::scene::GpuLightScene;
 use crate::gpu::tree::GpuLights;
 use crate::ism::{Ism, IsmAtlas};
 use crate::shading::{Shading, Visibility, check_shading};
@@ -16,7 +15,7 @@ use crate::shading::{Shading, Visibility, check_shading};
 #[derive(Clone, Debug)]
 pub struct GpuShading {
     /// The scene.
-    pub scene: GpuLightScene,
+    pub scene: GpuScene,
     /// The tree and its lights.
     pub lights: GpuLights,
     /// The G-buffer.
@@ -39,7 +38,7 @@ impl GpuShading {
             _ => None,
         };
         Ok(GpuShading {
-            scene: GpuLightScene::upload(gpu, &input.prepared)?,
+            scene: GpuScene::upload(gpu, &input.prepared)?,
             lights: GpuLights::upload(gpu, &input.tree)?,
             gbuffer: GpuGBuffer::upload(gpu, &input.gbuffer)?,
             diagonal: (input.prepared.scene.bounds.1 - input.prepared.scene.bounds.0).length(),

@@ -4,10 +4,10 @@
 use glam::Vec3;
 use lumbre_compact::{Compact, Emit, GpuStream, Select};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_raytrace::Prepared;
 use lumbre_raytrace::twin::{GpuEmitters, ROULETTE_SURVIVAL};
+use lumbre_raytrace::{GpuScene, Prepared};
 
-use crate::gpu::scene::{GpuLightScene, query_flags};
+use crate::gpu::scene::query_flags;
 use crate::vpls::{DIRECT_STREAM, Vpl, VplPass, emitters, vpls_cpu};
 
 /// A VPL as the GPU holds it: position, normal and intensity, each padded to a vec4 (48
@@ -87,7 +87,7 @@ const WG: u64 = 256;
 #[derive(Clone, Debug)]
 pub struct GpuVplScene {
     /// The scene.
-    pub scene: GpuLightScene,
+    pub scene: GpuScene,
     /// Its emitters.
     pub emitters: GpuEmitters,
 }
@@ -95,7 +95,7 @@ pub struct GpuVplScene {
 impl GpuVplScene {
     /// Uploads a scene and its emitters (an error when it has none).
     pub fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuVplScene> {
-        Ok(GpuVplScene { scene: GpuLightScene::upload(gpu, p)?, emitters: GpuEmitters::upload(gpu, &emitters(p)?)? })
+        Ok(GpuVplScene { scene: GpuScene::upload(gpu, p)?, emitters: GpuEmitters::upload(gpu, &emitters(p)?)? })
     }
 }
 
@@ -156,21 +156,12 @@ impl VplPass {
         let compact = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
         // Both entry points take the whole list (in the shader's order); each binds what
         // it uses.
-        let [k1, k2, k3] = s.scene.tree.bindings();
         let [e1, e2, e3] = s.emitters.bindings();
-        let res = [
-            params.as_entire_binding(),
-            k1,
-            k2,
-            k3,
-            s.scene.tri_info.binding(),
-            s.scene.materials.binding(),
-            e1,
-            e2,
-            e3,
-            slot_words.binding(),
-            filled.binding(),
-        ];
+        let res: Vec<_> = [params.as_entire_binding()]
+            .into_iter()
+            .chain(s.scene.bindings())
+            .chain([e1, e2, e3, slot_words.binding(), filled.binding()])
+            .collect();
         let mut first = res.to_vec();
         first.extend([placeholder.binding(), placeholder.binding(), vpl_words.binding()]);
         rec.dispatch("vpls", &main, &first, threads.div_ceil(WG))?;

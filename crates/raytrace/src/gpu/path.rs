@@ -113,24 +113,20 @@ impl PathRender {
                 last: batch.last as u32,
                 _pad: 0,
             })?;
-            let [k1, k2, k3] = s.scene.tree.bindings();
             let [e1, e2, e3] = s.emitters.bindings();
-            let res = [
-                params.as_entire_binding(),
-                k1,
-                k2,
-                k3,
-                s.scene.tri_info.binding(),
-                s.scene.normals.binding(),
-                s.scene.materials.binding(),
-                s.scene.lights.binding(),
-                e1,
-                e2,
-                e3,
-                pixels.binding(),
-                counters.binding(),
-                s.face_normals.binding(),
-            ];
+            let res: Vec<_> = [params.as_entire_binding()]
+                .into_iter()
+                .chain(s.scene.bindings())
+                .chain([
+                    s.scene.lights.binding(),
+                    e1,
+                    e2,
+                    e3,
+                    pixels.binding(),
+                    counters.binding(),
+                    s.face_normals.binding(),
+                ])
+                .collect();
             rec.dispatch("path", &kernel, &res, batch.tiles as u64)?;
         }
         Ok(GpuPathImage { pixels, counters, width: o.width, height: o.height })

@@ -1,7 +1,8 @@
-//! The scene on the GPU, in the layout `raytrace/scene.wgsl` reads: the kd-tree, per-triangle
-//! normals and materials, the materials and the lights.
+//! The scene on the GPU, in the layout `raytrace/scene.wgsl` reads: the scene block of
+//! `raytrace/scene_bindings.wgsl` (the kd-tree, per-triangle normals and materials, the
+//! normals and the materials), which every triangle kernel binds, and the lights.
 
-use lumbre_gpu::{Buffer, Gpu, Result};
+use lumbre_gpu::{Buffer, Gpu, Result, wgpu};
 use lumbre_kdtree::GpuKdTree;
 
 use crate::material::GpuMaterial;
@@ -22,19 +23,33 @@ pub(super) struct GpuLight {
     _p2: f32,
 }
 
-/// A prepared scene on the GPU.
+/// A prepared scene on the GPU: the scene block every triangle kernel binds
+/// ([`GpuScene::bindings`]), the lights of the Whitted and path tracers, and the offset of
+/// rays off surfaces.
+///
+/// ```no_run
+/// use glam::Vec3;
+/// use lumbre_raytrace::{GpuScene, Prepared, Scene};
+/// let scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+/// let on_gpu = GpuScene::upload(&lumbre_gpu::Gpu::new()?, &Prepared::new(scene, &Default::default()))?;
+/// assert!(on_gpu.tree.bounds.max.x >= 1.0);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct GpuScene {
-    pub(super) tree: GpuKdTree,
-    pub(super) tri_info: Buffer<[u32; 4]>,
-    pub(super) normals: Buffer<[f32; 4]>,
-    pub(super) materials: Buffer<GpuMaterial>,
+    /// The kd-tree and its triangles (bindings 1 to 3 of the scene block).
+    pub tree: GpuKdTree,
+    tri_info: Buffer<[u32; 4]>,
+    normals: Buffer<[f32; 4]>,
+    materials: Buffer<GpuMaterial>,
     pub(super) lights: Buffer<GpuLight>,
     pub(super) n_lights: u32,
-    pub(super) eps: f32,
+    /// Offset of secondary rays off their surfaces ([`Prepared::eps`]).
+    pub eps: f32,
 }
+
 impl GpuScene {
-    /// Uploads a prepared scene.
+    /// Uploads a prepared scene (see [`GpuScene`] for an example).
     pub fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {
         let tri_info: Vec<[u32; 4]> = p.scene.triangles.iter().map(|t| [t.n[0], t.n[1], t.n[2], t.material]).collect();
         let normals: Vec<[f32; 4]> = p.scene.normals.iter().map(|n| [n.x, n.y, n.z, 0.0]).collect();
@@ -76,5 +91,24 @@ impl GpuScene {
             n_lights: lights.len() as u32,
             eps: p.eps,
         })
+    }
+
+    /// The scene block in binding order, bindings 1 to 6 of every kernel that imports
+    /// `raytrace/scene_bindings.wgsl`: the kd-tree's nodes, primitives and triangles
+    /// ([`GpuKdTree::bindings`]), then per triangle its normals' indices and its material, the
+    /// normals and the materials.
+    ///
+    /// ```no_run
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::{GpuScene, Prepared, Scene};
+    /// let scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+    /// let on_gpu = GpuScene::upload(&lumbre_gpu::Gpu::new()?, &Prepared::new(scene, &Default::default()))?;
+    /// let [nodes, prims, tris, tri_info, normals, materials] = on_gpu.bindings();
+    /// # let _ = (nodes, prims, tris, tri_info, normals, materials);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn bindings(&self) -> [wgpu::BindingResource<'_>; 6] {
+        let [nodes, prims, tris] = self.tree.bindings();
+        [nodes, prims, tris, self.tri_info.binding(), self.normals.binding(), self.materials.binding()]
     }
 }

@@ -115,19 +115,11 @@ impl WhittedRender {
                 done: batch.done,
                 _pad: [0; 3],
             })?;
-            let [k1, k2, k3] = scene.tree.bindings();
-            let res = [
-                params.as_entire_binding(),
-                k1,
-                k2,
-                k3,
-                scene.tri_info.binding(),
-                scene.normals.binding(),
-                scene.materials.binding(),
-                scene.lights.binding(),
-                pixels.binding(),
-                rays.binding(),
-            ];
+            let res: Vec<_> = [params.as_entire_binding()]
+                .into_iter()
+                .chain(scene.bindings())
+                .chain([scene.lights.binding(), pixels.binding(), rays.binding()])
+                .collect();
             rec.dispatch("whitted", &kernel, &res, batch.tiles as u64)?;
         }
         Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
