@@ -2,10 +2,10 @@
 //! run as its CPU twin it builds what the GPU build builds, and with every stage (sort and
 //! compactions included) on the CPU what the CPU build builds, bit for bit.
 
-use lumbre_compact::stages::StageRunner;
 use lumbre_gpu::Compute;
+use lumbre_gpu::stages::Stages;
 use lumbre_gpu::testing::test_gpu;
-use lumbre_octree::stages::run_build;
+
 use lumbre_octree::{Attrs, GpuBuild, Points};
 use proptest::prelude::*;
 
@@ -37,8 +37,8 @@ fn any_stage_on_the_cpu_builds_what_the_gpu_builds() {
         let c = cloud(n, n as u32, 2.0);
         let want = GpuBuild::new(depth).gpu(&gpu, &c).unwrap();
         for stage in std::iter::once(("", "")).chain(STAGES) {
-            let mut r = StageRunner::gpu(&gpu, move |s, e| is(stage, s.name, e));
-            let got = run_build(&mut r, &GpuBuild::new(depth), &c).unwrap();
+            let mut r = Stages::staged(&gpu, move |s, e| is(stage, s, e));
+            let got = GpuBuild::new(depth).run_stages(&mut r, &c).unwrap();
             assert_eq!(got, want, "n={n} depth={depth}: {stage:?} on the CPU");
             let on_cpu: Vec<_> = r.history().iter().filter(|s| s.on_cpu).collect();
             assert!(on_cpu.iter().all(|s| is(stage, s.shader, s.entry)), "{on_cpu:?}");
@@ -60,25 +60,25 @@ fn every_stage_on_the_cpu_builds_what_the_cpu_builds() {
         .chain([5, 11].map(|depth| (dense.clone(), depth)));
     for (c, depth) in clouds {
         let want = GpuBuild::new(depth).cpu(&c).unwrap();
-        let mut r = StageRunner::cpu();
-        assert_eq!(run_build(&mut r, &GpuBuild::new(depth), &c).unwrap(), want, "depth {depth}");
+        let mut r = Stages::cpu();
+        assert_eq!(GpuBuild::new(depth).run_stages(&mut r, &c).unwrap(), want, "depth {depth}");
         assert!(r.history().iter().all(|s| s.on_cpu));
     }
     // Pieces as on a device with 64 KiB bindings: the sort and the compactions run piece by piece.
     let c = cloud(40_000, 7, 3.0);
-    let mut r = StageRunner::cpu_with_binding_limit(64 << 10);
-    assert_eq!(run_build(&mut r, &GpuBuild::new(9), &c).unwrap(), GpuBuild::new(9).cpu(&c).unwrap());
+    let mut r = Stages::cpu_with_binding_limit(64 << 10);
+    assert_eq!(GpuBuild::new(9).run_stages(&mut r, &c).unwrap(), GpuBuild::new(9).cpu(&c).unwrap());
 }
 
 #[test]
 fn bad_clouds_are_the_same_errors() {
     let c = cloud(10, 1, 1.0);
-    let mut r = StageRunner::cpu();
-    assert!(run_build(&mut r, &GpuBuild::new(22), &c).is_err());
+    let mut r = Stages::cpu();
+    assert!(GpuBuild::new(22).run_stages(&mut r, &c).is_err());
     let empty = Points { positions: vec![[f32::NAN; 3]], attrs: vec![Attrs::default()] };
-    assert!(run_build(&mut r, &GpuBuild::new(4), &empty).is_err());
+    assert!(GpuBuild::new(4).run_stages(&mut r, &empty).is_err());
     let short = Points { positions: c.positions.clone(), attrs: vec![Attrs::default()] };
-    assert!(run_build(&mut r, &GpuBuild::new(4), &short).is_err());
+    assert!(GpuBuild::new(4).run_stages(&mut r, &short).is_err());
 }
 
 proptest! {
@@ -91,7 +91,7 @@ proptest! {
         flat in any::<bool>(),
     ) {
         let c = cloud(n, seed, if flat { 0.0 } else { 3.0 });
-        let got = run_build(&mut StageRunner::cpu(), &GpuBuild::new(depth), &c).unwrap();
+        let got = GpuBuild::new(depth).run_stages(&mut Stages::cpu(), &c).unwrap();
         prop_assert_eq!(got, GpuBuild::new(depth).cpu(&c).unwrap());
     }
 }

@@ -2,14 +2,14 @@
 //! predicate), in order, as values or as indices. The "non-uniform stream reduction" of the
 //! density-estimation paper.
 
-use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Timings};
-use lumbre_shaders::Shader;
+use lumbre_gpu::stages::{Buf, Stages};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Timings, pieces};
+use lumbre_shaders::compact::{COMPACT_PLAIN, COMPACT_SUBGROUPS};
 use rayon::prelude::*;
 
 use crate::pieces::split_sizes;
 use crate::scan::{Lookback, ScanMethod, TileTotals, record_totals_scan};
-use crate::stages::CompactParams;
-use lumbre_gpu::pieces;
+use crate::stages::{CompactParams, compact as twin};
 
 /// Elements per GPU compaction tile (256 threads x 16), `TILE` in `compact/compact.wgsl`.
 pub const COMPACT_TILE: usize = 4096;
@@ -160,21 +160,70 @@ impl GpuCompacted {
 
     /// `out` and `count` with the state of either method for `tiles` tiles.
     pub(crate) fn with_tiles(gpu: &Gpu, out: Buffer<u32>, count: Buffer<u32>, tiles: usize) -> Result<Self> {
-        let totals = tiles.next_multiple_of(4).max(4); // scanned as vec4s
+        let [state, carry, totals, prefixes, keep_bits] = state_lens(tiles, 1);
         Ok(GpuCompacted {
             out,
             count,
-            state: gpu.zeroed(4 + 4 * tiles)?,
-            carry: gpu.zeroed(2)?,
+            state: gpu.zeroed(state)?,
+            carry: gpu.zeroed(carry)?,
             totals: gpu.zeroed(totals)?,
-            prefixes: gpu.zeroed(totals)?,
-            keep_bits: gpu.zeroed((tiles * TILE_WORDS).max(1))?,
+            prefixes: gpu.zeroed(prefixes)?,
+            keep_bits: gpu.zeroed(keep_bits)?,
         })
     }
 
     /// Whether this output has the state to compact `tiles` tiles.
     fn has_state_for(&self, tiles: usize) -> bool {
         self.state.len() >= 4 + 4 * tiles && self.keep_bits.len() >= tiles * TILE_WORDS
+    }
+}
+
+/// Lengths of a compaction's state for pieces of `tiles` tiles: look-back state, carries
+/// (one more than the pieces), the two-pass method's tile counts and their prefixes (scanned
+/// as vec4s), and its keep bits.
+fn state_lens(tiles: usize, pieces: usize) -> [usize; 5] {
+    let totals = tiles.next_multiple_of(4).max(4);
+    [4 + 4 * tiles, pieces + 1, totals, totals, (tiles * TILE_WORDS).max(1)]
+}
+
+/// A compaction's output and state as a pipeline's buffers (see [`GpuCompacted`]).
+#[derive(Clone, Copy)]
+struct Compacted {
+    out: Buf<u32>,
+    count: Buf<u32>,
+    state: Buf<u32>,
+    carry: Buf<u32>,
+    totals: Buf<u32>,
+    prefixes: Buf<u32>,
+    keep_bits: Buf<u32>,
+}
+
+impl Compacted {
+    /// `out` and `count` with the state for `pieces` pieces of `tiles` tiles.
+    fn new(s: &mut Stages<'_>, out: Buf<u32>, count: Buf<u32>, tiles: usize, pieces: usize) -> Result<Self> {
+        let [state, carry, totals, prefixes, keep_bits] = state_lens(tiles, pieces);
+        Ok(Compacted {
+            out,
+            count,
+            state: s.zeroed(state)?,
+            carry: s.zeroed(carry)?,
+            totals: s.zeroed(totals)?,
+            prefixes: s.zeroed(prefixes)?,
+            keep_bits: s.zeroed(keep_bits)?,
+        })
+    }
+
+    /// The buffers of `kept` in `s`.
+    fn adopt(s: &mut Stages<'_>, kept: &GpuCompacted) -> Result<Self> {
+        Ok(Compacted {
+            out: s.adopt(&kept.out)?,
+            count: s.adopt(&kept.count)?,
+            state: s.adopt(&kept.state)?,
+            carry: s.adopt(&kept.carry)?,
+            totals: s.adopt(&kept.totals)?,
+            prefixes: s.adopt(&kept.prefixes)?,
+            keep_bits: s.adopt(&kept.keep_bits)?,
+        })
     }
 }
 
@@ -275,49 +324,7 @@ impl Compact {
         }
     }
 
-    /// Records the compaction of piece `piece`, `n` elements (`params` its uniform, `values`,
-    /// `flags` and `out` its bindings), by this compaction's method for `n`.
-    fn record_passes<'a>(
-        &self,
-        rec: &mut Recorder,
-        n: usize,
-        piece: usize,
-        params: &'a lumbre_gpu::wgpu::Buffer,
-        [values, flags, out]: [lumbre_gpu::wgpu::BindingResource<'a>; 3],
-        state: &'a GpuCompacted,
-    ) -> Result<()> {
-        let gpu = rec.gpu().clone();
-        let shader = Self::shader(&gpu);
-        let tiles = n.div_ceil(COMPACT_TILE) as u64;
-        let bind = |tile_values: &'a Buffer<u32>| {
-            [
-                params.as_entire_binding(),
-                values.clone(),
-                flags.clone(),
-                state.state.binding(),
-                state.carry.binding(),
-                out.clone(),
-                tile_values.binding(),
-                state.keep_bits.binding(),
-            ]
-        };
-        if self.method_for(n) != ScanMethod::ReduceThenScan {
-            rec.clear(&state.state);
-            return rec.dispatch("compact", &gpu.kernel(&shader, "compact")?, &bind(&state.totals), tiles);
-        }
-        rec.dispatch("compact count", &gpu.kernel(&shader, "count")?, &bind(&state.totals), tiles)?;
-        let totals = TileTotals { totals: &state.totals, prefixes: &state.prefixes, state: &state.state };
-        record_totals_scan::<u32>(rec, totals, &state.carry, tiles as usize, piece, self.lookback)?;
-        rec.dispatch("compact tiles", &gpu.kernel(&shader, "compact_from_prefixes")?, &bind(&state.prefixes), tiles)
-    }
-
-    fn shader(gpu: &Gpu) -> Shader {
-        use lumbre_shaders::compact::{COMPACT_PLAIN, COMPACT_SUBGROUPS};
-        // The subgroup variant also needs subgroup barriers (for its stores).
-        if gpu.supports(&COMPACT_SUBGROUPS) { COMPACT_SUBGROUPS } else { COMPACT_PLAIN }
-    }
-
-    pub(crate) fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> CompactParams {
+    fn params(&self, n: usize, piece: usize, index_base: usize, out_base: usize) -> CompactParams {
         let (op, operand) = match self.select {
             Select::Where(p) => p.code(),
             Select::Flags => (0, 0),
@@ -366,7 +373,7 @@ impl Compact {
     /// # }
     /// ```
     pub fn record_compact_into(&self, rec: &mut Recorder, input: &GpuStream, out: &GpuCompacted) -> Result<()> {
-        let gpu = rec.gpu().clone();
+        let gpu = rec.gpu();
         let n = input.len;
         if pieces(n, gpu.piece_len(4, COMPACT_TILE)).len() > 1 {
             return Err(Error::LimitExceeded {
@@ -385,70 +392,109 @@ impl Compact {
                 "compaction of {n} elements into an output without look-back state for them (make it with GpuCompacted::new)"
             )));
         }
-        rec.clear(&out.carry);
-        let params = gpu.uniform(&self.params(n, 0, 0, 0))?;
-        self.record_passes(
-            rec,
-            n,
-            0,
-            &params,
-            [input.values.binding(), input.flags.binding(), out.out.binding()],
-            out,
-        )?;
-        rec.copy_range(&out.carry, 1, &out.count, 0, 1)
+        let mut s = Stages::record(rec);
+        let (values, flags) = (s.adopt(&input.values)?, s.adopt(&input.flags)?);
+        let out = Compacted::adopt(&mut s, out)?;
+        self.stages(&mut s, values, flags, n, &out)
     }
 
-    /// Piece-by-piece compaction of a stream longer than one binding: each piece reads the
-    /// running count back (one `u32`) to place its output window.
-    fn gpu_pieces(&self, gpu: &Gpu, input: &GpuStream) -> Result<(Vec<u32>, Timings)> {
-        let n = input.len;
-        let align = (gpu.limits().min_storage_buffer_offset_alignment as usize / 4).max(1);
-        // The output window starts up to `align` elements before the piece's first output.
-        let mut piece = gpu.piece_len(4, COMPACT_TILE);
-        if (piece + align) * 4 > gpu.limits().max_storage_buffer_binding_size as usize {
-            piece -= COMPACT_TILE;
-        }
-        let out = gpu.zeroed_fit::<u32>(n, Fit::Pieces)?;
-        let parts = pieces(n, piece);
-        // The state of one piece, with carries for all.
-        let state = GpuCompacted {
-            carry: gpu.zeroed::<u32>(parts.len() + 1)?,
-            ..GpuCompacted::with_tiles(gpu, gpu.zeroed(1)?, gpu.zeroed(1)?, piece.div_ceil(COMPACT_TILE))?
-        };
-        let carry = &state.carry;
-        let mut timings = Timings {
-            passes: Vec::new(),
-            span: Default::default(),
-            wall: Default::default(),
-            source: lumbre_gpu::TimingSource::WallClock,
-        };
-        for (k, (start, len)) in parts.iter().copied().enumerate() {
-            let written = gpu.download_range(carry, k..k + 1)?[0] as usize;
+    /// Records the compaction of the `n` elements of `values` and `flags` into `s` (either
+    /// may be a one-element stand-in where this compaction does not read it). Returns the
+    /// output (`n` elements, the kept ones first) and a one-element buffer holding their
+    /// count. A stream longer than one storage binding is compacted piece by piece, each
+    /// placed by the count so far, which is read back (on the GPU path, what was recorded
+    /// before is submitted then).
+    ///
+    /// ```
+    /// use lumbre_compact::{Compact, Emit, Select};
+    /// use lumbre_gpu::stages::Stages;
+    /// let mut s = Stages::cpu();
+    /// let (values, flags) = (s.zeroed::<u32>(1)?, s.upload(&[0u32, 1, 1, 0])?);
+    /// let c = Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() };
+    /// let (out, count) = c.record_stages(&mut s, values, flags, 4)?;
+    /// assert_eq!((s.read(out)?, s.read(count)?), (vec![1, 2, 0, 0], vec![2]));
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn record_stages(
+        &self,
+        s: &mut Stages<'_>,
+        values: Buf<u32>,
+        flags: Buf<u32>,
+        n: usize,
+    ) -> Result<(Buf<u32>, Buf<u32>)> {
+        let piece = piece_len(s, n)?;
+        let parts = n.div_ceil(piece).max(1);
+        let out = if parts > 1 { s.zeroed_fit(n, Fit::Pieces)? } else { s.zeroed(n)? };
+        let count = s.zeroed(1)?;
+        let out = Compacted::new(s, out, count, piece.min(n).div_ceil(COMPACT_TILE), parts)?;
+        self.stages(s, values, flags, n, &out)?;
+        Ok((out.out, out.count))
+    }
+
+    /// The compaction's stages into `o`.
+    fn stages(&self, s: &mut Stages<'_>, values: Buf<u32>, flags: Buf<u32>, n: usize, o: &Compacted) -> Result<()> {
+        u32::try_from(n).map_err(|_| Error::Input("compaction of more than 2^32 elements".into()))?;
+        let align = (s.binding_alignment() as usize / 4).max(1);
+        let parts = pieces(n, piece_len(s, n)?);
+        // The subgroup variant also needs subgroup barriers (for its stores).
+        let shader = if s.supports(&COMPACT_SUBGROUPS) { COMPACT_SUBGROUPS } else { COMPACT_PLAIN };
+        s.clear(o.carry);
+        for (k, &(start, len)) in parts.iter().enumerate() {
+            // Piece k starts after what the earlier pieces kept; its output window up to
+            // `align` elements before that, where a binding may start.
+            let written = if k == 0 { 0 } else { s.read_range(o.carry, k..k + 1)?[0] as usize };
             let out_base = written / align * align;
-            let window = out_base..written + len;
-            let params = gpu.uniform(&self.params(len, k, start, out_base))?;
-            let mut rec = gpu.recorder();
-            let bind = [
-                piece_of(&input.values, start..start + len),
-                piece_of(&input.flags, start..start + len),
-                out.binding_range(window),
-            ];
-            self.record_passes(&mut rec, len, k, &params, bind, &state)?;
-            let t = rec.submit()?;
-            timings.passes.extend(t.passes);
-            timings.span += t.span;
-            timings.wall += t.wall;
-            timings.source = t.source;
+            let p = s.uniform(&self.params(len, k, start, out_base))?;
+            // One piece binds the buffers whole; a stand-in for an array the compaction does
+            // not read is bound whole in any case.
+            let input = |b: Buf<u32>| {
+                if parts.len() > 1 && b.len() >= start + len { b.range(start..start + len) } else { b.all() }
+            };
+            let out = if parts.len() > 1 { o.out.range(out_base..written + len) } else { o.out.all() };
+            let (v, f) = (input(values), input(flags));
+            let tiles = p.value().num_tiles as u64;
+            if self.method_for(len) != ScanMethod::ReduceThenScan {
+                s.clear(o.state);
+                let binds = [v, f, o.state.all(), o.carry.all(), out];
+                let single = s.stage(&shader, "compact")?;
+                s.dispatch("compact", &single, &p, &binds, tiles, |p, b| {
+                    let [values, flags, state, carry, out] = b else { unreachable!() };
+                    twin::compact(p, values, flags, state, carry, out);
+                })?;
+                continue;
+            }
+            let binds = [v.clone(), f, o.totals.all(), o.keep_bits.all()];
+            let count = s.stage(&shader, "count")?;
+            s.dispatch("compact count", &count, &p, &binds, tiles, |p, b| {
+                let [values, flags, tile_values, keep_bits] = b else { unreachable!() };
+                twin::count(p, values, flags, tile_values, keep_bits);
+            })?;
+            let totals = TileTotals { totals: o.totals, prefixes: o.prefixes, state: o.state };
+            record_totals_scan::<u32>(s, totals, o.carry, tiles as usize, k, self.lookback)?;
+            let binds = [v, out, o.prefixes.all(), o.keep_bits.all()];
+            let from_prefixes = s.stage(&shader, "compact_from_prefixes")?;
+            s.dispatch("compact tiles", &from_prefixes, &p, &binds, tiles, |p, b| {
+                let [values, out, tile_values, keep_bits] = b else { unreachable!() };
+                twin::compact_from_prefixes(p, values, out, tile_values, keep_bits);
+            })?;
         }
-        let count = gpu.download_range(carry, parts.len()..parts.len() + 1)?[0] as usize;
-        Ok((gpu.download_range(&out, 0..count)?, timings))
+        s.copy(o.carry, parts.len(), o.count, 0, 1)
     }
 }
 
-/// A binding of `range`, or of the whole buffer if it is the one-element stand-in for an
-/// array the compaction does not read.
-fn piece_of(buf: &Buffer<u32>, range: std::ops::Range<usize>) -> lumbre_gpu::wgpu::BindingResource<'_> {
-    if buf.len() >= range.end { buf.binding_range(range) } else { buf.binding() }
+/// The compaction's piece length for `n` elements: all of them if they fit one binding,
+/// else pieces whose output window (which may start up to a binding offset alignment before
+/// the piece's first output) fits one too.
+fn piece_len(s: &Stages<'_>, n: usize) -> Result<usize> {
+    let piece = s.piece_len(4, COMPACT_TILE);
+    let align = (s.binding_alignment() as usize / 4).max(1);
+    if n <= piece || (piece + align) * 4 <= s.max_binding() as usize {
+        return Ok(piece);
+    }
+    match piece - COMPACT_TILE {
+        0 => Err(Error::Input(format!("bindings of {} bytes hold no compaction tile and its window", s.max_binding()))),
+        shorter => Ok(shorter),
+    }
 }
 
 impl Compute for Compact {
@@ -483,14 +529,22 @@ impl Compute for Compact {
         gpu.download_range(&output.out, 0..count)
     }
 
+    /// Streams longer than one storage binding are compacted piece by piece, each placed by
+    /// the count so far, which is read back between the pieces.
     fn gpu_timed(&self, gpu: &Gpu, input: &Stream) -> Result<(Vec<u32>, Timings)> {
         let on_gpu = self.upload(gpu, input)?;
-        if pieces(on_gpu.len, gpu.piece_len(4, COMPACT_TILE)).len() > 1 {
-            return self.gpu_pieces(gpu, &on_gpu);
-        }
         let mut rec = gpu.recorder();
-        let out = self.record(&mut rec, &on_gpu)?;
+        if pieces(on_gpu.len, gpu.piece_len(4, COMPACT_TILE)).len() <= 1 {
+            let out = self.record(&mut rec, &on_gpu)?;
+            let timings = rec.submit()?;
+            return Ok((self.download(gpu, &out)?, timings));
+        }
+        let mut s = Stages::record(&mut rec);
+        let (values, flags) = (s.adopt(&on_gpu.values)?, s.adopt(&on_gpu.flags)?);
+        let (out, count) = self.record_stages(&mut s, values, flags, on_gpu.len)?;
+        let (out, count) = (s.buffer(out)?, s.buffer(count)?);
         let timings = rec.submit()?;
-        Ok((self.download(gpu, &out)?, timings))
+        let count = gpu.download(&count)?[0] as usize;
+        Ok((gpu.download_range(&out, 0..count)?, timings))
     }
 }

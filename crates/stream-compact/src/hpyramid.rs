@@ -1,13 +1,15 @@
 //! Compaction by histogram pyramid, the method of the density-estimation paper, kept to
 //! compare against the single-pass compaction on one chart.
 
+use lumbre_gpu::stages::{Buf, Stages};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_shaders::compact::HPYRAMID;
 
 use crate::compact::{Emit, GpuCompacted, GpuStream, Select, Stream};
-use crate::stages::HpParams;
+use crate::stages::{HpParams, hpyramid as twin};
 
 /// Levels above the flags (level 1 counts groups of 4 elements) up to the single root.
-pub(crate) fn level_sizes(n: usize) -> Vec<usize> {
+fn level_sizes(n: usize) -> Vec<usize> {
     let mut sizes = vec![0];
     let mut count = n.div_ceil(4).max(1);
     loop {
@@ -42,6 +44,80 @@ pub struct HistoPyramid {
 }
 
 impl HistoPyramid {
+    /// Records the compaction of the `n` elements of `values` and `flags` (either may be a
+    /// one-element stand-in where this pyramid does not read it), which must fit one storage
+    /// binding, into `s`. Returns the output (`n` elements, the kept ones first) and a
+    /// one-element buffer holding their count.
+    ///
+    /// ```
+    /// use lumbre_compact::{Emit, HistoPyramid, Select};
+    /// use lumbre_gpu::stages::Stages;
+    /// let mut s = Stages::cpu();
+    /// let (values, flags) = (s.upload(&[4u32, 5, 6])?, s.upload(&[0u32, 1, 1])?);
+    /// let hp = HistoPyramid { select: Select::Flags, emit: Emit::Values, index_base: 0 };
+    /// let (out, count) = hp.record_stages(&mut s, values, flags, 3)?;
+    /// assert_eq!((s.read(out)?, s.read(count)?), (vec![5, 6, 0], vec![2]));
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn record_stages(
+        &self,
+        s: &mut Stages<'_>,
+        values: Buf<u32>,
+        flags: Buf<u32>,
+        n: usize,
+    ) -> Result<(Buf<u32>, Buf<u32>)> {
+        let mode = self.mode()?;
+        s.check_size("histogram pyramid input", 4 * n as u64, lumbre_gpu::Fit::Binding)?;
+        let sizes = level_sizes(n);
+        if sizes.len() > 16 {
+            return Err(Error::Input(format!("{n} elements need more than 15 pyramid levels")));
+        }
+        // Each level is stored as vec4 tuples of siblings.
+        let mut offsets = [0u32; 16];
+        let mut at = 0usize;
+        for (l, &size) in sizes.iter().enumerate().skip(1) {
+            offsets[l] = at as u32;
+            at += size.div_ceil(4);
+        }
+        let pyramid = s.zeroed::<[u32; 4]>(at)?;
+        let out = s.zeroed::<u32>(n)?;
+        let top = sizes.len() - 1;
+        let params = |level: usize, count: usize| HpParams {
+            n: n as u32,
+            level: level as u32,
+            index_base: self.index_base,
+            offsets,
+            count: count as u32,
+            mode,
+            ..Default::default()
+        };
+        let groups = |count: usize| count.div_ceil(256) as u64;
+        let [base, reduce, traverse] = ["base", "reduce", "traverse"].map(|entry| s.stage(&HPYRAMID, entry));
+        let p = s.uniform(&params(1, sizes[1]))?;
+        s.dispatch("hp base", &base?, &p, &[values.all(), flags.all(), pyramid.all()], groups(sizes[1]), |p, b| {
+            let [values, flags, pyramid] = b else { unreachable!() };
+            twin::base(p, values, flags, bytemuck::cast_slice_mut(pyramid));
+        })?;
+        let reduce = reduce?;
+        for (l, &size) in sizes.iter().enumerate().skip(2) {
+            // One thread per level-l entry, summing the tuple of its 4 children.
+            let p = s.uniform(&params(l, size))?;
+            s.dispatch("hp reduce", &reduce, &p, &[pyramid.all()], groups(size), |p, b| {
+                twin::reduce(p, bytemuck::cast_slice_mut(&mut b[0]));
+            })?;
+        }
+        let p = s.uniform(&params(top, n))?;
+        let binds = [values.all(), flags.all(), pyramid.all(), out.all()];
+        s.dispatch("hp traverse", &traverse?, &p, &binds, groups(n), |p, b| {
+            let [values, flags, pyramid, out] = b else { unreachable!() };
+            twin::traverse(p, values, flags, bytemuck::cast_slice(pyramid), out);
+        })?;
+        // The total is the root, the first word of the top tuple.
+        let count = s.zeroed::<u32>(1)?;
+        s.copy(pyramid.cast()?, 4 * offsets[top] as usize, count, 0, 1)?;
+        Ok((out, count))
+    }
+
     pub(crate) fn mode(&self) -> Result<u32> {
         let by_value = match self.select {
             Select::Flags => 0,
@@ -75,60 +151,10 @@ impl Compute for HistoPyramid {
 
     fn record(&self, rec: &mut Recorder, input: &GpuStream) -> Result<GpuCompacted> {
         let gpu = rec.gpu().clone();
-        let mode = self.mode()?;
-        let n = input.len;
-        gpu.check_size("histogram pyramid input", 4 * n as u64, lumbre_gpu::Fit::Binding)?;
-        let sizes = level_sizes(n);
-        if sizes.len() > 16 {
-            return Err(Error::Input(format!("{n} elements need more than 15 pyramid levels")));
-        }
-        // Each level is stored as vec4 tuples of siblings.
-        let mut offsets = [0u32; 16];
-        let mut at = 0usize;
-        for (l, &size) in sizes.iter().enumerate().skip(1) {
-            offsets[l] = at as u32;
-            at += size.div_ceil(4);
-        }
-        let pyramid = gpu.zeroed::<[u32; 4]>(at)?;
-        let out = gpu.zeroed::<u32>(n)?;
-        let top = sizes.len() - 1;
-        let params = |level: usize, count: usize| HpParams {
-            n: n as u32,
-            level: level as u32,
-            index_base: self.index_base,
-            _pad: 0,
-            offsets,
-            count: count as u32,
-            mode,
-            _pad2: [0; 2],
-        };
-        let shader = lumbre_shaders::compact::HPYRAMID;
-        let p = gpu.uniform(&params(1, sizes[1]))?;
-        let groups = |count: usize| count.div_ceil(256) as u64;
-        rec.dispatch(
-            "hp base",
-            &gpu.kernel(&shader, "base")?,
-            &resources(&p, input, &pyramid, &out),
-            groups(sizes[1]),
-        )?;
-        for (l, &size) in sizes.iter().enumerate().skip(2) {
-            // One thread per level-l entry, summing the tuple of its 4 children.
-            let p = gpu.uniform(&params(l, size))?;
-            let reduce = gpu.kernel(&shader, "reduce")?;
-            rec.dispatch("hp reduce", &reduce, &resources(&p, input, &pyramid, &out), groups(size))?;
-        }
-        let p = gpu.uniform(&params(top, n))?;
-        rec.dispatch(
-            "hp traverse",
-            &gpu.kernel(&shader, "traverse")?,
-            &resources(&p, input, &pyramid, &out),
-            groups(n),
-        )?;
-        // The total is the root, the first word of the top tuple.
-        let count = gpu.zeroed::<u32>(1)?;
-        let flat: Buffer<u32> = pyramid.cast()?;
-        rec.copy_range(&flat, 4 * offsets[top] as usize, &count, 0, 1)?;
-        GpuCompacted::with_tiles(&gpu, out, count, 0)
+        let mut s = Stages::record(rec);
+        let (values, flags) = (s.adopt(&input.values)?, s.adopt(&input.flags)?);
+        let (out, count) = self.record_stages(&mut s, values, flags, input.len)?;
+        GpuCompacted::with_tiles(&gpu, s.buffer(out)?, s.buffer(count)?, 0)
     }
 
     fn download(&self, gpu: &Gpu, output: &GpuCompacted) -> Result<Vec<u32>> {
@@ -178,14 +204,4 @@ impl Compute for HistoPyramid {
         }
         Ok((all, timings))
     }
-}
-
-/// The bindings of `compact/hpyramid.wgsl`, in order.
-fn resources<'a>(
-    params: &'a lumbre_gpu::wgpu::Buffer,
-    input: &'a GpuStream,
-    pyramid: &'a Buffer<[u32; 4]>,
-    out: &'a Buffer<u32>,
-) -> [lumbre_gpu::wgpu::BindingResource<'a>; 5] {
-    [params.as_entire_binding(), input.values.binding(), input.flags.binding(), pyramid.binding(), out.binding()]
 }

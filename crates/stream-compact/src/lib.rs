@@ -9,8 +9,8 @@
 //!   density paper's histogram pyramid;
 //! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
 //!   keys only or with `u32` values;
-//! - [`stages`]: a CPU twin of every GPU stage, and the pipelines run stage by stage with any
-//!   stage on the CPU, to find a wrong one.
+//! - [`stages`]: a CPU twin of every GPU stage; each pipeline, written once, runs recorded
+//!   for the GPU or stage by stage with any stage on the CPU, to find a wrong one.
 //!
 //! Every operation accepts any length up to the device's buffer limit: inputs longer than
 //! one storage binding are processed in binding-sized pieces.
@@ -37,4 +37,6 @@ pub use scan::{
     Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, ScanScratch, record_scan,
     record_scan_with, scan_cpu,
 };
-pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort, record_sort_bits};
+pub use sort::{
+    RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort, record_sort_bits, record_sort_stages,
+};

@@ -3,13 +3,14 @@
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
-use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result};
+use lumbre_gpu::stages::{Buf, Stages};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, pieces};
+use lumbre_shaders::compact::{RADIX_HIST, RADIX_OFFSETS, RADIX_SCATTER_PLAIN, RADIX_SCATTER_SUBGROUPS};
 use rayon::prelude::*;
 
 use crate::pieces::split_sizes;
-use crate::scan::{ScanKind, record_scan};
-use crate::stages::SortParams;
-use lumbre_gpu::pieces;
+use crate::scan::{Scan, ScanKind};
+use crate::stages::{SortParams, radix_hist, radix_offsets, radix_scatter};
 
 /// Keys per GPU sort tile (256 threads x 8), `SORT_TILE` in the radix shaders.
 pub const SORT_TILE: usize = 2048;
@@ -297,7 +298,30 @@ pub fn record_sort_bits<K: SortKey>(
     values: Option<&Buffer<u32>>,
     key_bits: u32,
 ) -> Result<()> {
-    let gpu = rec.gpu().clone();
+    let mut s = Stages::record(rec);
+    let keys = s.adopt(keys)?;
+    let values = values.map(|v| s.adopt(v)).transpose()?;
+    record_sort_stages(&mut s, keys, values, key_bits)
+}
+
+/// Records the stable radix sort of `keys` by their low `key_bits` bits, with `values`
+/// moving with them, in place, into `s` (see [`record_sort`]).
+///
+/// ```
+/// use lumbre_compact::record_sort_stages;
+/// use lumbre_gpu::stages::Stages;
+/// let mut s = Stages::cpu();
+/// let (keys, vals) = (s.upload(&[3u32, 1, 2, 1])?, s.upload(&[0u32, 1, 2, 3])?);
+/// record_sort_stages(&mut s, keys, Some(vals), 32)?;
+/// assert_eq!((s.read(keys)?, s.read(vals)?), (vec![1, 1, 2, 3], vec![1, 3, 2, 0]));
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn record_sort_stages<K: SortKey>(
+    s: &mut Stages<'_>,
+    keys: Buf<K>,
+    values: Option<Buf<u32>>,
+    key_bits: u32,
+) -> Result<()> {
     let passes = key_bits.min(32 * K::WORDS).div_ceil(8);
     let n = keys.len();
     if let Some(v) = values
@@ -310,44 +334,40 @@ pub fn record_sort_bits<K: SortKey>(
     }
     u32::try_from(n).map_err(|_| Error::Input("sort of more than 2^32 keys".into()))?;
     let tiles = n.div_ceil(SORT_TILE);
-    gpu.check_size("radix sort histograms", 256 * 4 * tiles as u64, Fit::Binding)?;
-    let piece = gpu.piece_len(size_of::<K>(), SORT_TILE);
+    s.check_size("radix sort histograms", 256 * 4 * tiles as u64, Fit::Binding)?;
+    let piece = s.piece_len(size_of::<K>(), SORT_TILE);
     let parts = pieces(n, piece);
-    let keys_tmp = gpu.zeroed_fit::<K>(n, Fit::Pieces)?;
+    let keys_tmp = s.zeroed_fit::<K>(n, Fit::Pieces)?;
     // Without values, two distinct one-word stand-ins (one buffer cannot be bound both
     // read-only and read-write in one dispatch).
-    let vals_tmp = gpu.zeroed_fit::<u32>(if values.is_some() { n } else { 1 }, Fit::Pieces)?;
+    let vals_tmp = s.zeroed_fit::<u32>(if values.is_some() { n } else { 1 }, Fit::Pieces)?;
     let vals = match values {
-        Some(v) => v.clone(),
-        None => gpu.zeroed::<u32>(1)?,
+        Some(v) => v,
+        None => s.zeroed::<u32>(1)?,
     };
-    let hist = gpu.zeroed::<u32>(256 * tiles)?;
-    let offsets = gpu.zeroed::<u32>(256 * tiles)?;
+    let hist = s.zeroed::<u32>(256 * tiles)?;
+    let offsets = s.zeroed::<u32>(256 * tiles)?;
     let chunks = tiles.div_ceil(RADIX_CHUNK);
-    let sums = gpu.zeroed::<u32>(256 * chunks)?;
-    let starts = gpu.zeroed::<u32>(256 * chunks)?;
-    let hist_k = gpu.kernel(&lumbre_shaders::compact::RADIX_HIST, "hist_tiles")?;
-    let sums_k = gpu.kernel(&lumbre_shaders::compact::RADIX_OFFSETS, "chunk_sums")?;
-    let offsets_k = gpu.kernel(&lumbre_shaders::compact::RADIX_OFFSETS, "chunk_offsets")?;
-    let scatter_shader = if gpu.has_subgroups() {
-        lumbre_shaders::compact::RADIX_SCATTER_SUBGROUPS
-    } else {
-        lumbre_shaders::compact::RADIX_SCATTER_PLAIN
-    };
-    let scatter_k = gpu.kernel(&scatter_shader, "scatter")?;
-    let k_in = keys.clone().cast::<u32>()?;
+    let sums = s.zeroed::<u32>(256 * chunks)?;
+    let starts = s.zeroed::<u32>(256 * chunks)?;
+    let hist_k = s.stage(&RADIX_HIST, "hist_tiles")?;
+    let sums_k = s.stage(&RADIX_OFFSETS, "chunk_sums")?;
+    let offsets_k = s.stage(&RADIX_OFFSETS, "chunk_offsets")?;
+    let scatter_shader = if s.has_subgroups() { RADIX_SCATTER_SUBGROUPS } else { RADIX_SCATTER_PLAIN };
+    let scatter_k = s.stage(&scatter_shader, "scatter")?;
+    let k_in = keys.cast::<u32>()?;
     let k_tmp = keys_tmp.cast::<u32>()?;
     let w = K::WORDS as usize;
-    let key_range = |(start, len): (usize, usize)| start * w..(start + len) * w;
-    let val_range =
-        |v: &Buffer<u32>, (start, len): (usize, usize)| if v.len() >= start + len { start..start + len } else { 0..1 };
+    let key_range = |b: Buf<u32>, (start, len): (usize, usize)| b.range(start * w..(start + len) * w);
+    let val_range = |v: Buf<u32>, (start, len): (usize, usize)| {
+        if v.len() >= start + len { v.range(start..start + len) } else { v.range(0..1) }
+    };
     // The offsets kernels read only the tile count, the same in every pass.
-    let offsets_params = gpu.uniform(&SortParams { num_tiles: tiles as u32, ..bytemuck::Zeroable::zeroed() })?;
-    let offsets_bind =
-        [offsets_params.as_entire_binding(), hist.binding(), sums.binding(), starts.binding(), offsets.binding()];
+    let offsets_params = s.uniform(&SortParams { num_tiles: tiles as u32, ..bytemuck::Zeroable::zeroed() })?;
+    let scan = Scan::<u32>::new(ScanKind::Exclusive);
     for pass in 0..passes {
         let (src_k, dst_k, src_v, dst_v) =
-            if pass % 2 == 0 { (&k_in, &k_tmp, &vals, &vals_tmp) } else { (&k_tmp, &k_in, &vals_tmp, &vals) };
+            if pass % 2 == 0 { (k_in, k_tmp, vals, vals_tmp) } else { (k_tmp, k_in, vals_tmp, vals) };
         let params = |part: (usize, usize), window: (usize, usize)| SortParams {
             n: part.1 as u32,
             shift: 8 * (pass % 4),
@@ -360,34 +380,46 @@ pub fn record_sort_bits<K: SortKey>(
             out_len: window.1 as u32,
         };
         for &part in &parts {
-            let p = gpu.uniform(&params(part, (0, 0)))?;
-            let bind = [p.as_entire_binding(), src_k.binding_range(key_range(part)), hist.binding()];
-            rec.dispatch("sort histogram", &hist_k, &bind, part.1.div_ceil(SORT_TILE) as u64)?;
+            let p = s.uniform(&params(part, (0, 0)))?;
+            let binds = [key_range(src_k, part), hist.all()];
+            s.dispatch("sort histogram", &hist_k, &p, &binds, part.1.div_ceil(SORT_TILE) as u64, |p, b| {
+                let [keys, hist] = b else { unreachable!() };
+                radix_hist::hist_tiles(p, keys, hist);
+            })?;
         }
-        rec.dispatch("sort offsets", &sums_k, &offsets_bind, chunks as u64)?;
-        record_scan(rec, &sums, &starts, ScanKind::Exclusive)?;
-        rec.dispatch("sort offsets", &offsets_k, &offsets_bind, chunks as u64)?;
+        s.dispatch("sort offsets", &sums_k, &offsets_params, &[hist.all(), sums.all()], chunks as u64, |p, b| {
+            let [hist, sums] = b else { unreachable!() };
+            radix_offsets::chunk_sums(p, hist, sums);
+        })?;
+        scan.record_stages(s, sums, starts)?;
+        let binds = [hist.all(), starts.all(), offsets.all()];
+        s.dispatch("sort offsets", &offsets_k, &offsets_params, &binds, chunks as u64, |p, b| {
+            let [hist, starts, offsets] = b else { unreachable!() };
+            radix_offsets::chunk_offsets(p, hist, starts, offsets);
+        })?;
         for &part in &parts {
             for &window in &parts {
-                let p = gpu.uniform(&params(part, window))?;
-                let bind = [
-                    p.as_entire_binding(),
-                    src_k.binding_range(key_range(part)),
-                    src_v.binding_range(val_range(src_v, part)),
-                    offsets.binding(),
-                    dst_k.binding_range(key_range(window)),
-                    dst_v.binding_range(val_range(dst_v, window)),
-                    hist.binding(),
+                let p = s.uniform(&params(part, window))?;
+                let binds = [
+                    key_range(src_k, part),
+                    val_range(src_v, part),
+                    offsets.all(),
+                    key_range(dst_k, window),
+                    val_range(dst_v, window),
+                    hist.all(),
                 ];
-                rec.dispatch("sort scatter", &scatter_k, &bind, part.1.div_ceil(SORT_TILE) as u64)?;
+                s.dispatch("sort scatter", &scatter_k, &p, &binds, part.1.div_ceil(SORT_TILE) as u64, |p, b| {
+                    let [keys_in, vals_in, offsets, keys_out, vals_out, hist] = b else { unreachable!() };
+                    radix_scatter::scatter(p, keys_in, vals_in, offsets, keys_out, vals_out, hist);
+                })?;
             }
         }
     }
     // An odd number of passes leaves the result in the scratch buffers.
     if passes % 2 == 1 {
-        rec.copy(&k_tmp, &k_in)?;
+        s.copy(k_tmp, 0, k_in, 0, n * w)?;
         if values.is_some() {
-            rec.copy(&vals_tmp, &vals)?;
+            s.copy(vals_tmp, 0, vals, 0, n)?;
         }
     }
     Ok(())

@@ -5,11 +5,11 @@
 mod common;
 
 use common::{describe, gpus};
-use lumbre_compact::stages::{Buf, StageRunner, run_compact, run_histo_pyramid, run_scan, run_sort};
 use lumbre_compact::{
-    COMPACT_TILE, Compact, Emit, HistoPyramid, Lookback, Predicate, RadixSort, RadixSortPairs, SORT_TILE, Scan,
-    ScanKind, ScanMethod, Select, Stream,
+    COMPACT_TILE, Compact, Emit, HistoPyramid, Predicate, RadixSort, RadixSortPairs, SORT_TILE, Scan, ScanKind,
+    ScanMethod, Select, Stream, record_sort_stages,
 };
+use lumbre_gpu::stages::{Buf, Stages};
 use lumbre_gpu::{Compute, Gpu, Result};
 use proptest::prelude::*;
 
@@ -40,10 +40,10 @@ fn each_stage_on_the_cpu<T: PartialEq + std::fmt::Debug>(
     stages: &[Stage],
     what: &str,
     want: &T,
-    pipeline: impl Fn(&mut StageRunner) -> Result<T>,
+    pipeline: impl Fn(&mut Stages<'_>) -> Result<T>,
 ) -> Vec<Stage> {
     let run = |stage: Stage| {
-        let mut r = StageRunner::gpu(gpu, move |s, e| is(stage, s.name, e));
+        let mut r = Stages::staged(gpu, move |s, e| is(stage, s, e));
         let got = pipeline(&mut r).unwrap_or_else(|e| panic!("{} {what} {stage:?}: {e}", describe(gpu)));
         assert_eq!(&got, want, "{} {what}, {stage:?} on the CPU", describe(gpu));
         r
@@ -68,48 +68,48 @@ fn all_replaced(all: &[Stage], replaced: &[Stage]) {
     }
 }
 
-fn scan_staged(r: &mut StageRunner, input: &[u32], kind: ScanKind, method: ScanMethod) -> Result<Vec<u32>> {
-    let (src, dst) = (r.upload(input), r.zeroed(input.len()));
-    run_scan::<u32>(r, src, dst, input.len(), kind, method, Lookback::default())?;
+fn scan_staged(r: &mut Stages<'_>, input: &[u32], kind: ScanKind, method: ScanMethod) -> Result<Vec<u32>> {
+    let (src, dst) = (r.upload(input)?, r.zeroed(input.len())?);
+    Scan::<u32>::with_method(kind, method).record_stages(r, src, dst)?;
     r.read(dst)
 }
 
-fn scan_f32_staged(r: &mut StageRunner, input: &[f32], method: ScanMethod) -> Result<Vec<f32>> {
-    let (src, dst) = (r.upload(input), r.zeroed(input.len()));
-    run_scan::<f32>(r, src, dst, input.len(), ScanKind::Inclusive, method, Lookback::default())?;
-    r.read_as(dst)
+fn scan_f32_staged(r: &mut Stages<'_>, input: &[f32], method: ScanMethod) -> Result<Vec<f32>> {
+    let (src, dst) = (r.upload(input)?, r.zeroed(input.len())?);
+    Scan::<f32>::with_method(ScanKind::Inclusive, method).record_stages(r, src, dst)?;
+    r.read(dst)
 }
 
 /// The stream's buffers as `Compact::upload` makes them: an empty array is one zero.
-fn stream_bufs(r: &mut StageRunner, s: &Stream) -> (Buf, Buf) {
-    let buf = |r: &mut StageRunner, v: &[u32]| if v.is_empty() { r.zeroed(1) } else { r.upload(v) };
-    (buf(r, &s.values), buf(r, &s.flags))
+fn stream_bufs(r: &mut Stages<'_>, s: &Stream) -> Result<(Buf<u32>, Buf<u32>)> {
+    let buf = |r: &mut Stages<'_>, v: &[u32]| if v.is_empty() { r.zeroed(1) } else { r.upload(v) };
+    Ok((buf(r, &s.values)?, buf(r, &s.flags)?))
 }
 
-fn compact_staged(r: &mut StageRunner, c: &Compact, s: &Stream) -> Result<Vec<u32>> {
-    let (values, flags) = stream_bufs(r, s);
-    let (out, count) = run_compact(r, c, values, flags, s.len())?;
+fn compact_staged(r: &mut Stages<'_>, c: &Compact, s: &Stream) -> Result<Vec<u32>> {
+    let (values, flags) = stream_bufs(r, s)?;
+    let (out, count) = c.record_stages(r, values, flags, s.len())?;
     let count = r.read(count)?[0] as usize;
-    Ok(r.read(out)?[..count].to_vec())
+    r.read_range(out, 0..count)
 }
 
-fn histo_pyramid_staged(r: &mut StageRunner, hp: &HistoPyramid, s: &Stream) -> Result<Vec<u32>> {
-    let (values, flags) = stream_bufs(r, s);
-    let (out, count) = run_histo_pyramid(r, hp, values, flags, s.len())?;
+fn histo_pyramid_staged(r: &mut Stages<'_>, hp: &HistoPyramid, s: &Stream) -> Result<Vec<u32>> {
+    let (values, flags) = stream_bufs(r, s)?;
+    let (out, count) = hp.record_stages(r, values, flags, s.len())?;
     let count = r.read(count)?[0] as usize;
-    Ok(r.read(out)?[..count].to_vec())
+    r.read_range(out, 0..count)
 }
 
-fn sort_pairs_staged(r: &mut StageRunner, keys: &[u32], vals: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
-    let (k, v) = (r.upload(keys), r.upload(vals));
-    run_sort(r, k, Some(v), keys.len(), 1, 32)?;
+fn sort_pairs_staged(r: &mut Stages<'_>, keys: &[u32], vals: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let (k, v) = (r.upload(keys)?, r.upload(vals)?);
+    record_sort_stages(r, k, Some(v), 32)?;
     Ok((r.read(k)?, r.read(v)?))
 }
 
-fn sort_u64_staged(r: &mut StageRunner, keys: &[u64]) -> Result<Vec<u64>> {
-    let k = r.upload(keys);
-    run_sort(r, k, None, keys.len(), 2, 64)?;
-    r.read_as(k)
+fn sort_u64_staged(r: &mut Stages<'_>, keys: &[u64]) -> Result<Vec<u64>> {
+    let k = r.upload(keys)?;
+    record_sort_stages(r, k, None, 64)?;
+    r.read(k)
 }
 
 fn words(n: usize, seed: u32) -> Vec<u32> {
@@ -247,9 +247,9 @@ fn histogram_pyramids_with_any_stage_on_the_cpu_equal_the_gpu_pyramid() {
     all_replaced(&stages, &replaced);
 }
 
-/// CPU runners: one piece, and pieces as on a device with 64 KiB bindings.
-fn cpu_runners() -> [StageRunner; 2] {
-    [StageRunner::cpu(), StageRunner::cpu_with_binding_limit(64 << 10)]
+/// CPU runs: one piece, and pieces as on a device with 64 KiB bindings.
+fn cpu_runners() -> [Stages<'static>; 2] {
+    [Stages::cpu(), Stages::cpu_with_binding_limit(64 << 10)]
 }
 
 #[test]
@@ -287,16 +287,18 @@ fn every_stage_on_the_cpu_equals_the_cpu_path() {
 
 #[test]
 fn a_stage_bound_to_the_wrong_buffers_is_an_error() {
-    let mut r = StageRunner::cpu();
-    let keys = r.upload(&[1u32, 2]);
+    let mut r = Stages::cpu();
+    let keys = r.upload(&[1u32, 2]).unwrap();
     let shader = lumbre_shaders::compact::RADIX_HIST;
-    let err = r.stage(&shader, "hist_tiles", &[0u32; 9], &[keys.all()], 1, |_, _| {}).unwrap_err();
+    let hist_tiles = r.stage(&shader, "hist_tiles").unwrap();
+    let p = r.uniform(&[0u32; 9]).unwrap();
+    let err = r.dispatch("sort histogram", &hist_tiles, &p, &[keys.all()], 1, |_, _| {}).unwrap_err();
     assert!(err.to_string().contains("hist_tiles"), "{err}");
-    let err = r.stage(&shader, "no_such_entry", &[0u32; 9], &[], 1, |_, _| {}).unwrap_err();
+    let err = r.stage(&shader, "no_such_entry").unwrap_err();
     assert!(err.to_string().contains("no_such_entry"), "{err}");
     // A twin that grows a binding is refused rather than silently truncated.
-    let hist = r.zeroed(256);
-    let err = r.stage(&shader, "hist_tiles", &[0u32; 9], &[keys.all(), hist.all()], 1, |_, b| b[1].push(0));
+    let hist = r.zeroed::<u32>(256).unwrap();
+    let err = r.dispatch("sort histogram", &hist_tiles, &p, &[keys.all(), hist.all()], 1, |_, b| b[1].push(0));
     assert!(err.is_err());
 }
 
@@ -311,7 +313,7 @@ proptest! {
         ],
         method in prop_oneof![Just(ScanMethod::SinglePass), Just(ScanMethod::ReduceThenScan)],
     ) {
-        let mut r = StageRunner::cpu_with_binding_limit(64 << 10);
+        let mut r = Stages::cpu_with_binding_limit(64 << 10);
         let vals: Vec<u32> = (0..keys.len() as u32).collect();
         let want = RadixSortPairs::<u32>::new().cpu(&(keys.clone(), vals.clone())).unwrap();
         prop_assert_eq!(sort_pairs_staged(&mut r, &keys, &vals).unwrap(), want);

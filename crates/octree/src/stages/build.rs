@@ -3,7 +3,9 @@
 //! `f * capacity + j`, the key's words first, then first child, child mask, count and the
 //! five sums.
 
-use super::{BuildParams, get, put, threads};
+use lumbre_gpu::stages::{get, put, threads};
+
+use super::BuildParams;
 use crate::NO_CHILD;
 
 /// Words of the key planes at `depth` (the variant the GPU build picks).
@@ -83,7 +85,7 @@ pub fn leaf_nodes(
     nodes: &mut [u32],
 ) {
     let runs = get(count, 0) as usize;
-    for j in 0..runs.min(threads(p.out_cap)) {
+    for j in 0..runs.min(threads(p.out_cap as usize, 256)) {
         let (start, end) = (get(starts, j), run_end(starts, j, runs, p.n));
         let mut sums = [0u32; 5];
         for k in start..end {
@@ -139,7 +141,7 @@ pub fn parent_nodes(
     nodes: &mut [u32],
 ) {
     let (runs, kw) = (get(count, 0) as usize, key_words(p));
-    for j in 0..runs.min(threads(p.out_cap)) {
+    for j in 0..runs.min(threads(p.out_cap as usize, 256)) {
         let (start, end) = (get(starts, j), run_end(starts, j, runs, get(child_count, 0)));
         let (mut points, mut mask, mut sums) = (0u32, 0u32, [0u32; 5]);
         for k in start as usize..end as usize {

@@ -3,7 +3,9 @@
 //! are word planes of stride `params.n`: the key's `key_words` planes, then first child,
 //! child mask, count and five sums.
 
-use super::{GatherParams, get, put, threads};
+use lumbre_gpu::stages::{get, put, threads};
+
+use super::GatherParams;
 use crate::{Inner, Payload};
 
 /// Word `f` after the key of node `j` of the level.
@@ -13,7 +15,7 @@ fn word(p: &GatherParams, level: &[u32], j: usize, f: usize) -> u32 {
 
 /// Nodes of the level, and no more than the dispatch's threads.
 fn nodes_of(p: &GatherParams, counts: &[u32]) -> usize {
-    (get(counts, p.level as usize) as usize).min(threads(p.n))
+    (get(counts, p.level as usize) as usize).min(threads(p.n as usize, 256))
 }
 
 /// Twin of `owner_flags`: 1 for each node of the level that owns a payload (a leaf, or a

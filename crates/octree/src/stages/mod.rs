@@ -2,26 +2,20 @@
 //! function per entry point in a module named like its shader, taking the entry point's
 //! uniform and the buffers it binds as slices in binding order, and computing what one
 //! dispatch computes, bit for bit (see [`lumbre_compact::stages`] for the conventions).
-//! [`run_build`] is the whole GPU build on a
-//! [`StageRunner`](lumbre_compact::stages::StageRunner), any stage of which may run as its
-//! twin.
+//! [`GpuBuild::run_stages`](crate::GpuBuild::run_stages) runs the GPU build stage by stage,
+//! any stage of which may run as its twin.
 //!
 //! ```
-//! use lumbre_compact::stages::StageRunner;
-//! use lumbre_gpu::Compute;
+//! use lumbre_gpu::{Compute, stages::Stages};
 //! use lumbre_octree::{Attrs, GpuBuild, Points};
 //! let cloud = Points { positions: vec![[0.0; 3], [1.0; 3], [0.9; 3]], attrs: vec![Attrs::default(); 3] };
-//! let tree = lumbre_octree::stages::run_build(&mut StageRunner::cpu(), &GpuBuild::new(3), &cloud)?;
+//! let tree = GpuBuild::new(3).run_stages(&mut Stages::cpu(), &cloud)?;
 //! assert_eq!(tree, GpuBuild::new(3).cpu(&cloud)?);
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
 pub mod build;
 pub mod gather;
-mod run;
-
-pub use run::run_build;
-
 /// The uniform of `octree/build.wgsl` (`Params`).
 ///
 /// ```
@@ -71,20 +65,3 @@ pub struct GatherParams {
     pub _pad: [u32; 2],
 }
 const _: () = assert!(size_of::<GatherParams>() == lumbre_shaders::octree::GATHER_PARAMS_SIZE);
-
-/// Threads of a dispatch sized for `n` items, 256 per workgroup.
-fn threads(n: u32) -> usize {
-    (n as usize).div_ceil(256) * 256
-}
-
-/// Element `i` of `s`, or zero past its end (a robust out-of-bounds read).
-fn get<T: Copy + Default>(s: &[T], i: usize) -> T {
-    s.get(i).copied().unwrap_or_default()
-}
-
-/// Writes `v` to element `i` of `s` unless it lies past the end.
-fn put<T>(s: &mut [T], i: usize, v: T) {
-    if let Some(x) = s.get_mut(i) {
-        *x = v;
-    }
-}

@@ -4,7 +4,9 @@
 
 use std::ops::Range;
 
-use super::{CompactParams, get, lookback, put};
+use lumbre_gpu::stages::{get, put};
+
+use super::{CompactParams, lookback};
 use crate::COMPACT_TILE;
 
 /// Keep-bit words per tile: one per thread of the workgroup.

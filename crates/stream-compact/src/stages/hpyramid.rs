@@ -1,7 +1,9 @@
 //! CPU twins of `compact/hpyramid.wgsl`: the histogram pyramid's base level (`base`), each
 //! level above it (`reduce`) and the descent that writes the output (`traverse`).
 
-use super::{HpParams, get, put};
+use lumbre_gpu::stages::{get, put};
+
+use super::HpParams;
 
 /// Threads per workgroup of the pyramid's kernels.
 const WG: usize = 256;

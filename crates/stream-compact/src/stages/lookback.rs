@@ -1,7 +1,7 @@
 //! What `compact/lookback.wgsl` leaves in its state words after a dispatch: the ticket
 //! counter, and each tile's published aggregate and inclusive prefix.
 
-use super::put;
+use lumbre_gpu::stages::put;
 
 /// Ready flag of a published half word.
 const READY: u32 = 0x10000;

@@ -8,20 +8,20 @@
 //! Reads past the end of a slice give zero and writes past it are dropped, as robust buffer
 //! access allows on the GPU; a pipeline that stays in bounds never meets either.
 //!
-//! [`StageRunner`] runs a pipeline stage by stage with any stage on the CPU (all of them
-//! without a GPU), moving buffers between the sides as the stages need them, and the
-//! `run_*` functions are this crate's pipelines written for it, dispatch for dispatch as
-//! the `record_*` functions record them. A stage that gives a wrong result is found by
-//! running the others on the CPU.
+//! Each pipeline of this crate is written once against [`lumbre_gpu::stages::Stages`] and
+//! gives every dispatch its twin ([`Scan::record_stages`](crate::Scan::record_stages),
+//! [`Compact::record_stages`](crate::Compact::record_stages),
+//! [`record_sort_stages`](crate::record_sort_stages),
+//! [`HistoPyramid::record_stages`](crate::HistoPyramid::record_stages)): recorded for the
+//! GPU, or run stage by stage with any stage as its twin, to find a wrong one.
 //!
 //! ```
-//! use lumbre_compact::stages::{StageRunner, run_scan};
-//! use lumbre_compact::{Lookback, ScanKind, ScanMethod};
-//! let mut runner = StageRunner::cpu();
-//! let src = runner.upload(&[3u32, 1, 4, 1, 5]);
-//! let dst = runner.zeroed(5);
-//! run_scan::<u32>(&mut runner, src, dst, 5, ScanKind::Exclusive, ScanMethod::Auto, Lookback::default())?;
-//! assert_eq!(runner.read(dst)?, vec![0, 3, 4, 8, 9]);
+//! use lumbre_compact::{Scan, ScanKind};
+//! use lumbre_gpu::stages::Stages;
+//! let mut s = Stages::cpu();
+//! let (src, dst) = (s.upload(&[3u32, 1, 4, 1, 5])?, s.zeroed::<u32>(5)?);
+//! Scan::<u32>::new(ScanKind::Exclusive).record_stages(&mut s, src, dst)?;
+//! assert_eq!(s.read(dst)?, vec![0, 3, 4, 8, 9]);
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
@@ -31,12 +31,7 @@ mod lookback;
 pub mod radix_hist;
 pub mod radix_offsets;
 pub mod radix_scatter;
-mod run;
-mod runner;
 pub mod scan_tile;
-
-pub use run::{run_compact, run_histo_pyramid, run_scan, run_sort};
-pub use runner::{Bind, Buf, StageRun, StageRunner};
 
 /// The uniform of `compact/scan_tile.wgsl` (`ScanParams`): one piece of a scan.
 ///
@@ -160,16 +155,3 @@ pub struct HpParams {
     pub _pad2: [u32; 2],
 }
 const _: () = assert!(size_of::<HpParams>() == lumbre_shaders::compact::HPYRAMID_HP_PARAMS_SIZE);
-
-/// Element `i` of `s`, or zero past its end (a robust out-of-bounds read).
-pub(crate) fn get<T: Copy + Default>(s: &[T], i: usize) -> T {
-    s.get(i).copied().unwrap_or_default()
-}
-
-/// Writes `v` to element `i` of `s` unless it lies past the end (a robust out-of-bounds
-/// write is dropped).
-pub(crate) fn put<T>(s: &mut [T], i: usize, v: T) {
-    if let Some(x) = s.get_mut(i) {
-        *x = v;
-    }
-}

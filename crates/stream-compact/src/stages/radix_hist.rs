@@ -1,6 +1,8 @@
 //! CPU twin of `compact/radix_hist.wgsl`: each tile's digit counts.
 
-use super::{SortParams, get, put};
+use lumbre_gpu::stages::{get, put};
+
+use super::SortParams;
 use crate::SORT_TILE;
 
 /// Digit of the pass for key `g` of the piece (`keys` holds `key_words` words per key).

@@ -2,7 +2,9 @@
 //! counts, by chunks of tiles (`chunk_sums`, then the host's scan of the sums, then
 //! `chunk_offsets`).
 
-use super::{SortParams, get, put};
+use lumbre_gpu::stages::{get, put};
+
+use super::SortParams;
 
 /// Tiles per chunk, `CHUNK` in the shader.
 const CHUNK: usize = 32;

@@ -2,7 +2,9 @@
 //! `RADIX_SCATTER_SUBGROUPS`, which compute the same).
 
 use super::radix_hist::{digit, tiles};
-use super::{SortParams, get, put};
+use lumbre_gpu::stages::{get, put};
+
+use super::SortParams;
 use crate::SORT_TILE;
 
 /// Twin of `scatter`: each tile of the piece sorted stably by the pass's digit, its keys (and

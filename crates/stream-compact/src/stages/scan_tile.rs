@@ -4,7 +4,9 @@
 
 use std::ops::Range;
 
-use super::{ScanParams, get, lookback};
+use lumbre_gpu::stages::{get, put};
+
+use super::{ScanParams, lookback};
 use crate::scan::scan_serial;
 use crate::{SCAN_TILE, ScanElem, ScanKind};
 
@@ -54,7 +56,7 @@ pub fn scan<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], state: &mut [
     }
     lookback::take_tickets(state, p.num_tiles);
     if p.num_tiles > 0 {
-        super::put(carry, piece + 1, prefix);
+        put(carry, piece + 1, prefix);
     }
 }
 
@@ -69,7 +71,7 @@ pub fn scan<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], state: &mut [
 /// ```
 pub fn reduce<T: ScanElem>(p: &ScanParams, src: &[T], tile_values: &mut [T]) {
     for t in 0..p.num_tiles as usize {
-        super::put(tile_values, t, tile_total(src, t, p.n as usize));
+        put(tile_values, t, tile_total(src, t, p.n as usize));
     }
 }
 
