@@ -69,8 +69,8 @@ mod triangle;
 
 pub use aabb::Aabb;
 pub use build::{BuildOptions, BuildStats};
-pub use gpu::{GpuKdTree, GpuQueryBatch, Hits, QueryBatch, RayQuery};
+pub use gpu::{GpuKdTree, GpuQueryBatch};
 pub use node::{KdNode, KdStats, KdTree, MAX_DEPTH};
 pub use points::PointKdTree;
-pub use traverse::{QueryOptions, Traversal};
+pub use traverse::{Hits, QueryBatch, QueryOptions, RayQuery, Traversal};
 pub use triangle::{Hit, Ray, TriangleTest, brute_force_any, brute_force_closest, is_valid_triangle};

@@ -66,6 +66,51 @@ pub struct QueryOptions {
     pub test: TriangleTest,
 }
 
+/// A batch of rays against one tree: what [`RayQuery`] takes.
+#[derive(Clone, Debug)]
+pub struct QueryBatch {
+    /// The triangles.
+    pub tris: Vec<[Vec3; 3]>,
+    /// The tree built from them.
+    pub tree: KdTree,
+    /// The rays.
+    pub rays: Vec<Ray>,
+    /// Hits need `t_min < t < t_max`.
+    pub t_min: f32,
+    /// See `t_min`.
+    pub t_max: f32,
+}
+
+/// Per-ray results of a [`RayQuery`]; for any-hit queries only `is_some()` matters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hits(pub Vec<Option<Hit>>);
+
+/// Closest-hit or any-hit queries of many rays, CPU ([`KdTree::closest_hits`]) or GPU
+/// (`kdtree/traverse_query.wgsl`, built on `kdtree/traverse.wgsl`, a line-by-line port of this
+/// file; the GPU half is in `gpu/traverse.rs`).
+///
+/// ```no_run
+/// use lumbre_gpu::{conformance, Gpu, Tolerance};
+/// use lumbre_kdtree::{scenes, BuildOptions, KdTree, QueryBatch, RayQuery};
+/// let tris = scenes::generated_scene(1000);
+/// let tree = KdTree::build(&tris, &BuildOptions::default());
+/// let (c, r) = ((tree.bounds.min + tree.bounds.max) * 0.5, tree.bounds.size().length());
+/// let rays = scenes::camera_rays(c + glam::Vec3::Z * r * 2.0, c, 0.8, 64, 64);
+/// let batch = QueryBatch { tris, tree, rays, t_min: 0.0, t_max: f32::INFINITY };
+/// conformance(&RayQuery::default(), &Gpu::new()?, &batch, Tolerance::relative(1e-4))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RayQuery {
+    /// Traversal and triangle test.
+    pub opts: QueryOptions,
+    /// Any-hit (occlusion) instead of closest hit.
+    pub any_hit: bool,
+    /// For tests: a 2-entry short stack instead of 16, so the stack traversal overflows and
+    /// takes its restart fallback all the time.
+    pub tiny_stack: bool,
+}
+
 /// The closest hit so far; `t` starts at the query's `t_max` and only shrinks.
 struct Best {
     t: f32,

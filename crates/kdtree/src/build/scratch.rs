@@ -111,7 +111,8 @@ pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
 mod tests {
     use super::super::PARALLEL_SWEEP_MIN;
     use super::*;
-    use crate::{BuildOptions, KdTree};
+    use crate::build::BuildOptions;
+    use crate::node::KdTree;
 
     #[test]
     fn a_split_inside_another_on_the_same_thread_gets_its_own_scratch() {

@@ -221,7 +221,8 @@ mod tests {
     use glam::Vec3;
 
     use super::super::MARGIN;
-    use crate::{BuildOptions, KdTree};
+    use crate::build::BuildOptions;
+    use crate::node::KdTree;
 
     #[test]
     fn sweep_finds_the_gap_between_two_clusters() {

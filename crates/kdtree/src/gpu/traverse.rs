@@ -1,12 +1,16 @@
-//! Kd-tree ray queries on the GPU (`kdtree/query.wgsl`, built on `kdtree/traverse.wgsl`, a
-//! line-by-line port of the CPU traversal), through the shared [`Compute`] trait.
+//! Kd-tree ray queries on the GPU (`kdtree/traverse_query.wgsl`, built on
+//! `kdtree/traverse.wgsl`, a line-by-line port of `traverse.rs`), the twin of
+//! [`KdTree::closest_hits`] and [`KdTree::any_hits`], and its [`Compute`] impl.
 
 use glam::Vec3;
 use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Recorder, Result, Tolerance, wgpu};
 
-use crate::{Aabb, Hit, KdTree, QueryOptions, Ray, Traversal, TriangleTest};
+use crate::aabb::Aabb;
+use crate::node::KdTree;
+use crate::traverse::{Hits, QueryBatch, QueryOptions, RayQuery, Traversal};
+use crate::triangle::{Hit, TriangleTest};
 
-/// A kd-tree and its triangles on the GPU, in the layout `kdtree/traverse.wgsl` reads
+/// A kd-tree and its triangles on the GPU, in the layout `kdtree/traverse.wgsl` declares
 /// (bindings 1, 2, 3 of any kernel that imports it).
 #[derive(Clone, Debug)]
 pub struct GpuKdTree {
@@ -47,55 +51,12 @@ impl GpuKdTree {
         [self.nodes.binding(), self.prims.binding(), self.tris.binding()]
     }
 
-    /// Flags of `kdtree/query.wgsl` for these options.
+    /// Flags of `kdtree/traverse_query.wgsl` for these options.
     pub fn flags(opts: &QueryOptions, any_hit: bool) -> u32 {
         (opts.traversal == Traversal::Restart) as u32
             | (((opts.test == TriangleTest::Watertight) as u32) << 1)
             | ((any_hit as u32) << 2)
     }
-}
-
-/// A batch of rays against one tree: what [`RayQuery`] takes.
-#[derive(Clone, Debug)]
-pub struct QueryBatch {
-    /// The triangles.
-    pub tris: Vec<[Vec3; 3]>,
-    /// The tree built from them.
-    pub tree: KdTree,
-    /// The rays.
-    pub rays: Vec<Ray>,
-    /// Hits need `t_min < t < t_max`.
-    pub t_min: f32,
-    /// See `t_min`.
-    pub t_max: f32,
-}
-
-/// Per-ray results of a [`RayQuery`]; for any-hit queries only `is_some()` matters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Hits(pub Vec<Option<Hit>>);
-
-/// Closest-hit or any-hit queries of many rays, CPU ([`KdTree::closest_hits`]) or GPU.
-///
-/// ```no_run
-/// use lumbre_gpu::{conformance, Gpu, Tolerance};
-/// use lumbre_kdtree::{scenes, BuildOptions, KdTree, QueryBatch, RayQuery};
-/// let tris = scenes::generated_scene(1000);
-/// let tree = KdTree::build(&tris, &BuildOptions::default());
-/// let (c, r) = ((tree.bounds.min + tree.bounds.max) * 0.5, tree.bounds.size().length());
-/// let rays = scenes::camera_rays(c + glam::Vec3::Z * r * 2.0, c, 0.8, 64, 64);
-/// let batch = QueryBatch { tris, tree, rays, t_min: 0.0, t_max: f32::INFINITY };
-/// conformance(&RayQuery::default(), &Gpu::new()?, &batch, Tolerance::relative(1e-4))?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RayQuery {
-    /// Traversal and triangle test.
-    pub opts: QueryOptions,
-    /// Any-hit (occlusion) instead of closest hit.
-    pub any_hit: bool,
-    /// For tests: a 2-entry short stack instead of 16, so the stack traversal overflows and
-    /// takes its restart fallback all the time.
-    pub tiny_stack: bool,
 }
 
 #[repr(C)]
@@ -107,8 +68,8 @@ struct Params {
     flags: u32,
 }
 const _: () = assert!(
-    size_of::<Params>() == lumbre_shaders::kdtree::QUERY_DEFAULT_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::kdtree::QUERY_TINY_PARAMS_SIZE
+    size_of::<Params>() == lumbre_shaders::kdtree::TRAVERSE_QUERY_DEFAULT_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::kdtree::TRAVERSE_QUERY_TINY_PARAMS_SIZE
 );
 
 impl RayQuery {
@@ -133,8 +94,11 @@ impl RayQuery {
             bmax: tree.bounds.max.to_array(),
             flags: GpuKdTree::flags(&self.opts, self.any_hit),
         })?;
-        let shader =
-            if self.tiny_stack { lumbre_shaders::kdtree::QUERY_TINY } else { lumbre_shaders::kdtree::QUERY_DEFAULT };
+        let shader = if self.tiny_stack {
+            lumbre_shaders::kdtree::TRAVERSE_QUERY_TINY
+        } else {
+            lumbre_shaders::kdtree::TRAVERSE_QUERY_DEFAULT
+        };
         let kernel = gpu.kernel(&shader, "query")?;
         let [a, b, c] = tree.bindings();
         let res = [params.as_entire_binding(), a, b, c, rays.binding(), hits.binding()];
