@@ -188,7 +188,7 @@ impl Factorization {
 
     /// A factored factorisation from the system and its inverses `(I - V^T U)^-1`
     /// (3 x k x k): `W_ch = D^-1 (I - V^T U_ch)^-1`, each row p divided by c_p.
-    pub fn factored(lr: &crate::LowRank, inverse: &[f32]) -> Result<Factorization> {
+    pub fn factored(lr: &crate::lowrank::LowRank, inverse: &[f32]) -> Result<Factorization> {
         let k = lr.k();
         if inverse.len() != 3 * k * k {
             return Err(Error::Input(format!("{} inverse values, expected 3 k^2 = {}", inverse.len(), 3 * k * k)));

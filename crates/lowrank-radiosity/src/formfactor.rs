@@ -34,10 +34,10 @@ use lumbre_kdtree::{KdTree, QueryOptions, Ray};
 use lumbre_raytrace::sampling::{hash_u32, stratified};
 use rayon::prelude::*;
 
-use crate::Shape;
 use crate::matrix::Matrix;
 use crate::mesh::TwoMesh;
 use crate::outline::Clusters;
+use crate::shape::Shape;
 
 /// Pairs whose cosines fall below this count 0 (squared: compared with `cos^2 r^2`).
 pub(crate) const COS2_MIN: f32 = 1e-10;

@@ -1,5 +1,5 @@
 //! Y in the solve's layout, in f32 or f16 (the CPU twin of `radiosity/layout.wgsl` and of
-//! `radiosity/half.wgsl`).
+//! `radiosity/solve_half.wgsl`).
 //!
 //! The solve reads Y in row blocks of R elements. A block is an array of 16-byte words:
 //! word `(ch * QW + w) * R + el` holds the columns of word w of element `e0 + el`'s channel
@@ -64,7 +64,7 @@ pub fn f16_scale(max_abs: f32) -> f32 {
     2.0f32.powi((14 - e).clamp(-126, 127))
 }
 
-/// f32 to f16 bits, rounding to nearest even (as `radiosity/half.wgsl`'s `f16_bits`).
+/// f32 to f16 bits, rounding to nearest even (as `radiosity/solve_half.wgsl`'s `f16_bits`).
 ///
 /// ```
 /// use lumbre_radiosity::twin::{f16_bits, f16_value};

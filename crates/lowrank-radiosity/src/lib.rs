@@ -54,8 +54,10 @@
 
 mod cluster;
 mod coherent;
+pub mod colours;
 mod display;
 mod factor;
+pub mod file;
 mod formfactor;
 mod gpu;
 mod jacobi;
@@ -69,6 +71,7 @@ mod resources;
 mod shape;
 mod solve;
 mod surfaces;
+pub mod twin;
 
 pub use coherent::{Coherence, CoherenceReport};
 pub use display::{Shading, corner_radiosity, render_radiosity};
@@ -89,27 +92,3 @@ pub use resources::Resources;
 pub use shape::{Cell, Shape};
 pub use solve::{Radiosity, Solve, Vte, solve_cpu, solve_tolerance};
 pub use surfaces::{DOMINANT, Face, LightRect, Split, Surfaces};
-
-/// The CPU twins of the GPU stages (each computes what its shader does, bit for bit where
-/// the tests say so) and the constants the WGSL shares: for bisecting a pipeline stage by
-/// stage and for the conformance tests.
-pub mod twin {
-    pub use crate::formfactor::{element_seed, kernel, pair_seeds};
-    pub use crate::gpu::RHS_PER_PASS;
-    pub use crate::jacobi::jacobi_sweep_cpu;
-    pub use crate::layout::{f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
-    pub use crate::outline::{FAR, FEW_PIECES};
-    pub use crate::precompute::{inverse_cpu, u_cpu, vtu_cpu, y_cpu};
-    pub use crate::solve::{SEGMENT_LANES, segment_sum, vte_cpu};
-}
-
-/// The factorisation file: its magic bytes, version and checksum
-/// ([`Factorization::save`]).
-pub mod file {
-    pub use crate::factor::{MAGIC, VERSION, checksum};
-}
-
-/// The Cornell box's colours, which [`Surfaces::closed_box`] paints its walls with.
-pub mod colours {
-    pub use crate::surfaces::{GREEN, LIGHT_KD, LIGHT_KE, RED, WHITE};
-}

@@ -1,6 +1,7 @@
 //! The precompute, once per geometry: U, `V^T U`, `(I - V^T U)^-1` and
-//! `Y = -U (I - V^T U)^-1`, per colour channel (the CPU twins of `radiosity/u.wgsl`,
-//! `radiosity/vtu.wgsl`, `radiosity/invert.wgsl` and `radiosity/gemm.wgsl`).
+//! `Y = -U (I - V^T U)^-1`, per colour channel (the CPU twins of the kernels
+//! `radiosity/precompute_u.wgsl`, `precompute_vtu.wgsl`, `precompute_invert.wgsl` and
+//! `precompute_gemm.wgsl`).
 //!
 //! Layouts (row-major, shared with the GPU and the factor file): U and Y are n x 3k, row e
 //! holding channels r, g, b of k values each; `V^T U` and the inverses are 3 x k x k,
@@ -131,7 +132,7 @@ pub struct Precomputed {
 /// The precompute as an algorithm with a CPU and a GPU path (`lumbre_gpu::Compute`): from a
 /// [`LowRank`] system to [`Precomputed`] (U, `V^T U`, inverses, Y).
 ///
-/// The GPU inverts `I - V^T U` itself (Gauss–Jordan, `radiosity/invert.wgsl`): the inverse
+/// The GPU inverts `I - V^T U` itself (Gauss–Jordan, `radiosity/precompute_invert.wgsl`): the inverse
 /// is 2 k^3 operations per channel, which nalgebra's LU does on one CPU thread while the GPU
 /// spreads each elimination step over k^2 threads, and it saves a round trip of 3 k^2 values
 /// each way. Without pivoting: by

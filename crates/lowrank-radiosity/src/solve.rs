@@ -1,5 +1,5 @@
 //! The fixed-geometry solve `B = E - Y (V^T E)`: `V^T E` as k segmented sums, then a
-//! dense n x k matrix-vector product per channel (the CPU twins of `radiosity/vte.wgsl` and
+//! dense n x k matrix-vector product per channel (the CPU twins of `radiosity/solve_vte.wgsl` and
 //! `radiosity/solve.wgsl`).
 
 use lumbre_gpu::{Error, Result};
@@ -173,7 +173,7 @@ pub struct Solve {
     /// The lighting vectors: emitted radiosity per element, RGB.
     pub lights: Vec<Vec<[f32; 3]>>,
     /// How the GPU stores Y.
-    pub storage: crate::Storage,
+    pub storage: crate::layout::Storage,
     /// For tests: at most this many element rows per GPU block of Y.
     pub block_rows: Option<usize>,
 }

@@ -1,5 +1,5 @@
 //! import shared/dispatch
-//! import radiosity/half
+//! import radiosity/solve_half
 // Rows of `channels` channels of k values (Y: 3, F: 1), from the row-major layout
 // (rows x channels k, f32) to the solve's layout for one block of R element rows: word
 // (ch * QW + w) * R + el holds row e0 + el, channel ch, columns q for the 4 (f32)

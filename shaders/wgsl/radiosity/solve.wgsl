@@ -1,6 +1,6 @@
 //! variants f32, f16, f32_many, f16_many
 //! import shared/dispatch
-//! import radiosity/half
+//! import radiosity/solve_half
 //! define f32: const HALF: bool = false;
 //! define f16: const HALF: bool = true;
 //! define f32_many: const HALF: bool = false;
@@ -9,7 +9,7 @@
 //! define f16: const RHS: u32 = 1u;
 //! define f32_many: const RHS: u32 = 8u;
 //! define f16_many: const RHS: u32 = 8u;
-// B = E - Y x for up to RHS lighting vectors at once (x = V^T E from vte.wgsl), Y read once.
+// B = E - Y x for up to RHS lighting vectors at once (x = V^T E from solve_vte.wgsl), Y read once.
 // `partial`: thread (chunk c, channel ch, element el) of a block of R elements streams its
 // chunk of Y's words (layout.wgsl: consecutive threads read consecutive words) and writes
 // one partial dot product per lighting; `finish`: B = E - the sum of the partials in chunk

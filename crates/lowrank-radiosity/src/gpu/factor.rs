@@ -10,13 +10,15 @@ use std::time::Duration;
 use lumbre_gpu::{Buffer, Gpu, Progress, Recorder, Report, Result};
 
 use crate::factor::Factorization;
+use crate::formfactor::FormFactors;
 use crate::gpu::formfactor::GpuMesh;
 use crate::gpu::precompute::{GpuLowRank, GpuPrecomputed};
 use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows, LayoutParams};
 use crate::layout::{Storage, f16_scale};
 use crate::lowrank::LowRank;
 use crate::matrix::{BlockMatrix, block_rows};
-use crate::{FormFactors, Precompute, TwoMesh};
+use crate::mesh::TwoMesh;
+use crate::precompute::Precompute;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]

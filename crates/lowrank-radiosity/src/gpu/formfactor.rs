@@ -5,9 +5,11 @@ use std::time::Duration;
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::GpuKdTree;
 
-use crate::formfactor::Occluders;
+use crate::formfactor::{FormFactors, Occluders};
 use crate::matrix::{BlockMatrix, Matrix, block_rows};
-use crate::{FormFactors, Shape, TwoMesh};
+use crate::mesh::TwoMesh;
+use crate::outline::Bound;
+use crate::shape::Shape;
 
 /// Pairs per dispatch: bounds each dispatch's time (drivers reset GPUs whose dispatches run
 /// too long).
@@ -86,7 +88,7 @@ impl GpuMesh {
         ranges.extend(&c.patch_start);
         ranges.extend(&c.elements.edge_start);
         ranges.extend(c.patches.edge_start.iter().map(|&s| s + element_edges));
-        let bound = |b: &crate::Bound| {
+        let bound = |b: &Bound| {
             [
                 [b.center.x, b.center.y, b.center.z, b.radius],
                 [b.axis.x, b.axis.y, b.axis.z, b.spread],

@@ -1,5 +1,5 @@
-//! The precompute on the GPU: `radiosity/u.wgsl`, `vtu.wgsl`, `invert.wgsl` (Gauss–Jordan)
-//! and `gemm.wgsl`, in the order of the CPU stages, over row blocks of the element rows.
+//! The precompute on the GPU: `radiosity/precompute_u.wgsl`, `precompute_vtu.wgsl`,
+//! `precompute_invert.wgsl` (Gauss–Jordan) and `precompute_gemm.wgsl`, in the order of the CPU stages, over row blocks of the element rows.
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 
@@ -16,7 +16,7 @@ struct UParams {
     k: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<UParams>() == lumbre_shaders::radiosity::U_PARAMS_SIZE);
+const _: () = assert!(size_of::<UParams>() == lumbre_shaders::radiosity::PRECOMPUTE_U_PARAMS_SIZE);
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -26,7 +26,7 @@ struct VtuParams {
     e1: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<VtuParams>() == lumbre_shaders::radiosity::VTU_PARAMS_SIZE);
+const _: () = assert!(size_of::<VtuParams>() == lumbre_shaders::radiosity::PRECOMPUTE_VTU_PARAMS_SIZE);
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -34,7 +34,7 @@ struct InvertParams {
     k: u32,
     _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<InvertParams>() == lumbre_shaders::radiosity::INVERT_PARAMS_SIZE);
+const _: () = assert!(size_of::<InvertParams>() == lumbre_shaders::radiosity::PRECOMPUTE_INVERT_PARAMS_SIZE);
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -44,7 +44,7 @@ struct GemmParams {
     ch: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<GemmParams>() == lumbre_shaders::radiosity::GEMM_PARAMS_SIZE);
+const _: () = assert!(size_of::<GemmParams>() == lumbre_shaders::radiosity::PRECOMPUTE_GEMM_PARAMS_SIZE);
 
 /// A low-rank system on the GPU: F in row blocks (the blocks of U and Y), reflectances,
 /// `1 / c_p` and the patch ranges.
@@ -114,8 +114,8 @@ impl Precompute {
         let state = gpu.zeroed::<u32>(4)?;
 
         // U, then V^T U summed block after block.
-        let uk = gpu.kernel(&lumbre_shaders::radiosity::U, "main")?;
-        let vk = gpu.kernel(&lumbre_shaders::radiosity::VTU, "main")?;
+        let uk = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_U, "main")?;
+        let vk = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_VTU, "main")?;
         for b in 0..u.blocks.len() {
             let (e0, rows) = u.block_range(b);
             let p = gpu.uniform(&UParams { rows: rows as u32, e0: e0 as u32, k: k as u32, _pad: 0 })?;
@@ -147,10 +147,10 @@ impl Precompute {
             cols_buf.binding(),
             state.binding(),
         ];
-        let init = gpu.kernel(&lumbre_shaders::radiosity::INVERT, "init")?;
+        let init = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "init")?;
         rec.dispatch("invert", &init, &res, (kk as u64).div_ceil(256))?;
-        let pivot = gpu.kernel(&lumbre_shaders::radiosity::INVERT, "pivot")?;
-        let update = gpu.kernel(&lumbre_shaders::radiosity::INVERT, "update")?;
+        let pivot = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "pivot")?;
+        let update = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "update")?;
         let (pb, ub) = (gpu.bind(&pivot, &res), gpu.bind(&update, &res));
         let (x, y_dim, z) = gpu.grid((kk as u64).div_ceil(256))?;
         rec.pass("invert", |pass| {
@@ -178,7 +178,7 @@ impl Precompute {
         }
         // Y = -U M, per block and channel.
         let y = BlockMatrix::zeroed(&gpu, n, 3 * k, s.f.block_rows)?;
-        let gk = gpu.kernel(&lumbre_shaders::radiosity::GEMM, "main")?;
+        let gk = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_GEMM, "main")?;
         for b in 0..u.blocks.len() {
             let (_, rows) = u.block_range(b);
             for ch in 0..3u32 {

@@ -1,4 +1,4 @@
-//! The solve on the GPU: `radiosity/vte.wgsl` (`V^T E`, segmented sums), then
+//! The solve on the GPU: `radiosity/solve_vte.wgsl` (`V^T E`, segmented sums), then
 //! `radiosity/solve.wgsl` (partial dot products over row blocks, then B from their sums), in
 //! the order of the CPU stages. The factorisation is uploaded once
 //! ([`lumbre_gpu::Backend::place`]) in the layout of `radiosity/layout.wgsl`, f32 or f16.
@@ -18,7 +18,7 @@ struct VteParams {
     ks: u32,
     lights: u32,
 }
-const _: () = assert!(size_of::<VteParams>() == lumbre_shaders::radiosity::VTE_PARAMS_SIZE);
+const _: () = assert!(size_of::<VteParams>() == lumbre_shaders::radiosity::SOLVE_VTE_PARAMS_SIZE);
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -356,7 +356,7 @@ impl Solve {
             });
         }
         let batch = (max / per_light).clamp(1, lights.len().max(1));
-        let vte = gpu.kernel(&lumbre_shaders::radiosity::VTE, "main")?;
+        let vte = gpu.kernel(&lumbre_shaders::radiosity::SOLVE_VTE, "main")?;
         let mut out = Vec::new();
         for group in lights.chunks(batch) {
             let m = group.len();
@@ -516,7 +516,7 @@ impl Compute for Vte {
         let emission = gpu.upload(&flat)?;
         let x = gpu.zeroed::<f32>(3 * ks)?;
         let p = gpu.uniform(&VteParams { n: n as u32, k: k as u32, ks: ks as u32, lights: 1 })?;
-        let kernel = gpu.kernel(&lumbre_shaders::radiosity::VTE, "main")?;
+        let kernel = gpu.kernel(&lumbre_shaders::radiosity::SOLVE_VTE, "main")?;
         let res = [p.as_entire_binding(), input.0.binding(), emission.binding(), x.binding()];
         rec.dispatch("V^T E", &kernel, &res, k as u64)?;
         Ok((x, k))
