@@ -9,8 +9,8 @@
 //!   density paper's histogram pyramid;
 //! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
 //!   keys only or with `u32` values;
-//! - [`stages`]: a CPU twin of every GPU stage; each pipeline, written once, runs recorded
-//!   for the GPU or stage by stage with any stage on the CPU, to find a wrong one.
+//! - [`twin`]: a CPU twin of every GPU stage. Each pipeline is written once and runs
+//!   recorded for the GPU or stage by stage with any stage on the CPU, to find a wrong one.
 //!
 //! Every operation accepts any length up to the device's buffer limit: inputs longer than
 //! one storage binding are processed in binding-sized pieces.
@@ -23,20 +23,39 @@
 //! ```
 
 mod compact;
+mod gpu;
 mod hpyramid;
 mod pieces;
 mod scan;
 mod sort;
-pub mod stages;
 
-pub use compact::{
-    COMPACT_TILE, COMPACT_TWO_PASS_MIN, Compact, Emit, GpuCompacted, GpuStream, Predicate, Select, Stream, compact_cpu,
-};
+pub use compact::{COMPACT_TILE, COMPACT_TWO_PASS_MIN, Compact, Emit, Predicate, Select, Stream, compact_cpu};
+pub use gpu::compact::{GpuCompacted, GpuStream};
+pub use gpu::scan::{ScanScratch, record_scan, record_scan_with};
+pub use gpu::sort::{record_sort, record_sort_bits, record_sort_stages};
 pub use hpyramid::HistoPyramid;
-pub use scan::{
-    Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, ScanScratch, record_scan,
-    record_scan_with, scan_cpu,
-};
-pub use sort::{
-    RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu, record_sort, record_sort_bits, record_sort_stages,
-};
+pub use scan::{Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, scan_cpu};
+pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu};
+
+/// CPU twins of the GPU stages, one module per stage: a function per WGSL entry point, named
+/// like it, and the `*Params` structs that mirror the kernels' uniforms. A twin computes
+/// what one dispatch computes, integers bit for bit. Every pipeline gives each dispatch its
+/// twin ([`Scan::record_stages`], [`Compact::record_stages`], [`record_sort_stages`],
+/// [`HistoPyramid::record_stages`]), so that, run on [`lumbre_gpu::stages::Stages`], any
+/// stage can run on the CPU.
+///
+/// ```
+/// use lumbre_compact::{Scan, ScanKind};
+/// use lumbre_gpu::stages::Stages;
+/// let mut s = Stages::cpu();
+/// let (src, dst) = (s.upload(&[3u32, 1, 4, 1, 5])?, s.zeroed::<u32>(5)?);
+/// Scan::<u32>::new(ScanKind::Exclusive).record_stages(&mut s, src, dst)?;
+/// assert_eq!(s.read(dst)?, vec![0, 3, 4, 8, 9]);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub mod twin {
+    pub use crate::compact::twin as compact;
+    pub use crate::hpyramid::twin as hpyramid;
+    pub use crate::scan::twin as scan;
+    pub use crate::sort::twin as sort;
+}

@@ -20,10 +20,10 @@ const SCAN: Stage = ("compact/scan_u32", "scan");
 const COMPACT: Stage = ("compact/compact", "compact");
 const COUNT: Stage = ("compact/compact", "count");
 const COMPACT_FROM_PREFIXES: Stage = ("compact/compact", "compact_from_prefixes");
-const HIST: Stage = ("compact/radix_hist", "hist_tiles");
-const CHUNK_SUMS: Stage = ("compact/radix_offsets", "chunk_sums");
-const CHUNK_OFFSETS: Stage = ("compact/radix_offsets", "chunk_offsets");
-const SCATTER: Stage = ("compact/radix_scatter", "scatter");
+const HIST: Stage = ("compact/sort_hist", "hist_tiles");
+const CHUNK_SUMS: Stage = ("compact/sort_offsets", "chunk_sums");
+const CHUNK_OFFSETS: Stage = ("compact/sort_offsets", "chunk_offsets");
+const SCATTER: Stage = ("compact/sort_scatter", "scatter");
 const HP_BASE: Stage = ("compact/hpyramid", "base");
 const HP_REDUCE: Stage = ("compact/hpyramid", "reduce");
 const HP_TRAVERSE: Stage = ("compact/hpyramid", "traverse");
@@ -289,7 +289,7 @@ fn every_stage_on_the_cpu_equals_the_cpu_path() {
 fn a_stage_bound_to_the_wrong_buffers_is_an_error() {
     let mut r = Stages::cpu();
     let keys = r.upload(&[1u32, 2]).unwrap();
-    let shader = lumbre_shaders::compact::RADIX_HIST;
+    let shader = lumbre_shaders::compact::SORT_HIST;
     let hist_tiles = r.stage(&shader, "hist_tiles").unwrap();
     let p = r.uniform(&[0u32; 9]).unwrap();
     let err = r.dispatch("sort histogram", &hist_tiles, &p, &[keys.all()], 1, |_, _| {}).unwrap_err();

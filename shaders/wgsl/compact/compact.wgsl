@@ -2,7 +2,7 @@
 //! import compact/lanes_{variant}
 //! import compact/block_scan_{variant}
 //! import compact/lookback
-//! import compact/store_kept_{variant}
+//! import compact/compact_store_{variant}
 // Stable stream compaction. An element is kept if its flag is non-zero, or if a predicate
 // on its value holds. Two ways to find where a tile's kept elements go:
 // - one pass (`compact`): each tile counts its kept elements, finds how many earlier tiles

@@ -1,7 +1,7 @@
 //! CPU twins of the GPU build's stages (`octree/build.wgsl` and `octree/gather.wgsl`), one
 //! function per entry point in a module named like its shader, taking the entry point's
 //! uniform and the buffers it binds as slices in binding order, and computing what one
-//! dispatch computes, bit for bit (see [`lumbre_compact::stages`] for the conventions).
+//! dispatch computes, bit for bit (see [`lumbre_compact::twin`] for the conventions).
 //! [`GpuBuild::run_stages`](crate::GpuBuild::run_stages) runs the GPU build stage by stage,
 //! any stage of which may run as its twin.
 //!

@@ -1,11 +1,11 @@
 //! variants plain, subgroups
 //! import compact/lanes_{variant}
 //! import compact/block_scan_{variant}
-//! import compact/radix_params
+//! import compact/sort_params
 // Radix sort, pass part 2: each tile sorts its keys by the pass's 8-bit digit in shared
 // memory (four stable 2-bit splits, counters for the four values packed as 16-bit fields
 // of a vec2 and block-scanned together), then writes each key to its digit's output
-// position: the tile's first position for the digit (radix_offsets) plus its rank within the
+// position: the tile's first position for the digit (sort_offsets) plus its rank within the
 // tile's digit.
 // Keys and values are gathered by their original position in the tile.
 // Keys longer than one binding: `keys_in`/`vals_in` hold one piece, and only destinations
@@ -131,7 +131,7 @@ fn scatter(ids: LaneIds) {
     let l = lanes(ids);
     let tile = l.wg;
     let base = tile * SORT_TILE;
-    // The tile's digit counts are its histogram row (radix_hist), read now, used later.
+    // The tile's digit counts are its histogram row (sort_hist), read now, used later.
     let count = hist[(params.tile_base + tile) * 256u + l.rank];
     // Digits of the tile's keys from vec4 loads (all issued up front), staged as
     // (digit << 16) | position; positions past the end get digit 255 and sort last.

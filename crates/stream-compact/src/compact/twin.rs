@@ -1,16 +1,54 @@
 //! CPU twins of `compact/compact.wgsl` (`COMPACT_PLAIN` and `COMPACT_SUBGROUPS`, which
 //! compute the same): the single pass (`compact`) and the two passes around a scan of the
 //! tiles' counts (`count`, `compact_from_prefixes`).
+//!
+//! A twin takes the entry point's uniform and the buffers it binds, as slices in binding
+//! order (read-only as `&[T]`, written as `&mut [T]`), and computes what one dispatch
+//! computes, every workgroup tile by tile; reads past a slice's end give zero and writes
+//! past it are dropped, as robust buffer access allows on the GPU.
 
 use std::ops::Range;
 
 use lumbre_gpu::stages::{get, put};
 
-use super::{CompactParams, lookback};
-use crate::COMPACT_TILE;
+use crate::compact::COMPACT_TILE;
+use crate::scan::twin::{publish_tile, take_tickets};
 
-/// Keep-bit words per tile: one per thread of the workgroup.
-const TILE_WORDS: usize = 256;
+/// The uniform of `compact/compact.wgsl` (`CompactParams`): one piece of a compaction.
+///
+/// ```
+/// let p = lumbre_compact::twin::compact::CompactParams { n: 10, num_tiles: 1, mode: 2, ..Default::default() };
+/// assert_eq!(p.out_base, 0);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct CompactParams {
+    /// Elements in this piece.
+    pub n: u32,
+    /// The piece's number: `carry[piece]` counts what earlier pieces kept.
+    pub piece: u32,
+    /// Tiles of [`COMPACT_TILE`](crate::COMPACT_TILE) elements in the piece.
+    pub num_tiles: u32,
+    /// The look-back's tuning word (see [`ScanParams::lookback`](crate::twin::scan::ScanParams::lookback)).
+    pub lookback: u32,
+    /// Bit 0: keep by the predicate on the value (else by flag); bit 1: write indices (else
+    /// values).
+    pub mode: u32,
+    /// The predicate: 0 `v != 0`, 1 `v == x`, 2 `v != x`, 3 `v < x`, 4 `v <= x`, 5 `v > x`,
+    /// 6 `v >= x`, otherwise `v & x != 0` (`x` is the operand).
+    pub op: u32,
+    /// The predicate's operand.
+    pub operand: u32,
+    /// Index of the piece's first element (what written indices start from).
+    pub index_base: u32,
+    /// Output position where the bound `out` starts.
+    pub out_base: u32,
+}
+const _: () = assert!(size_of::<CompactParams>() == lumbre_shaders::compact::COMPACT_PLAIN_COMPACT_PARAMS_SIZE);
+
+/// Keep-bit words per tile in the two-pass compaction: one per thread of the workgroup
+/// (`WG` in the shader).
+pub(crate) const TILE_WORDS: usize = 256;
 
 /// Elements of a tile's stripe: a thread holds one vec4 of each of the four stripes.
 const STRIPE: usize = COMPACT_TILE / 4;
@@ -85,7 +123,7 @@ fn write_tile(
 /// the piece in `carry[piece + 1]`.
 ///
 /// ```
-/// use lumbre_compact::stages::{CompactParams, compact};
+/// use lumbre_compact::twin::compact::{self, CompactParams};
 /// let p = CompactParams { n: 4, num_tiles: 1, ..Default::default() };
 /// let (mut state, mut carry, mut out) = ([0u32; 8], [0u32; 2], [0u32; 4]);
 /// compact::compact(&p, &[5, 6, 7, 8], &[1, 0, 0, 1], &mut state, &mut carry, &mut out);
@@ -103,10 +141,10 @@ pub fn compact(
     let mut prefix = get(carry, piece);
     for t in 0..p.num_tiles as usize {
         let end = write_tile(p, values, out, t, prefix, |e| keep(p, values, flags, e));
-        lookback::publish_tile(state, t, end.wrapping_sub(prefix), end, p.lookback);
+        publish_tile(state, t, end.wrapping_sub(prefix), end, p.lookback);
         prefix = end;
     }
-    lookback::take_tickets(state, p.num_tiles);
+    take_tickets(state, p.num_tiles);
     if p.num_tiles > 0 {
         put(carry, piece + 1, prefix);
     }
@@ -116,7 +154,7 @@ pub fn compact(
 /// into `keep_bits` (256 words per tile; see [`compact_from_prefixes`]).
 ///
 /// ```
-/// use lumbre_compact::stages::{CompactParams, compact};
+/// use lumbre_compact::twin::compact::{self, CompactParams};
 /// let p = CompactParams { n: 6, num_tiles: 1, ..Default::default() };
 /// let (mut counts, mut bits) = ([0u32; 1], [0u32; 256]);
 /// compact::count(&p, &[], &[1, 0, 0, 1, 1, 0], &mut counts, &mut bits);
@@ -145,7 +183,7 @@ pub fn count(p: &CompactParams, values: &[u32], flags: &[u32], tile_values: &mut
 /// prefix in `tile_values` on.
 ///
 /// ```
-/// use lumbre_compact::stages::{CompactParams, compact};
+/// use lumbre_compact::twin::compact::{self, CompactParams};
 /// let p = CompactParams { n: 6, num_tiles: 1, ..Default::default() };
 /// let mut bits = [0u32; 256];
 /// (bits[0], bits[1]) = (0b1001, 0b0001);

@@ -1,5 +1,5 @@
 //! module
-// Parameters of one radix sort pass (lumbre_compact::sort::Params), shared by its kernels.
+// Parameters of one radix sort pass (lumbre_compact::twin::sort::SortParams), shared by its kernels.
 struct SortParams {
     n: u32,
     shift: u32,

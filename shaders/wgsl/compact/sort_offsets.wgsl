@@ -1,5 +1,5 @@
 //! import shared/dispatch
-//! import compact/radix_params
+//! import compact/sort_params
 // Radix sort, pass part 2: every (tile, digit)'s first output position from the tile-major
 // histograms `hist[tile * 256 + digit]`, with only contiguous reads and writes (the
 // digit-major layout that one plain scan needs made both the histogram's stores and the
@@ -16,7 +16,7 @@
 @group(0) @binding(3) var<storage, read> starts: array<u32>;
 @group(0) @binding(4) var<storage, read_write> offsets: array<u32>;
 
-// Tiles per chunk; also `RADIX_CHUNK` on the host.
+// Tiles per chunk; also `CHUNK` of the sort's twin on the host.
 const CHUNK: u32 = 32u;
 
 fn chunks() -> u32 {

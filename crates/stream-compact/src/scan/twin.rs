@@ -1,14 +1,78 @@
-//! CPU twins of `compact/scan_tile.wgsl`, the kernels of the `SCAN_U32_*` and `SCAN_F32_*`
-//! shaders: the single pass (`scan`) and the first and last passes of reduce-then-scan
-//! (`reduce`, `scan_from_prefixes`). Elements of type `T` are 4 bytes (`u32` or `f32`).
+//! CPU twins of `compact/scan_tile.wgsl`, the entry points of the `SCAN_U32_*` and
+//! `SCAN_F32_*` shaders: the single pass (`scan`) and the first and last passes of
+//! reduce-then-scan (`reduce`, `scan_from_prefixes`), and what `compact/lookback.wgsl`
+//! leaves in its state words (the ticket counter, and each tile's published aggregate and
+//! inclusive prefix). Elements of type `T` are 4 bytes (`u32` or `f32`); `f32` scans sum in
+//! another order than the GPU's, so they agree to rounding.
+//!
+//! A twin takes the entry point's uniform and the buffers it binds, as slices in binding
+//! order (read-only as `&[T]`, written as `&mut [T]`), and computes what one dispatch
+//! computes, every workgroup tile by tile; reads past a slice's end give zero and writes
+//! past it are dropped, as robust buffer access allows on the GPU.
 
 use std::ops::Range;
 
 use lumbre_gpu::stages::{get, put};
 
-use super::{ScanParams, lookback};
-use crate::scan::scan_serial;
-use crate::{SCAN_TILE, ScanElem, ScanKind};
+use crate::scan::{SCAN_TILE, ScanElem, ScanKind, scan_serial};
+
+/// The uniform of `compact/scan_tile.wgsl` (`ScanParams`): one piece of a scan.
+///
+/// ```
+/// let p = lumbre_compact::twin::scan::ScanParams { n: 5000, num_tiles: 2, ..Default::default() };
+/// assert_eq!(p.inclusive, 0);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ScanParams {
+    /// Elements in this piece.
+    pub n: u32,
+    /// The piece's number: `carry[piece]` precedes it and its last tile writes
+    /// `carry[piece + 1]`.
+    pub piece: u32,
+    /// 1 for an inclusive scan, 0 for an exclusive one.
+    pub inclusive: u32,
+    /// Tiles of [`SCAN_TILE`](crate::SCAN_TILE) elements in the piece (one workgroup each).
+    pub num_tiles: u32,
+    /// The look-back's tuning word: spin limit in bits 0-30, "walk to tile zero" in bit 31
+    /// (see [`Lookback`](crate::Lookback)).
+    pub lookback: u32,
+}
+const _: () = assert!(
+    size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_U32_PLAIN_SCAN_PARAMS_SIZE
+        && size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_F32_PLAIN_SCAN_PARAMS_SIZE
+);
+
+/// Ready flag of a published half word.
+const READY: u32 = 0x10000;
+
+/// Publishes `bits` in slot pair `k` of `tile` (0: aggregate, 2: inclusive prefix).
+fn publish(state: &mut [u32], tile: usize, k: usize, bits: u32) {
+    let slot = 4 + 4 * tile + k;
+    put(state, slot, READY | (bits & 0xffff));
+    put(state, slot + 1, READY | (bits >> 16));
+}
+
+/// Records what tile `tile` publishes: tile 0 its inclusive prefix only, the others their
+/// aggregate and, unless bit 31 of `tuning` asks every tile to walk to tile 0, their
+/// inclusive prefix (values as bits).
+pub(crate) fn publish_tile(state: &mut [u32], tile: usize, aggregate: u32, inclusive: u32, tuning: u32) {
+    if tile == 0 {
+        publish(state, 0, 2, inclusive);
+        return;
+    }
+    publish(state, tile, 0, aggregate);
+    if tuning >> 31 == 0 {
+        publish(state, tile, 2, inclusive);
+    }
+}
+
+/// Counts `tiles` tickets taken from the counter in word 0.
+pub(crate) fn take_tickets(state: &mut [u32], tiles: u32) {
+    if let Some(t) = state.first_mut() {
+        *t = t.wrapping_add(tiles);
+    }
+}
 
 /// Elements of tile `t` in a piece of `n`.
 fn tile(t: usize, n: usize) -> Range<usize> {
@@ -40,10 +104,10 @@ fn scan_tile<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], t: usize, be
 /// the piece's total after the carry in `carry[piece + 1]`.
 ///
 /// ```
-/// use lumbre_compact::stages::{ScanParams, scan_tile};
+/// use lumbre_compact::twin::scan::{self, ScanParams};
 /// let p = ScanParams { n: 3, piece: 1, num_tiles: 1, ..Default::default() };
 /// let (mut dst, mut state, mut carry) = ([0u32; 3], [0u32; 8], [0u32, 10, 0]);
-/// scan_tile::scan(&p, &[1, 2, 3], &mut dst, &mut state, &mut carry);
+/// scan::scan(&p, &[1, 2, 3], &mut dst, &mut state, &mut carry);
 /// assert_eq!((dst, carry[2]), ([10, 11, 13], 16));
 /// ```
 pub fn scan<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], state: &mut [u32], carry: &mut [T]) {
@@ -51,10 +115,10 @@ pub fn scan<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], state: &mut [
     let mut prefix = get(carry, piece);
     for t in 0..p.num_tiles as usize {
         let total = scan_tile(p, src, dst, t, prefix);
-        lookback::publish_tile(state, t, bits(total), bits(prefix.add(total)), p.lookback);
+        publish_tile(state, t, bits(total), bits(prefix.add(total)), p.lookback);
         prefix = prefix.add(total);
     }
-    lookback::take_tickets(state, p.num_tiles);
+    take_tickets(state, p.num_tiles);
     if p.num_tiles > 0 {
         put(carry, piece + 1, prefix);
     }
@@ -63,10 +127,10 @@ pub fn scan<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], state: &mut [
 /// Twin of `reduce`: every tile's total into `tile_values`.
 ///
 /// ```
-/// use lumbre_compact::stages::{ScanParams, scan_tile};
+/// use lumbre_compact::twin::scan::{self, ScanParams};
 /// let src = vec![1u32; 5000];
 /// let mut totals = [0u32; 2];
-/// scan_tile::reduce(&ScanParams { n: 5000, num_tiles: 2, ..Default::default() }, &src, &mut totals);
+/// scan::reduce(&ScanParams { n: 5000, num_tiles: 2, ..Default::default() }, &src, &mut totals);
 /// assert_eq!(totals, [4096, 904]);
 /// ```
 pub fn reduce<T: ScanElem>(p: &ScanParams, src: &[T], tile_values: &mut [T]) {
@@ -78,10 +142,10 @@ pub fn reduce<T: ScanElem>(p: &ScanParams, src: &[T], tile_values: &mut [T]) {
 /// Twin of `scan_from_prefixes`: every tile scanned after its prefix in `tile_values`.
 ///
 /// ```
-/// use lumbre_compact::stages::{ScanParams, scan_tile};
+/// use lumbre_compact::twin::scan::{self, ScanParams};
 /// let p = ScanParams { n: 3, num_tiles: 1, inclusive: 1, ..Default::default() };
 /// let mut dst = [0u32; 3];
-/// scan_tile::scan_from_prefixes(&p, &[1, 2, 3], &mut dst, &[100]);
+/// scan::scan_from_prefixes(&p, &[1, 2, 3], &mut dst, &[100]);
 /// assert_eq!(dst, [101, 103, 106]);
 /// ```
 pub fn scan_from_prefixes<T: ScanElem>(p: &ScanParams, src: &[T], dst: &mut [T], tile_values: &[T]) {

@@ -1,7 +1,7 @@
 //! import shared/dispatch
-//! import compact/radix_params
+//! import compact/sort_params
 // Radix sort, pass part 1: each tile of SORT_TILE keys counts its 8-bit digits into its row
-// of `hist[tile * 256 + digit]` (radix_offsets turns the rows into output positions). `n`
+// of `hist[tile * 256 + digit]` (sort_offsets turns the rows into output positions). `n`
 // counts this piece's keys.
 
 

@@ -1,9 +1,41 @@
 //! CPU twins of `compact/hpyramid.wgsl`: the histogram pyramid's base level (`base`), each
 //! level above it (`reduce`) and the descent that writes the output (`traverse`).
+//!
+//! A twin takes the entry point's uniform and the buffers it binds, as slices in binding
+//! order (read-only as `&[T]`, written as `&mut [T]`), and computes what one dispatch
+//! computes, every workgroup tile by tile; reads past a slice's end give zero and writes
+//! past it are dropped, as robust buffer access allows on the GPU.
 
 use lumbre_gpu::stages::{get, put};
 
-use super::HpParams;
+/// The uniform of `compact/hpyramid.wgsl` (`HpParams`).
+///
+/// ```
+/// let p = lumbre_compact::twin::hpyramid::HpParams { n: 8, level: 1, count: 2, ..Default::default() };
+/// assert_eq!(p.offsets, [0; 16]);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct HpParams {
+    /// Elements of the input.
+    pub n: u32,
+    /// The level being built (`reduce`), or the top level (`traverse`).
+    pub level: u32,
+    /// Added to written indices.
+    pub index_base: u32,
+    /// Zero (padding).
+    pub _pad: u32,
+    /// Where each level starts in the pyramid, in tuples of four; level 0 is the input.
+    pub offsets: [u32; 16],
+    /// Entries of the level being built (`base`, `reduce`), or the input's length
+    /// (`traverse`, one thread per possible output).
+    pub count: u32,
+    /// Bit 0: keep by `value != 0` (else by flag); bit 1: write indices (else values).
+    pub mode: u32,
+    /// Zero (padding).
+    pub _pad2: [u32; 2],
+}
+const _: () = assert!(size_of::<HpParams>() == lumbre_shaders::compact::HPYRAMID_HP_PARAMS_SIZE);
 
 /// Threads per workgroup of the pyramid's kernels.
 const WG: usize = 256;
@@ -32,7 +64,7 @@ fn put_count(pyramid: &mut [[u32; 4]], at: usize, i: usize, c: u32) {
 /// Twin of `base`: level 1, node `i` counting the kept elements among `4i .. 4i + 3`.
 ///
 /// ```
-/// use lumbre_compact::stages::{HpParams, hpyramid};
+/// use lumbre_compact::twin::hpyramid::{self, HpParams};
 /// let p = HpParams { n: 6, count: 2, ..Default::default() };
 /// let mut pyramid = [[0u32; 4]; 1];
 /// hpyramid::base(&p, &[], &[1, 1, 0, 1, 0, 1], &mut pyramid);
@@ -49,7 +81,7 @@ pub fn base(p: &HpParams, values: &[u32], flags: &[u32], pyramid: &mut [[u32; 4]
 /// Twin of `reduce`: level `params.level`, node `i` summing the tuple of its four children.
 ///
 /// ```
-/// use lumbre_compact::stages::{HpParams, hpyramid};
+/// use lumbre_compact::twin::hpyramid::{self, HpParams};
 /// let mut offsets = [0; 16];
 /// offsets[2] = 1;
 /// let p = HpParams { level: 2, count: 1, offsets, ..Default::default() };
@@ -70,7 +102,7 @@ pub fn reduce(p: &HpParams, pyramid: &mut [[u32; 4]]) {
 /// child whose range of kept elements holds it.
 ///
 /// ```
-/// use lumbre_compact::stages::{HpParams, hpyramid};
+/// use lumbre_compact::twin::hpyramid::{self, HpParams};
 /// let mut offsets = [0; 16];
 /// offsets[2] = 1; // level 1 in tuple 0, the top (level 2) in tuple 1
 /// let p = HpParams { n: 6, level: 2, count: 6, mode: 2, offsets, ..Default::default() };

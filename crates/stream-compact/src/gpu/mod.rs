@@ -1,0 +1,7 @@
+//! The GPU path of every stage, each in the file named like its CPU half, with its
+//! `Compute` impl and its pipeline, recorded once on `lumbre_gpu::stages`.
+
+pub(crate) mod compact;
+pub(crate) mod hpyramid;
+pub(crate) mod scan;
+pub(crate) mod sort;
