@@ -8,8 +8,8 @@ use lumbre_density::{
     Bounces, CameraDensity, CameraDiskPass, Density, Estimate, GpuProblem, GpuProgressive, MAX_FLIP_RATE, Method,
     NO_DISK, OctreeOptions, PhotonOptions, PhotonTracer, Problem, Progressive, nearest_radii,
 };
-use lumbre_gpu::testing::{between_stages, gpu_required, test_gpu, try_test_gpu};
-use lumbre_gpu::{Agree, Compute, Gpu, GpuOptions, Tolerance};
+use lumbre_gpu::testing::{between_stages, own_gpu, test_gpu};
+use lumbre_gpu::{Agree, Compute, Gpu, Tolerance};
 use lumbre_raytrace::{Camera, Prepared, Scene};
 
 fn cornell() -> Prepared {
@@ -25,12 +25,6 @@ fn camera() -> Camera {
 
 fn tracer(photons: u32, bounces: Bounces, seed: u32) -> PhotonTracer {
     PhotonTracer { options: PhotonOptions { photons, bounces, seed, ..Default::default() } }
-}
-
-/// A context of its own, so that other tests' transfers do not mix with this one's.
-fn own_gpu() -> Option<Gpu> {
-    let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
-    try_test_gpu(&opts, lumbre_gpu::wgpu::Features::empty(), gpu_required()).unwrap()
 }
 
 /// Crossings the GPU may decide differently from the CPU (a test within a few ulps of its
@@ -227,7 +221,7 @@ fn run_resident(gpu: &Gpu, alg: &CameraDensity, p: &Prepared) -> (lumbre_density
 
 #[test]
 fn a_camera_density_run_reads_back_only_sizes_between_stages() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = cornell();
     for (passes, k) in [(1u32, None), (3, None), (2, Some(16))] {
         let alg = CameraDensity {
@@ -264,7 +258,7 @@ fn a_camera_density_run_reads_back_only_sizes_between_stages() {
 fn the_host_flow_it_replaces_fails_the_check() {
     // What `lumbre density` did before: trace on the GPU, read the flights back, make the
     // disks on the CPU, and send flights and disks up again for the estimate.
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = cornell();
     let t = tracer(20_000, Bounces::IndirectOnly, 0);
     let scene = t.upload(&gpu, &p).unwrap();

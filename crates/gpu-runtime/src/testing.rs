@@ -60,6 +60,18 @@ pub fn test_gpu(features: wgpu::Features) -> Option<Gpu> {
     }
 }
 
+/// A context of its own for a test that counts transfers (the shared context's counters
+/// move with every other test of the binary), or `None` to skip; panics like [`test_gpu`].
+///
+/// ```no_run
+/// let Some(gpu) = lumbre_gpu::testing::own_gpu(wgpu::Features::empty()) else { return };
+/// assert_eq!(gpu.transfers(), lumbre_gpu::Transfers::default());
+/// ```
+pub fn own_gpu(features: wgpu::Features) -> Option<Gpu> {
+    let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
+    try_test_gpu(&opts, features, gpu_required()).unwrap_or_else(|why| panic!("{why}"))
+}
+
 /// The largest upload that counts as a kernel's parameters (a uniform) rather than data.
 ///
 /// ```

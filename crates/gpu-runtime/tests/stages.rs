@@ -3,7 +3,7 @@
 
 use lumbre_gpu::shaders::runtime::{COPY_VARIANTS, IOTA};
 use lumbre_gpu::stages::{Buf, Stages};
-use lumbre_gpu::testing::test_gpu;
+use lumbre_gpu::testing::{own_gpu, test_gpu};
 use lumbre_gpu::{Result, TimingSource, Traffic, iota_cpu, record_iota};
 
 const NO_FEATURES: wgpu::Features = wgpu::Features::empty();
@@ -85,7 +85,7 @@ fn recorded_and_staged_runs_equal_the_cpu_run() {
 
 #[test]
 fn staged_buffers_move_only_when_the_other_side_binds_them() {
-    let Some(gpu) = test_gpu(NO_FEATURES) else { return };
+    let Some(gpu) = own_gpu(NO_FEATURES) else { return };
     let n = 4096;
     let bytes = 4 * n as u64;
     // Both stages on the GPU: each buffer goes up once (its zeros) with each stage's

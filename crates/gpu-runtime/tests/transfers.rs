@@ -2,14 +2,8 @@
 //! counted once with its bytes, clones share the counters, and work that stays on the
 //! device (new buffers, copies, dispatches) counts nothing.
 
-use lumbre_gpu::testing::{gpu_required, try_test_gpu};
-use lumbre_gpu::{Compute, CopyKernel, Gpu, GpuOptions, Traffic, Transfers};
-
-/// A context of its own (the counters of the shared test context move with other tests).
-fn own_gpu() -> Option<Gpu> {
-    let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
-    try_test_gpu(&opts, wgpu::Features::empty(), gpu_required()).unwrap()
-}
+use lumbre_gpu::testing::own_gpu;
+use lumbre_gpu::{Compute, CopyKernel, Traffic, Transfers};
 
 fn traffic(calls: u64, bytes: u64) -> Traffic {
     Traffic { calls, bytes }
@@ -17,7 +11,7 @@ fn traffic(calls: u64, bytes: u64) -> Traffic {
 
 #[test]
 fn uploads_writes_and_uniforms_are_counted_with_their_bytes() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(wgpu::Features::empty()) else { return };
     assert_eq!(gpu.transfers(), Transfers::default(), "a new context has moved nothing");
     let t0 = gpu.transfers();
     let buf = gpu.upload(&[7u32; 1000]).unwrap();
@@ -44,7 +38,7 @@ fn uploads_writes_and_uniforms_are_counted_with_their_bytes() {
 
 #[test]
 fn downloads_count_the_bytes_read_back() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(wgpu::Features::empty()) else { return };
     let buf = gpu.upload(&(0..1000u32).collect::<Vec<_>>()).unwrap();
     let t0 = gpu.transfers();
     assert_eq!(gpu.download(&buf).unwrap().len(), 1000);
@@ -62,7 +56,7 @@ fn downloads_count_the_bytes_read_back() {
 
 #[test]
 fn device_work_moves_nothing_but_timestamps() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(wgpu::Features::empty()) else { return };
     let src = gpu.upload(&[[1u32; 4]; 4096]).unwrap();
     let dst = gpu.zeroed::<[u32; 4]>(4096).unwrap();
     // Compile first: the copy kernel's first use is no transfer either, but keep it apart.
@@ -85,7 +79,7 @@ fn device_work_moves_nothing_but_timestamps() {
 
 #[test]
 fn clones_share_the_counters_and_a_whole_gpu_path_is_one_up_one_down() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(wgpu::Features::empty()) else { return };
     let clone = gpu.clone();
     let data = vec![[3u32; 4]; 500];
     let t0 = gpu.transfers();
@@ -95,7 +89,7 @@ fn clones_share_the_counters_and_a_whole_gpu_path_is_one_up_one_down() {
     assert_eq!(d.downloads, traffic(1, 8000), "the output, once");
     assert_eq!(clone.transfers(), gpu.transfers());
     // Another context has counters of its own.
-    let Some(other) = own_gpu() else { return };
+    let Some(other) = own_gpu(wgpu::Features::empty()) else { return };
     assert_eq!(other.transfers(), Transfers::default());
     // The summary names both directions.
     let text = d.to_string();

@@ -5,17 +5,11 @@
 //! their statistics come back at the end. The greedy light tree is built on the CPU: its
 //! VPLs come back and the tree goes up, the one flow that fails the check.
 
-use lumbre_gpu::testing::{between_stages, gpu_required, try_test_gpu};
-use lumbre_gpu::{Compute, Gpu, GpuOptions, Traffic, Transfers};
+use lumbre_gpu::testing::{between_stages, own_gpu};
+use lumbre_gpu::{Compute, Gpu, Traffic, Transfers};
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{CutOptions, GreedyTree, Method, MortonTree, Render, TreeBuilder, View, Visibility, VplOptions};
 use lumbre_raytrace::{Prepared, Scene};
-
-/// A context of its own, so that other tests' transfers do not mix with this one's.
-fn own_gpu() -> Option<Gpu> {
-    let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
-    try_test_gpu(&opts, lumbre_gpu::wgpu::Features::empty(), gpu_required()).unwrap()
-}
 
 fn cornell() -> Prepared {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
@@ -59,7 +53,7 @@ fn run(gpu: &Gpu, render: &Render, p: &Prepared) -> (Transfers, Transfers, Trans
 
 #[test]
 fn lightcuts_read_back_only_the_vpl_count_before_the_image() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = cornell();
     let cuts = Method::Lightcuts(CutOptions::default());
     let morton = TreeBuilder::Morton(MortonTree::default());
@@ -77,7 +71,7 @@ fn lightcuts_read_back_only_the_vpl_count_before_the_image() {
 
 #[test]
 fn instant_radiosity_reads_back_only_the_vpl_count_before_the_image() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = cornell();
     let morton = TreeBuilder::Morton(MortonTree::default());
     let (_, stages, result) = run(&gpu, &render(Method::Instant, morton, Visibility::Ism(IsmOptions::default())), &p);
@@ -90,7 +84,7 @@ fn instant_radiosity_reads_back_only_the_vpl_count_before_the_image() {
 
 #[test]
 fn the_greedy_tree_built_on_the_cpu_fails_the_check() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = cornell();
     let greedy = TreeBuilder::Greedy(GreedyTree::default());
     let (_, stages, _) = run(&gpu, &render(Method::Lightcuts(CutOptions::default()), greedy, Visibility::Rays), &p);

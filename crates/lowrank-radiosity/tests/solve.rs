@@ -325,13 +325,7 @@ fn a_factor_made_on_the_gpu_solves_like_the_cpu() {
     // Without keep there is nothing to download, and the run reads back only the pivot
     // state (16 bytes) and, in f16, the largest value (4): no matrix makes a round trip. A
     // context of its own, so that no other test's transfers are counted.
-    let gpu = lumbre_gpu::testing::try_test_gpu(
-        &lumbre_gpu::GpuOptions::from_env(),
-        lumbre_gpu::wgpu::Features::empty(),
-        lumbre_gpu::testing::gpu_required(),
-    )
-    .unwrap()
-    .expect("a GPU");
+    let gpu = lumbre_gpu::testing::own_gpu(lumbre_gpu::wgpu::Features::empty()).expect("a GPU");
     for storage in [Storage::F32, Storage::F16] {
         let before = gpu.transfers();
         let made = lumbre_radiosity::GpuFactor::compute(&gpu, &mesh, &ff, &Precompute::default(), storage, false, &())

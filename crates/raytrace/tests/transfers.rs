@@ -4,19 +4,13 @@
 //! only its image and its few counters. Building the octree on the GPU, reading it back and
 //! sending it up again for the render (what the check exists to catch) fails the check.
 
-use lumbre_gpu::testing::{between_stages, gpu_required, try_test_gpu};
-use lumbre_gpu::{Compute, Gpu, GpuOptions, Placed, Traffic, Transfers};
+use lumbre_gpu::testing::{between_stages, own_gpu};
+use lumbre_gpu::{Compute, Placed, Traffic, Transfers};
 use lumbre_octree::GpuBuild;
 use lumbre_raytrace::{
     Camera, PathOptions, PathRender, Prepared, RenderOptions, Scene, VolumeOptions, VolumeRender, cloud_points,
     cloud_root, phantom_cloud,
 };
-
-/// A context of its own, so that other tests' transfers do not mix with this one's.
-fn own_gpu() -> Option<Gpu> {
-    let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
-    try_test_gpu(&opts, lumbre_gpu::wgpu::Features::empty(), gpu_required()).unwrap()
-}
 
 fn scene(name: &str) -> Prepared {
     let path = format!("{}/../../testdata/scenes/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -44,7 +38,7 @@ fn check_batch(what: &str, moved: Transfers, counters: u64) {
 
 #[test]
 fn whitted_batches_read_back_only_their_image_and_ray_counters() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = scene("CornellBox-Original.obj");
     let camera = Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap();
     let mut render = lumbre_raytrace::WhittedRender {
@@ -67,7 +61,7 @@ fn whitted_batches_read_back_only_their_image_and_ray_counters() {
 
 #[test]
 fn path_batches_read_back_only_their_image_and_ray_counters() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = scene("CornellBox-Diffuse.obj");
     let camera = Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap();
     let options = PathOptions { width: W, height: H, spp: 1, ..Default::default() };
@@ -97,7 +91,7 @@ fn volume_setup() -> (lumbre_octree::Points, u32, lumbre_octree::Root, (glam::Ve
 
 #[test]
 fn a_volume_orbit_builds_once_and_reads_back_only_the_tree_sizes_and_its_frames() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let (points, depth, root, bounds) = volume_setup();
     // As `lumbre volume --backend gpu --orbit 3` does: build on the GPU, read the level
     // sizes for the summary, render every frame from the tree where it is.
@@ -136,7 +130,7 @@ fn a_volume_orbit_builds_once_and_reads_back_only_the_tree_sizes_and_its_frames(
 
 #[test]
 fn reading_the_tree_back_to_render_it_fails_the_check() {
-    let Some(gpu) = own_gpu() else { return };
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let (points, depth, root, bounds) = volume_setup();
     let build = GpuBuild { depth, root: Some(root) };
     let cloud = build.upload(&gpu, &points).unwrap();
