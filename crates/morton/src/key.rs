@@ -152,7 +152,7 @@ node_key!(
     /// assert_eq!(k.parent(), NodeKey32::new(1, 0b001));
     /// assert_eq!(NodeKey32::from_index(200).map(|k| (k.level(), k.value())), Some((3, 127)));
     /// ```
-    NodeKey32, u32, 10, crate::encode_u32, crate::decode_u32
+    NodeKey32, u32, 10, crate::code::encode_u32, crate::code::decode_u32
 );
 
 node_key!(
@@ -164,5 +164,5 @@ node_key!(
     /// assert_eq!(leaf.level(), 21);
     /// assert!(NodeKey64::ROOT.contains(leaf));
     /// ```
-    NodeKey64, u64, 21, crate::encode_u64, crate::decode_u64
+    NodeKey64, u64, 21, crate::code::encode_u64, crate::code::decode_u64
 );

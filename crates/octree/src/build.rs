@@ -7,8 +7,10 @@ use lumbre_compact::radix_sort_cpu;
 use lumbre_morton::Quantizer;
 use rayon::prelude::*;
 
-use crate::node::concat_levels;
-use crate::{Attrs, MAX_DEPTH, NO_CHILD, Node, Octree, Root};
+use crate::attrs::Attrs;
+use crate::node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root, concat_levels};
+
+pub mod twin;
 
 /// Why an octree cannot be built or updated.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,6 +65,57 @@ pub struct BuildReport {
     pub points: usize,
     /// Points dropped for a NaN or infinite coordinate.
     pub dropped_non_finite: usize,
+}
+
+/// A point cloud: positions and their attributes (same length).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Points {
+    /// Positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Attributes, one per position.
+    pub attrs: Vec<Attrs>,
+}
+
+/// Builds a [`PackedOctree`] on the GPU (or, through [`Compute::cpu`], with
+/// [`Octree::build`] and [`Octree::pack`]).
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_octree::{Attrs, GpuBuild, Points};
+/// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3]], attrs: vec![Attrs::default(); 2] };
+/// let tree = GpuBuild::new(8).gpu(&Gpu::new()?, &cloud)?;
+/// assert_eq!(tree.points(), 2);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct GpuBuild {
+    /// Depth of the leaves (at most [`MAX_DEPTH`]).
+    pub depth: u32,
+    /// The root cube; `None`: the smallest cube around the points. A given root grows
+    /// (doubling, as [`Octree::update`] does) until it holds every point, so rebuilding
+    /// moved points in the previous root equals the in-place update.
+    pub root: Option<Root>,
+}
+
+impl GpuBuild {
+    /// A build at `depth` in the cube around the points.
+    pub fn new(depth: u32) -> Self {
+        GpuBuild { depth, root: None }
+    }
+
+    /// The root cube for `positions`: the given one grown to hold them, or the smallest
+    /// cube around them.
+    pub(crate) fn root_for(&self, positions: &[[f32; 3]]) -> lumbre_gpu::Result<Root> {
+        match self.root {
+            Some(r) => Ok(r.grown_to_fit(positions).0),
+            None => Root::around(positions).ok_or_else(|| err(OctreeError::Empty)),
+        }
+    }
+}
+
+/// `e` as the error of the [`Compute`](lumbre_gpu::Compute) paths.
+pub(crate) fn err(e: OctreeError) -> lumbre_gpu::Error {
+    lumbre_gpu::Error::Input(e.to_string())
 }
 
 /// Indices of the finite points, and how many were dropped.

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use lumbre_morton::{NodeKey32, level_offset};
 use rayon::prelude::*;
 
-use crate::build::{finite_points, leaf_code, quantizer};
-use crate::{OctreeError, Root};
+use crate::build::{OctreeError, finite_points, leaf_code, quantizer};
+use crate::node::Root;
 
 /// Deepest level the dense counters are built for (8^8 = 16.7M leaf counters, 76 MB).
 pub const MAX_DENSE_DEPTH: u32 = 8;
@@ -72,66 +72,4 @@ pub struct DenseCounts {
     pub depth: u32,
     /// The root cube.
     pub root: Root,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    n: u32,
-    depth: u32,
-}
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::octree::DENSE_PARAMS_SIZE);
-
-impl lumbre_gpu::Compute for DenseCounts {
-    type Input = crate::Points;
-    type Output = Vec<u32>;
-    type GpuInput = lumbre_gpu::Buffer<f32>;
-    type GpuOutput = lumbre_gpu::Buffer<u32>;
-
-    fn name(&self) -> &'static str {
-        "dense octree counters"
-    }
-
-    fn cpu(&self, cloud: &crate::Points) -> lumbre_gpu::Result<Vec<u32>> {
-        dense_counts(&cloud.positions, self.root, self.depth).map_err(|e| lumbre_gpu::Error::Input(e.to_string()))
-    }
-
-    fn upload(&self, gpu: &lumbre_gpu::Gpu, cloud: &crate::Points) -> lumbre_gpu::Result<lumbre_gpu::Buffer<f32>> {
-        if self.depth > MAX_DENSE_DEPTH {
-            return Err(lumbre_gpu::Error::Input(OctreeError::Depth(self.depth).to_string()));
-        }
-        let (keep, _) = finite_points(&cloud.positions);
-        if let Some(&i) = keep.iter().find(|&&i| !self.root.contains(cloud.positions[i as usize])) {
-            let e = OctreeError::Outside { index: i as usize, point: cloud.positions[i as usize] };
-            return Err(lumbre_gpu::Error::Input(e.to_string()));
-        }
-        let xyz: Vec<[f32; 3]> = keep.iter().map(|&i| cloud.positions[i as usize]).collect();
-        gpu.upload(bytemuck::cast_slice(&xyz))
-    }
-
-    fn record(
-        &self,
-        rec: &mut lumbre_gpu::Recorder,
-        xyz: &lumbre_gpu::Buffer<f32>,
-    ) -> lumbre_gpu::Result<lumbre_gpu::Buffer<u32>> {
-        let gpu = rec.gpu().clone();
-        let n = xyz.len() / 3;
-        let codes = match quantizer(self.root, self.depth) {
-            Some(q) => {
-                let enc = lumbre_morton::MortonEncode { quantizer: q, clamp: true };
-                enc.record_keys(rec, &lumbre_morton::GpuPoints { xyz: xyz.clone() })?.words
-            }
-            None => gpu.zeroed::<u32>(n)?,
-        };
-        let counters = gpu.zeroed::<u32>(level_offset(self.depth + 1) as usize)?;
-        let params = gpu.uniform(&Params { n: n as u32, depth: self.depth })?;
-        let kernel = gpu.kernel(&lumbre_shaders::octree::DENSE, "count")?;
-        let res = [params.as_entire_binding(), codes.binding(), counters.binding()];
-        rec.dispatch("dense counters", &kernel, &res, (n as u64).div_ceil(256))?;
-        Ok(counters)
-    }
-
-    fn download(&self, gpu: &lumbre_gpu::Gpu, counters: &lumbre_gpu::Buffer<u32>) -> lumbre_gpu::Result<Vec<u32>> {
-        gpu.download(counters)
-    }
 }

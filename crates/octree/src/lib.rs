@@ -11,8 +11,8 @@
 //! - [`Octree::trace`]: slab tests and a front-to-back stack descent to the first voxel.
 //! - [`dense_counts`]: the thesis's own build (atomic counters over every possible node),
 //!   to compare against.
-//! - [`stages`]: CPU twins of the GPU build's stages, and the GPU build run stage by stage
-//!   with any stage on the CPU.
+//! - [`twin`]: CPU twins of the GPU build's stages; [`GpuBuild::run_stages`] runs the GPU
+//!   build stage by stage with any stage on the CPU.
 //!
 //! ```
 //! use lumbre_octree::{Attrs, Octree};
@@ -32,15 +32,33 @@ mod dense;
 mod gpu;
 mod node;
 mod packed;
-pub mod stages;
 mod traverse;
 mod update;
 
 pub use attrs::Attrs;
-pub use build::{BuildReport, MAX_POINTS, OctreeError, quantizer_of};
+pub use build::{BuildReport, GpuBuild, MAX_POINTS, OctreeError, Points, quantizer_of};
 pub use dense::{DenseCounts, MAX_DENSE_DEPTH, dense_bytes, dense_counts};
-pub use gpu::{GpuBuild, GpuCloud, GpuOctree, Points};
+pub use gpu::build::GpuCloud;
+pub use gpu::packed::GpuOctree;
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
 pub use packed::{Inner, PackedOctree, Payload};
 pub use traverse::{STACK_SIZE, VoxelHit, slab};
 pub use update::{REBUILD_FRACTION, UpdateReport};
+
+/// CPU twins of the GPU build's stages, one module per stage: a function per WGSL entry
+/// point, named like it, and the `*Params` structs that mirror the kernels' uniforms (see
+/// [`lumbre_compact::twin`] for the conventions). [`GpuBuild::run_stages`] runs the GPU
+/// build with any of them in place of its dispatch.
+///
+/// ```
+/// use lumbre_gpu::{Compute, stages::Stages};
+/// use lumbre_octree::{Attrs, GpuBuild, Points};
+/// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3], [0.9; 3]], attrs: vec![Attrs::default(); 3] };
+/// let tree = GpuBuild::new(3).run_stages(&mut Stages::cpu(), &cloud)?;
+/// assert_eq!(tree, GpuBuild::new(3).cpu(&cloud)?);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub mod twin {
+    pub use crate::build::twin as build;
+    pub use crate::packed::twin as packed;
+}

@@ -4,8 +4,9 @@
 //! child's payload instead of repeating it; leaves are payloads only. Sparse clouds at a
 //! depth finer than their spacing are mostly such chains, which is where the bytes went.
 
-use crate::node::concat_levels;
-use crate::{NO_CHILD, Node, Octree, Root};
+use crate::node::{NO_CHILD, Node, Octree, Root, concat_levels};
+
+pub mod twin;
 
 /// An interior node of a [`PackedOctree`] (12 bytes).
 ///

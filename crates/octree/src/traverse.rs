@@ -1,7 +1,7 @@
 //! Ray traversal: slab tests against node boxes, front-to-back descent with a small explicit
 //! stack (the volumetric thesis's approach), the first non-empty node at the render level.
 
-use crate::{Node, Octree};
+use crate::node::{MAX_DEPTH, Node, Octree};
 
 /// A ray hit on a voxel.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,7 +15,7 @@ pub struct VoxelHit {
 }
 
 /// Stack entries: the depth bounds the number of pending siblings (7 per level).
-pub const STACK_SIZE: usize = 8 * (crate::MAX_DEPTH as usize + 1);
+pub const STACK_SIZE: usize = 8 * (MAX_DEPTH as usize + 1);
 
 /// Slab test of `[lo, hi]` against the ray, clipped to `(t0, t1)`: the entry and exit
 /// parameters and the axis of entry, or `None`. `inv` is `1 / dir` per axis (infinite for

@@ -5,9 +5,9 @@
 //! becomes a child of a twice larger one, keys re-prefixed) instead of being dropped. The
 //! result equals a fresh build of the moved points in the same root box, bit for bit.
 
-use crate::build::{Level, check, finite_points, leaf_code, quantizer};
-use crate::node::concat_levels;
-use crate::{Attrs, NO_CHILD, Node, Octree, OctreeError};
+use crate::attrs::Attrs;
+use crate::build::{Level, OctreeError, assemble, check, finite_points, leaf_code, quantizer};
+use crate::node::{NO_CHILD, Node, Octree, concat_levels};
 
 /// What an update changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,7 +57,7 @@ impl Octree {
             // A depth-0 tree is one node: the root itself is the leaf.
             leaves.keys.iter_mut().for_each(|k| *k = 1);
         }
-        *self = crate::build::assemble(root, depth, leaves);
+        *self = assemble(root, depth, leaves);
         octant
     }
 

@@ -1,4 +1,4 @@
-//! The GPU build stage by stage: with any stage of `octree/build.wgsl` or `octree/gather.wgsl`
+//! The GPU build stage by stage: with any stage of `octree/build.wgsl` or `octree/packed.wgsl`
 //! run as its CPU twin it builds what the GPU build builds, and with every stage (sort and
 //! compactions included) on the CPU what the CPU build builds, bit for bit.
 
@@ -18,11 +18,11 @@ const STAGES: [(&str, &str); 9] = [
     ("octree/build", "leaf_nodes"),
     ("octree/build", "parent_flags"),
     ("octree/build", "parent_nodes"),
-    ("octree/gather", "owner_flags"),
-    ("octree/gather", "level_offsets"),
-    ("octree/gather", "payload_index"),
-    ("octree/gather", "gather_nodes"),
-    ("octree/gather", "gather_payloads"),
+    ("octree/packed", "owner_flags"),
+    ("octree/packed", "level_offsets"),
+    ("octree/packed", "payload_index"),
+    ("octree/packed", "gather_nodes"),
+    ("octree/packed", "gather_payloads"),
 ];
 
 fn is(stage: (&str, &str), shader: &str, entry: &str) -> bool {

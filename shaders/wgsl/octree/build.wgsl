@@ -1,6 +1,6 @@
 //! variants key32, key64
 //! import shared/dispatch
-//! import octree/{variant}
+//! import octree/build_{variant}
 // GPU octree build, the stages between the sort of leaf codes and the finished node array.
 // Each matches a function of lumbre-octree's CPU build (build.rs) bit for bit.
 //
@@ -8,7 +8,7 @@
 // (`count[0]`); dispatches are sized for the worst case and threads past the count exit.
 // Per-level buffers hold nodes as planes of words (word f of node j at f * capacity + j),
 // so that consecutive threads touch consecutive words: the key's KEY_WORDS planes, then the
-// node's. octree/gather.wgsl packs them into lumbre_octree::PackedOctree, without the keys.
+// node's. octree/packed.wgsl packs them into lumbre_octree::PackedOctree, without the keys.
 
 struct Params {
     // sorted codes (leaf stages) or child nodes (parent stages) in the worst case

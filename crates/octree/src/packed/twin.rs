@@ -1,20 +1,50 @@
-//! CPU twins of `octree/gather.wgsl`: which nodes own a payload, the level offsets, each
+//! CPU twins of `octree/packed.wgsl`: which nodes own a payload, the level offsets, each
 //! chain's shared payload index, and the gathers into the packed arrays. A level's nodes
 //! are word planes of stride `params.n`: the key's `key_words` planes, then first child,
 //! child mask, count and five sums.
+//!
+//! A twin takes the entry point's uniform and the buffers it binds, as slices in binding
+//! order (read-only as `&[T]`, written as `&mut [T]`), and computes what one dispatch
+//! computes, bit for bit; reads past a slice's end give zero and writes past it are
+//! dropped, as robust buffer access allows on the GPU.
 
 use lumbre_gpu::stages::{get, put, threads};
 
-use super::GatherParams;
-use crate::{Inner, Payload};
+use crate::packed::{Inner, Payload};
+
+/// The uniform of `octree/packed.wgsl` (`Params`).
+///
+/// ```
+/// let p = lumbre_octree::twin::packed::PackedParams { n: 8, depth: 3, level: 3, key_words: 1, ..Default::default() };
+/// assert_eq!(p._pad, [0; 2]);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PackedParams {
+    /// Capacity of the level: the stride of its word planes.
+    pub n: u32,
+    /// Depth of the tree.
+    pub depth: u32,
+    /// The level.
+    pub level: u32,
+    /// Words of the key planes that lead each level's planes (1 or 2).
+    pub key_words: u32,
+    /// Where the level's flags start in `owner` (and `payload_of`).
+    pub seg: u32,
+    /// Where the next deeper level's flags start.
+    pub seg_below: u32,
+    /// Zero (padding).
+    pub _pad: [u32; 2],
+}
+const _: () = assert!(size_of::<PackedParams>() == lumbre_shaders::octree::PACKED_PARAMS_SIZE);
 
 /// Word `f` after the key of node `j` of the level.
-fn word(p: &GatherParams, level: &[u32], j: usize, f: usize) -> u32 {
+fn word(p: &PackedParams, level: &[u32], j: usize, f: usize) -> u32 {
     get(level, (p.key_words as usize + f) * p.n as usize + j)
 }
 
 /// Nodes of the level, and no more than the dispatch's threads.
-fn nodes_of(p: &GatherParams, counts: &[u32]) -> usize {
+fn nodes_of(p: &PackedParams, counts: &[u32]) -> usize {
     (get(counts, p.level as usize) as usize).min(threads(p.n as usize, 256))
 }
 
@@ -22,14 +52,14 @@ fn nodes_of(p: &GatherParams, counts: &[u32]) -> usize {
 /// node without exactly one child), 0 past the level's length, at `owner[seg..seg + n]`.
 ///
 /// ```
-/// use lumbre_octree::stages::{GatherParams, gather};
-/// let p = GatherParams { n: 3, depth: 2, level: 1, key_words: 1, seg: 1, ..Default::default() };
+/// use lumbre_octree::twin::packed::{self, PackedParams};
+/// let p = PackedParams { n: 3, depth: 2, level: 1, key_words: 1, seg: 1, ..Default::default() };
 /// let level = [0, 0, 0, /* first */ 0, 1, 0, /* mask */ 0b1, 0b110, 0];
 /// let mut owner = [7u32; 4];
-/// gather::owner_flags(&p, &[1, 2, 5], &level, &mut owner);
+/// packed::owner_flags(&p, &[1, 2, 5], &level, &mut owner);
 /// assert_eq!(owner, [7, 0, 1, 0]);
 /// ```
-pub fn owner_flags(p: &GatherParams, counts: &[u32], level: &[u32], owner: &mut [u32]) {
+pub fn owner_flags(p: &PackedParams, counts: &[u32], level: &[u32], owner: &mut [u32]) {
     let count = get(counts, p.level as usize) as usize;
     for j in 0..p.n as usize {
         let own = j < count && (p.level == p.depth || word(p, level, j, 1).count_ones() != 1);
@@ -42,13 +72,13 @@ pub fn owner_flags(p: &GatherParams, counts: &[u32], level: &[u32], owner: &mut 
 /// root's own flag).
 ///
 /// ```
-/// use lumbre_octree::stages::{GatherParams, gather};
-/// let p = GatherParams { depth: 2, seg: 4, ..Default::default() };
+/// use lumbre_octree::twin::packed::{self, PackedParams};
+/// let p = PackedParams { depth: 2, seg: 4, ..Default::default() };
 /// let mut offsets = [0u32; 4];
-/// gather::level_offsets(&p, &[1, 2, 3], &mut offsets, &[1, 1, 1, 1, 1], &[0, 1, 2, 3, 3]);
+/// packed::level_offsets(&p, &[1, 2, 3], &mut offsets, &[1, 1, 1, 1, 1], &[0, 1, 2, 3, 3]);
 /// assert_eq!(offsets, [0, 1, 3, 4]);
 /// ```
-pub fn level_offsets(p: &GatherParams, counts: &[u32], offsets: &mut [u32], owner: &[u32], payload_of: &[u32]) {
+pub fn level_offsets(p: &PackedParams, counts: &[u32], offsets: &mut [u32], owner: &[u32], payload_of: &[u32]) {
     let mut at = 0u32;
     for l in 0..p.depth as usize {
         put(offsets, l, at);
@@ -63,14 +93,14 @@ pub fn level_offsets(p: &GatherParams, counts: &[u32], offsets: &mut [u32], owne
 /// only child's payload index (levels run deepest first).
 ///
 /// ```
-/// use lumbre_octree::stages::{GatherParams, gather};
-/// let p = GatherParams { n: 1, depth: 2, level: 0, key_words: 1, seg: 2, seg_below: 0, ..Default::default() };
+/// use lumbre_octree::twin::packed::{self, PackedParams};
+/// let p = PackedParams { n: 1, depth: 2, level: 0, key_words: 1, seg: 2, seg_below: 0, ..Default::default() };
 /// let level = [0, /* first */ 1, /* mask */ 0b100];
 /// let mut payload_of = [4u32, 5, 0];
-/// gather::payload_index(&p, &[1, 2, 2], &level, &[1, 1, 0], &mut payload_of);
+/// packed::payload_index(&p, &[1, 2, 2], &level, &[1, 1, 0], &mut payload_of);
 /// assert_eq!(payload_of[2], 5);
 /// ```
-pub fn payload_index(p: &GatherParams, counts: &[u32], level: &[u32], owner: &[u32], payload_of: &mut [u32]) {
+pub fn payload_index(p: &PackedParams, counts: &[u32], level: &[u32], owner: &[u32], payload_of: &mut [u32]) {
     let (seg, below) = (p.seg as usize, p.seg_below as usize);
     for j in 0..nodes_of(p, counts) {
         if get(owner, seg + j) == 0 {
@@ -84,15 +114,15 @@ pub fn payload_index(p: &GatherParams, counts: &[u32], level: &[u32], owner: &[u
 /// global (except one level above the leaves, whose children are the first payloads).
 ///
 /// ```
-/// use lumbre_octree::stages::{GatherParams, gather};
+/// use lumbre_octree::twin::packed::{self, PackedParams};
 /// use lumbre_octree::Inner;
-/// let p = GatherParams { n: 1, depth: 2, level: 0, key_words: 1, seg: 2, ..Default::default() };
+/// let p = PackedParams { n: 1, depth: 2, level: 0, key_words: 1, seg: 2, ..Default::default() };
 /// let mut nodes = [Inner::default(); 2];
-/// gather::gather_nodes(&p, &[1, 1, 2], &[0, 1, 2, 3], &[0, 0, 0b11], &mut nodes, &[0, 1, 2]);
+/// packed::gather_nodes(&p, &[1, 1, 2], &[0, 1, 2, 3], &[0, 0, 0b11], &mut nodes, &[0, 1, 2]);
 /// assert_eq!(nodes[0], Inner { first_child: 1, child_mask: 0b11, payload: 2 });
 /// ```
 pub fn gather_nodes(
-    p: &GatherParams,
+    p: &PackedParams,
     counts: &[u32],
     offsets: &[u32],
     level: &[u32],
@@ -115,16 +145,16 @@ pub fn gather_nodes(
 /// owns one, at its payload index.
 ///
 /// ```
-/// use lumbre_octree::stages::{GatherParams, gather};
+/// use lumbre_octree::twin::packed::{self, PackedParams};
 /// use lumbre_octree::Payload;
-/// let p = GatherParams { n: 1, depth: 1, level: 1, key_words: 1, ..Default::default() };
+/// let p = PackedParams { n: 1, depth: 1, level: 1, key_words: 1, ..Default::default() };
 /// let level = [9, !0, 0, 3, 1, 2, 3, 4, 5];
 /// let mut payloads = [Payload::default(); 1];
-/// gather::gather_payloads(&p, &[1, 1], &level, &[1], &[0], &mut payloads);
+/// packed::gather_payloads(&p, &[1, 1], &level, &[1], &[0], &mut payloads);
 /// assert_eq!(payloads[0], Payload { count: 3, sum: [1, 2, 3, 4, 5] });
 /// ```
 pub fn gather_payloads(
-    p: &GatherParams,
+    p: &PackedParams,
     counts: &[u32],
     level: &[u32],
     owner: &[u32],

@@ -2,11 +2,39 @@
 //! beyond, as `params.depth` says). Levels are word planes: word `f` of node `j` at
 //! `f * capacity + j`, the key's words first, then first child, child mask, count and the
 //! five sums.
+//!
+//! A twin takes the entry point's uniform and the buffers it binds, as slices in binding
+//! order (read-only as `&[T]`, written as `&mut [T]`), and computes what one dispatch
+//! computes, bit for bit; reads past a slice's end give zero and writes past it are
+//! dropped, as robust buffer access allows on the GPU.
 
 use lumbre_gpu::stages::{get, put, threads};
 
-use super::BuildParams;
-use crate::NO_CHILD;
+use crate::node::NO_CHILD;
+
+/// The uniform of `octree/build.wgsl` (`Params`).
+///
+/// ```
+/// let p = lumbre_octree::twin::build::BuildParams { n: 10, depth: 4, level: 4, out_cap: 10 };
+/// assert_eq!(p.level, p.depth); // the leaf stages
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct BuildParams {
+    /// Sorted codes (leaf stages) or child nodes' capacity (parent stages: the stride of the
+    /// children's word planes).
+    pub n: u32,
+    /// Depth of the tree; above 10 keys take two words (the `BUILD_KEY64` variant).
+    pub depth: u32,
+    /// The level being built.
+    pub level: u32,
+    /// Capacity of the level being built: the stride of its word planes.
+    pub out_cap: u32,
+}
+const _: () = assert!(
+    size_of::<BuildParams>() == lumbre_shaders::octree::BUILD_KEY32_PARAMS_SIZE
+        && size_of::<BuildParams>() == lumbre_shaders::octree::BUILD_KEY64_PARAMS_SIZE
+);
 
 /// Words of the key planes at `depth` (the variant the GPU build picks).
 fn key_words(p: &BuildParams) -> usize {
@@ -52,7 +80,7 @@ fn run_end(starts: &[u32], j: usize, runs: usize, end: u32) -> u32 {
 /// Twin of `leaf_flags`: 1 where a run of equal sorted codes starts.
 ///
 /// ```
-/// use lumbre_octree::stages::{BuildParams, build};
+/// use lumbre_octree::twin::build::{self, BuildParams};
 /// let mut flags = [0u32; 4];
 /// build::leaf_flags(&BuildParams { n: 4, depth: 2, level: 2, out_cap: 4 }, &[1, 1, 5, 6], &mut flags);
 /// assert_eq!(flags, [1, 0, 1, 1]);
@@ -67,7 +95,7 @@ pub fn leaf_flags(p: &BuildParams, codes: &[u32], flags: &mut [u32]) {
 /// key, point count and the sums of its points' attributes (`attrs[order[k]]`).
 ///
 /// ```
-/// use lumbre_octree::stages::{BuildParams, build};
+/// use lumbre_octree::twin::build::{self, BuildParams};
 /// let p = BuildParams { n: 3, depth: 1, level: 1, out_cap: 2 };
 /// let attrs = [[10, 0], [20, 1], [30, 0]]; // red 10, 20, 30; refraction 0, 1, 0
 /// let mut nodes = [0u32; 2 * 9];
@@ -105,7 +133,7 @@ pub fn leaf_nodes(
 /// planes of stride `n`) changes, 0 past the children.
 ///
 /// ```
-/// use lumbre_octree::stages::{BuildParams, build};
+/// use lumbre_octree::twin::build::{self, BuildParams};
 /// let p = BuildParams { n: 4, depth: 2, level: 1, out_cap: 4 };
 /// let children = [0o100, 0o101, 0o112, 0, 0, 0, 0, 0]; // keys (then other planes)
 /// let mut flags = [9u32; 4];
@@ -124,7 +152,7 @@ pub fn parent_flags(p: &BuildParams, children: &[u32], child_count: &[u32], flag
 /// key, first child (within the children's level), child mask, count and sums.
 ///
 /// ```
-/// use lumbre_octree::stages::{BuildParams, build};
+/// use lumbre_octree::twin::build::{self, BuildParams};
 /// let p = BuildParams { n: 2, depth: 1, level: 0, out_cap: 1 };
 /// // Two leaves (keys 0o10 and 0o17), planes of stride 2: key, first, mask, count, 5 sums.
 /// let children = [0o10, 0o17, !0, !0, 0, 0, 1, 2, 5, 6, 0, 0, 0, 0, 0, 0, 0, 0];
