@@ -76,7 +76,7 @@ pub struct Points {
     pub attrs: Vec<Attrs>,
 }
 
-/// Builds a [`PackedOctree`] on the GPU (or, through [`Compute::cpu`], with
+/// Builds a [`PackedOctree`](crate::PackedOctree) on the GPU (or, through [`Compute::cpu`](lumbre_gpu::Compute::cpu), with
 /// [`Octree::build`] and [`Octree::pack`]).
 ///
 /// ```no_run

@@ -20,7 +20,7 @@ use crate::packed::PackedOctree;
 pub struct GpuCloud {
     /// Positions, x y z per point.
     pub xyz: Buffer<f32>,
-    /// Packed attributes ([`Attrs::packed`]).
+    /// Packed attributes ([`Attrs::packed`](crate::Attrs::packed)).
     pub attrs: Buffer<[u32; 2]>,
     /// Number of points.
     pub len: usize,

@@ -135,7 +135,7 @@ pub(crate) fn split_levels(mut levels: Vec<u32>) -> (Vec<u32>, usize, usize) {
 }
 
 impl PackedOctree {
-    /// Uploads the tree for rendering (as [`GpuBuild`] leaves it on the GPU).
+    /// Uploads the tree for rendering (as [`GpuBuild`](crate::GpuBuild) leaves it on the GPU).
     pub fn upload(&self, gpu: &Gpu) -> Result<GpuOctree> {
         // Bindings cannot be empty: a lone zero node or payload stands in; `empty` says so.
         let nodes = gpu.zeroed::<Inner>(self.nodes.len().max(1))?;
