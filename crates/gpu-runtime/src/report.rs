@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::{TimingSource, Timings};
+use crate::{Result, TimingSource, Timings};
 
 /// Stage times and named statistics of one run, from either path.
 ///
@@ -47,6 +47,21 @@ impl Report {
             _ => vec![(name.to_string(), t.gpu())],
         };
         Report { stages, stats: Vec::new(), gpu: Some(t.gpu()) }
+    }
+
+    /// Runs `f` as the one stage of a run: its output, and a report of its wall-clock time.
+    ///
+    /// ```
+    /// use lumbre_gpu::Report;
+    /// let (sum, r) = Report::timed("sum", || Ok((1..=10u64).sum::<u64>()))?;
+    /// assert_eq!(sum, 55);
+    /// assert_eq!(r.stages[0].0, "sum");
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn timed<T>(stage: &str, f: impl FnOnce() -> Result<T>) -> Result<(T, Report)> {
+        let mut report = Report::default();
+        let out = report.time(stage, f)?;
+        Ok((out, report))
     }
 
     /// Adds `d` to `stage` (appended if new).
