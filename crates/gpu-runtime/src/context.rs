@@ -21,6 +21,47 @@ pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
     .union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS)
     .union(wgpu::Features::PIPELINE_CACHE);
 
+/// Features a device must have for Lumbre: none, since every feature it uses is optional
+/// ([`OPTIONAL_FEATURES`]) and has a fallback. [`Gpu::from_wgpu`] checks a caller's device
+/// against it.
+///
+/// ```
+/// assert!(lumbre_gpu::REQUIRED_FEATURES.is_empty());
+/// ```
+pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::empty();
+
+/// The compute limits every Lumbre kernel fits (a test compiles each on a device with exactly
+/// these): WebGPU's defaults, with room for the 13 storage buffers of the widest kernel. Limits a compute kernel never meets (textures, vertices,
+/// colour attachments) are left at their lowest. [`Gpu::from_wgpu`] checks a caller's device
+/// against it.
+///
+/// ```
+/// let needed = lumbre_gpu::REQUIRED_LIMITS;
+/// assert_eq!(needed.max_compute_invocations_per_workgroup, 256);
+/// // GLES-class limits (4 storage buffers per stage) are too low.
+/// assert!(!needed.check_limits(&wgpu::Limits::downlevel_defaults()));
+/// ```
+pub const REQUIRED_LIMITS: wgpu::Limits = {
+    let webgpu = wgpu::Limits::defaults();
+    wgpu::Limits {
+        max_bind_groups: 1,
+        max_storage_buffers_per_shader_stage: 13,
+        max_uniform_buffers_per_shader_stage: webgpu.max_uniform_buffers_per_shader_stage,
+        max_uniform_buffer_binding_size: webgpu.max_uniform_buffer_binding_size,
+        max_storage_buffer_binding_size: webgpu.max_storage_buffer_binding_size,
+        max_buffer_size: webgpu.max_buffer_size,
+        min_uniform_buffer_offset_alignment: webgpu.min_uniform_buffer_offset_alignment,
+        min_storage_buffer_offset_alignment: webgpu.min_storage_buffer_offset_alignment,
+        max_compute_workgroup_storage_size: webgpu.max_compute_workgroup_storage_size,
+        max_compute_invocations_per_workgroup: webgpu.max_compute_invocations_per_workgroup,
+        max_compute_workgroup_size_x: webgpu.max_compute_workgroup_size_x,
+        max_compute_workgroup_size_y: webgpu.max_compute_workgroup_size_y,
+        max_compute_workgroup_size_z: webgpu.max_compute_workgroup_size_z,
+        max_compute_workgroups_per_dimension: webgpu.max_compute_workgroups_per_dimension,
+        ..wgpu::Limits::downlevel_webgl2_defaults()
+    }
+};
+
 /// How to build a [`Gpu`]. [`GpuOptions::from_env`] is what [`Gpu::new`] uses.
 ///
 /// ```
@@ -171,6 +212,8 @@ pub(crate) struct Inner {
     pub(crate) queue: wgpu::Queue,
     pub(crate) info: wgpu::AdapterInfo,
     pub(crate) limits: wgpu::Limits,
+    /// The device's features less those the options turned off.
+    pub(crate) features: wgpu::Features,
     pub(crate) timeout: Duration,
     pub(crate) kernels: Mutex<HashMap<(&'static str, &'static str), Kernel>>,
     pub(crate) compiles: AtomicUsize,
@@ -248,47 +291,93 @@ impl Gpu {
         };
         let info = adapter.get_info();
         let features = adapter.features() & OPTIONAL_FEATURES & !opts.disable_features;
-        let device_limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
             label: Some("lumbre"),
             required_features: features,
-            required_limits: device_limits.clone(),
+            required_limits: adapter.limits(),
             memory_hints: wgpu::MemoryHints::Performance,
             ..Default::default()
         };
         let (device, queue) = pollster::block_on(adapter.request_device(&desc))
             .map_err(|e| Error::RequestDevice(format!("{}: {e}", info.name)))?;
+        // wgpu panics on errors nobody captured; a device of our own records them instead.
+        let (lost, uncaptured) = capture_errors(&device);
+        Ok(Self::assemble(adapter, device, queue, opts, lost, uncaptured))
+    }
 
-        let lost = Arc::new(Mutex::new(None));
-        let lost_cb = lost.clone();
-        device.set_device_lost_callback(move |reason, msg| {
-            if let Ok(mut l) = lost_cb.lock() {
-                *l = Some(format!("{reason:?}: {msg}"));
-            }
-        });
-        // wgpu panics on errors nobody captured; record them instead and report them as Err.
-        let uncaptured = Arc::new(Mutex::new(Vec::new()));
-        let sink = uncaptured.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
-            if let Ok(mut v) = sink.lock() {
-                v.push(e.to_string());
-            }
-        }));
+    /// A context on a device the application made itself (a game engine's or an editor's),
+    /// with [`GpuOptions::from_env`]'s timeout and pipeline cache; see
+    /// [`from_wgpu_with_options`](Gpu::from_wgpu_with_options).
+    ///
+    /// ```no_run
+    /// let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    /// let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    /// let desc = wgpu::DeviceDescriptor { required_limits: adapter.limits(), ..Default::default() };
+    /// let (device, queue) = pollster::block_on(adapter.request_device(&desc)).unwrap();
+    /// let gpu = lumbre_gpu::Gpu::from_wgpu(adapter, device, queue)?;
+    /// let values = gpu.upload(&[1u32, 2, 3])?;
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn from_wgpu(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue) -> Result<Self> {
+        Self::from_wgpu_with_options(adapter, device, queue, &GpuOptions::from_env())
+    }
 
-        let mut limits = device_limits;
+    /// A context on the application's own `device` and `queue` (made from `adapter`), with
+    /// `opts` (its `adapter` is ignored). Fails with [`Error::UnsuitableDevice`] naming every
+    /// feature of [`REQUIRED_FEATURES`] the device lacks and every limit below
+    /// [`REQUIRED_LIMITS`], with the value needed and the device's. Lumbre uses the
+    /// [`OPTIONAL_FEATURES`] the application enabled, and leaves the device's error and
+    /// device-lost callbacks to the application: its own work runs inside error scopes.
+    ///
+    /// ```
+    /// # let Some(mine) = lumbre_gpu::testing::test_gpu(wgpu::Features::empty()) else { return Ok(()) };
+    /// # let (adapter, device, queue) = (mine.wgpu_adapter().clone(), mine.device().clone(), mine.queue().clone());
+    /// let opts = lumbre_gpu::GpuOptions { pipeline_cache: None, ..Default::default() };
+    /// let gpu = lumbre_gpu::Gpu::from_wgpu_with_options(adapter, device, queue, &opts)?;
+    /// assert_eq!(gpu.download(&gpu.upload(&[1u32, 2, 3])?)?, vec![1, 2, 3]);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn from_wgpu_with_options(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        opts: &GpuOptions,
+    ) -> Result<Self> {
+        let missing = shortfalls(device.features(), &device.limits(), REQUIRED_FEATURES, &REQUIRED_LIMITS);
+        if !missing.is_empty() {
+            return Err(Error::UnsuitableDevice { adapter: adapter.get_info().name, missing });
+        }
+        let (lost, uncaptured) = (Arc::default(), Arc::default());
+        Ok(Self::assemble(adapter, device, queue, opts, lost, uncaptured))
+    }
+
+    /// The context around a device, whoever made it: limits lowered as `opts` asks, the
+    /// pipeline cache opened, the kernel cache and transfer counters empty.
+    fn assemble(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        opts: &GpuOptions,
+        lost: Arc<Mutex<Option<String>>>,
+        uncaptured: Arc<Mutex<Vec<String>>>,
+    ) -> Self {
+        let info = adapter.get_info();
+        let mut limits = device.limits();
         if let Some(max) = opts.max_binding_size {
             limits.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size.min(max);
         }
+        let features = device.features() & !opts.disable_features;
         let (disk_cache, cache_state) = match &opts.pipeline_cache {
             Some(dir) => DiskCache::open(&device, &info, dir),
             None => (None, PipelineCacheState::Off),
         };
-        Ok(Gpu(Arc::new(Inner {
+        Gpu(Arc::new(Inner {
             adapter,
             device,
             queue,
             info,
             limits,
+            features,
             timeout: opts.timeout,
             kernels: Mutex::new(HashMap::new()),
             compiles: AtomicUsize::new(0),
@@ -297,7 +386,12 @@ impl Gpu {
             cache_state,
             lost,
             uncaptured,
-        })))
+        }))
+    }
+
+    /// The wgpu adapter the device was made from.
+    pub fn wgpu_adapter(&self) -> &wgpu::Adapter {
+        &self.0.adapter
     }
 
     /// The wgpu device.
@@ -330,9 +424,9 @@ impl Gpu {
         &self.0.limits
     }
 
-    /// The optional features enabled on this device.
+    /// The optional features enabled on this device (and not turned off by the options).
     pub fn features(&self) -> wgpu::Features {
-        self.0.device.features()
+        self.0.features
     }
 
     /// Whether all of `f` are enabled.
@@ -404,6 +498,43 @@ impl Gpu {
     }
 }
 
+/// Records the device's loss and the errors no error scope captured, which wgpu would
+/// otherwise panic on; [`Gpu::check_health`] reports them.
+#[allow(clippy::type_complexity)]
+fn capture_errors(device: &wgpu::Device) -> (Arc<Mutex<Option<String>>>, Arc<Mutex<Vec<String>>>) {
+    let lost = Arc::new(Mutex::new(None));
+    let lost_cb = lost.clone();
+    device.set_device_lost_callback(move |reason, msg| {
+        if let Ok(mut l) = lost_cb.lock() {
+            *l = Some(format!("{reason:?}: {msg}"));
+        }
+    });
+    let uncaptured = Arc::new(Mutex::new(Vec::new()));
+    let sink = uncaptured.clone();
+    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+        if let Ok(mut v) = sink.lock() {
+            v.push(e.to_string());
+        }
+    }));
+    (lost, uncaptured)
+}
+
+/// Each of `features` a device with `has` lacks and each of `limits` its `allows` falls
+/// short of, as "what: needed, has" lines.
+fn shortfalls(
+    has: wgpu::Features,
+    allows: &wgpu::Limits,
+    features: wgpu::Features,
+    limits: &wgpu::Limits,
+) -> Vec<String> {
+    let mut missing: Vec<String> =
+        (features - has).iter().map(|f| format!("feature {f:?}: needed, the device lacks it")).collect();
+    limits.check_limits_with_fail_fn(allows, false, |name, needed, has| {
+        missing.push(format!("limit {name}: needs {needed}, the device has {has}"));
+    });
+    missing
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,5 +548,17 @@ mod tests {
         assert_eq!(cache_setting(Some("OFF".into()), home.clone()), None);
         assert_eq!(cache_setting(Some("/tmp/pc".into()), home), Some(PathBuf::from("/tmp/pc")));
         assert_eq!(cache_setting(None, None), None);
+    }
+
+    #[test]
+    fn a_shortfall_names_the_feature_or_limit_and_both_values() {
+        let needed = wgpu::Limits { max_storage_buffers_per_shader_stage: 10, ..wgpu::Limits::downlevel_defaults() };
+        let has = wgpu::Limits { max_storage_buffers_per_shader_stage: 4, ..needed.clone() };
+        let features = wgpu::Features::SUBGROUP | wgpu::Features::SHADER_INT64;
+        let missing = shortfalls(wgpu::Features::SHADER_INT64, &has, features, &needed);
+        assert_eq!(missing.len(), 2, "{missing:?}");
+        assert!(missing[0].contains("SUBGROUP"), "{missing:?}");
+        assert_eq!(missing[1], "limit max_storage_buffers_per_shader_stage: needs 10, the device has 4");
+        assert!(shortfalls(features, &needed, features, &needed).is_empty());
     }
 }

@@ -26,6 +26,15 @@ pub enum Error {
     },
     /// The adapter refused to create a device.
     RequestDevice(String),
+    /// An application's device (given to [`Gpu::from_wgpu`](crate::Gpu::from_wgpu)) lacks
+    /// features or limits Lumbre needs.
+    UnsuitableDevice {
+        /// The adapter's name.
+        adapter: String,
+        /// Each missing feature and each limit too low, with the value needed and the
+        /// device's.
+        missing: Vec<String>,
+    },
     /// A shader or operation needs a feature the device does not have.
     MissingFeature {
         /// What needed it.
@@ -68,6 +77,9 @@ impl fmt::Display for Error {
                 if available.is_empty() { write!(f, "none") } else { write!(f, "{}", available.join(", ")) }
             }
             Error::RequestDevice(m) => write!(f, "the adapter refused to create a device: {m}"),
+            Error::UnsuitableDevice { adapter, missing } => {
+                write!(f, "the device of {adapter} cannot run Lumbre: {}", missing.join("; "))
+            }
             Error::MissingFeature { what, feature } => {
                 write!(f, "{what} needs the GPU feature {feature}, which this device lacks")
             }

@@ -34,7 +34,8 @@ pub use buffer::{Buffer, Fit, pieces};
 pub use compute::{Backend, Compute, Placed};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
 pub use context::{
-    AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, PIPELINE_CACHE_ENV, adapters, user_cache_dir,
+    AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, PIPELINE_CACHE_ENV, REQUIRED_FEATURES,
+    REQUIRED_LIMITS, adapters, user_cache_dir,
 };
 pub use copy::{
     COPY_WORKGROUP, CopyKernel, copy_cpu, copy_time, copy_time_between, copy_time_u32, copy_variant_times, iota_cpu,
