@@ -71,6 +71,47 @@ impl<T: Pod> Buffer<T> {
         &self.raw
     }
 
+    /// The application's buffer `raw` (made on the device of the [`Gpu`] that will use it)
+    /// as a buffer of its first `len` values, for a kernel's input or output. Fails if `raw`
+    /// lacks one of the usages every Lumbre buffer has (`STORAGE | COPY_SRC | COPY_DST`) or
+    /// holds fewer than `len` values.
+    ///
+    /// ```no_run
+    /// use lumbre_gpu::{Buffer, Gpu};
+    /// let gpu = Gpu::new()?;
+    /// let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    /// let desc = wgpu::BufferDescriptor { label: Some("mine"), size: 64, usage, mapped_at_creation: false };
+    /// let mine = gpu.device().create_buffer(&desc);
+    /// let values = Buffer::<u32>::from_wgpu(mine.clone(), 16)?;
+    /// gpu.write(&values, 0, &[7; 16])?;
+    /// assert!(Buffer::<u32>::from_wgpu(mine.clone(), 17).is_err()); // 64 bytes hold 16
+    /// assert_eq!(values.into_wgpu(), mine);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn from_wgpu(raw: wgpu::Buffer, len: usize) -> Result<Self> {
+        let lacks = USAGE - raw.usage();
+        if !lacks.is_empty() {
+            return Err(Error::Input(format!(
+                "a buffer for Lumbre needs the usages {USAGE:?}; this one ({:?}) lacks {lacks:?}",
+                raw.usage()
+            )));
+        }
+        let bytes = (len as u64).checked_mul(size_of::<T>() as u64);
+        if bytes.is_none_or(|b| b > raw.size()) {
+            return Err(Error::Input(format!(
+                "a buffer of {} bytes cannot hold {len} values of {} bytes",
+                raw.size(),
+                size_of::<T>()
+            )));
+        }
+        Ok(Buffer { raw, len, _t: PhantomData })
+    }
+
+    /// The wgpu buffer, for the application's own passes, copies and bindings.
+    pub fn into_wgpu(self) -> wgpu::Buffer {
+        self.raw
+    }
+
     /// A binding of the whole buffer, its size rounded up to 16 bytes (so empty buffers can
     /// be bound, and any buffer read as vec4s).
     pub fn binding(&self) -> wgpu::BindingResource<'_> {

@@ -32,6 +32,8 @@ pub struct Recorder {
     timestamps: bool,
     /// The timings of what [`Recorder::flush`] submitted so far.
     flushed: Option<Timings>,
+    /// The encoder is the application's ([`Gpu::recorder_on`]): only it submits.
+    borrowed: bool,
 }
 
 impl Gpu {
@@ -44,7 +46,29 @@ impl Gpu {
             labels: Vec::new(),
             timestamps: self.has(wgpu::Features::TIMESTAMP_QUERY),
             flushed: None,
+            borrowed: false,
         }
+    }
+
+    /// A recorder on the application's own `encoder` (of this context's device): stages
+    /// record into it after what the application recorded, and [`Recorder::finish`] hands it
+    /// back for the application to record more and submit. Passes are not timed, and a
+    /// pipeline that reads a value back between its stages fails (only the application
+    /// submits its encoder).
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let (src, dst) = (gpu.upload(&[[1u32; 4]; 1000])?, gpu.zeroed::<[u32; 4]>(1000)?);
+    /// let encoder = gpu.device().create_command_encoder(&Default::default());
+    /// let mut rec = gpu.recorder_on(encoder);
+    /// lumbre_gpu::CopyKernel::record_into(&mut rec, &src, &dst)?;
+    /// let encoder = rec.finish(); // ... the application's own passes ...
+    /// gpu.queue().submit([encoder.finish()]);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn recorder_on(&self, encoder: wgpu::CommandEncoder) -> Recorder {
+        let (queries, labels) = (Vec::new(), Vec::new());
+        Recorder { gpu: self.clone(), encoder, queries, labels, timestamps: false, flushed: None, borrowed: true }
     }
 }
 
@@ -172,6 +196,13 @@ impl Recorder {
         &mut self.encoder
     }
 
+    /// The encoder with everything recorded, unsubmitted: the application's own from
+    /// [`Gpu::recorder_on`], or a new one from [`Gpu::recorder`] (whose timestamps are then
+    /// not read).
+    pub fn finish(self) -> wgpu::CommandEncoder {
+        self.encoder
+    }
+
     /// Submits without waiting and without timings: work queued only to keep the GPU busy
     /// while the CPU records what comes next (see [`crate::KeepBusy`]).
     ///
@@ -194,7 +225,7 @@ impl Recorder {
     /// Submits everything recorded, waits for it, and reports per-pass GPU times (timestamp
     /// queries) or the wall-clock time of the whole submission.
     pub fn submit(self) -> Result<Timings> {
-        let Recorder { gpu, encoder, queries, labels, timestamps, flushed } = self;
+        let Recorder { gpu, encoder, queries, labels, timestamps, flushed, .. } = self;
         let last = submit_timed(&gpu, encoder, &queries, &labels, timestamps)?;
         Ok(match flushed {
             Some(earlier) => merge(earlier, last),
@@ -207,6 +238,13 @@ impl Recorder {
     /// that read a value back to place their next stage use it (through
     /// [`Stages::read`](crate::stages::Stages::read)).
     pub(crate) fn flush(&mut self) -> Result<()> {
+        if self.borrowed {
+            return Err(Error::Input(
+                "this pipeline reads a value back between stages, which a recorder on the application's \
+                 encoder cannot (only the application submits it): record it with Gpu::recorder"
+                    .into(),
+            ));
+        }
         let earlier = self.flushed.take();
         let fresh = Recorder { timestamps: self.timestamps, ..self.gpu.recorder() };
         let Recorder { gpu, encoder, queries, labels, timestamps, .. } = std::mem::replace(self, fresh);

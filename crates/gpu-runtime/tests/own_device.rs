@@ -1,8 +1,11 @@
 //! A context on a device the application made: accepted when it has what Lumbre needs,
 //! refused with the missing limit named otherwise; every kernel fits `REQUIRED_LIMITS`.
 
+use lumbre_gpu::stages::Stages;
 use lumbre_gpu::testing::test_gpu;
-use lumbre_gpu::{CopyKernel, Error, Gpu, GpuOptions, OPTIONAL_FEATURES, REQUIRED_LIMITS, Tolerance, conformance};
+use lumbre_gpu::{
+    Buffer, CopyKernel, Error, Gpu, GpuOptions, OPTIONAL_FEATURES, REQUIRED_LIMITS, Tolerance, conformance,
+};
 
 /// The test adapter, to make devices of our own from.
 fn adapter() -> Option<wgpu::Adapter> {
@@ -66,4 +69,62 @@ fn every_kernel_fits_the_required_limits() {
         }
     }
     assert!(compiled > 50, "only {compiled} kernels compiled");
+}
+
+/// What every Lumbre buffer is created with.
+const USAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
+
+fn app_buffer(device: &wgpu::Device, size: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor { label: Some("app"), size, usage, mapped_at_creation: false })
+}
+
+#[test]
+fn a_stage_reads_and_writes_the_applications_buffers_in_its_encoder() {
+    let Some(adapter) = adapter() else { return };
+    let (device, queue) = device(&adapter, wgpu::Features::empty(), adapter.limits());
+    let gpu = Gpu::from_wgpu_with_options(adapter, device.clone(), queue.clone(), &no_cache()).unwrap();
+    let input: Vec<[u32; 4]> = (0..1000u32).map(|i| [i, 2 * i, 3 * i, 4 * i]).collect();
+    let bytes = 16 * input.len() as u64;
+    let (src, dst) = (app_buffer(&device, bytes, USAGE), app_buffer(&device, bytes, USAGE));
+    let staging = app_buffer(&device, bytes, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+    queue.write_buffer(&src, 0, bytemuck::cast_slice(&input));
+
+    // The application's encoder: its own clear, Lumbre's copy stage, its own read-back copy.
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.clear_buffer(&dst, 0, None);
+    let mut rec = gpu.recorder_on(encoder);
+    let (s, d) = (Buffer::from_wgpu(src, input.len()).unwrap(), Buffer::from_wgpu(dst, input.len()).unwrap());
+    CopyKernel::record_into(&mut rec, &s, &d).unwrap();
+    let mut encoder = rec.finish();
+    encoder.copy_buffer_to_buffer(&d.into_wgpu(), 0, &staging, 0, bytes);
+    queue.submit([encoder.finish()]);
+
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("mapped"));
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let copied: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(&staging.get_mapped_range(..).unwrap());
+    assert_eq!(copied, input);
+    assert_eq!(gpu.transfers().downloads.calls, 0, "the application read the result back, not Lumbre");
+}
+
+#[test]
+fn a_buffer_without_lumbres_usages_or_too_small_is_refused() {
+    let Some(gpu) = test_gpu(wgpu::Features::empty()) else { return };
+    let mapped = app_buffer(gpu.device(), 64, wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+    let err = Buffer::<u32>::from_wgpu(mapped, 16).unwrap_err().to_string();
+    assert!(err.contains("lacks") && err.contains("STORAGE") && err.contains("COPY_SRC"), "{err}");
+    let small = app_buffer(gpu.device(), 64, USAGE);
+    let err = Buffer::<u32>::from_wgpu(small.clone(), 17).unwrap_err().to_string();
+    assert!(err.contains("64 bytes cannot hold 17 values"), "{err}");
+    assert_eq!(Buffer::<[u32; 4]>::from_wgpu(small, 4).unwrap().len(), 4);
+}
+
+#[test]
+fn a_pipeline_that_reads_back_between_stages_refuses_the_applications_encoder() {
+    let Some(gpu) = test_gpu(wgpu::Features::empty()) else { return };
+    let mut rec = gpu.recorder_on(gpu.device().create_command_encoder(&Default::default()));
+    let mut stages = Stages::record(&mut rec);
+    let b = stages.upload(&[1u32, 2, 3]).unwrap();
+    let err = stages.read(b).unwrap_err().to_string();
+    assert!(err.contains("Gpu::recorder"), "{err}");
 }
