@@ -60,8 +60,11 @@ pub trait Compute {
     /// A short name for reports and errors.
     fn name(&self) -> &'static str;
 
-    /// The CPU path: the reference, and a real fallback.
-    fn cpu(&self, input: &Self::Input) -> Result<Self::Output>;
+    /// The CPU path: the reference, and a real fallback. The default runs
+    /// [`cpu_reported`](Compute::cpu_reported) without progress.
+    fn cpu(&self, input: &Self::Input) -> Result<Self::Output> {
+        self.cpu_reported(input, &()).map(|(out, _)| out)
+    }
 
     /// Puts `input` on the GPU.
     fn upload(&self, gpu: &Gpu, input: &Self::Input) -> Result<Self::GpuInput>;

@@ -181,7 +181,7 @@ where
     A: Compute,
     A::Output: Agree,
 {
-    let cpu = alg.cpu(input).map_err(|error| Mismatch::Failed { path: "cpu", error })?;
+    let cpu = alg.run(&crate::Backend::Cpu, input).map_err(|error| Mismatch::Failed { path: "cpu", error })?;
     let on_gpu = alg.gpu(gpu, input).map_err(|error| Mismatch::Failed { path: "gpu", error })?;
     match cpu.disagreement(&on_gpu, tol) {
         None => Ok(cpu),

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use bytemuck::Pod;
 
-use crate::{Buffer, Compute, Fit, Gpu, Recorder, Result, busy_median_time};
+use crate::{Buffer, Compute, Fit, Gpu, Progress, Recorder, Report, Result, busy_median_time};
 
 /// Copies `vec4<u32>` values; the GPU path is `runtime/copy.wgsl`. Buffers larger than one
 /// storage binding are copied in binding-sized pieces.
@@ -32,6 +32,18 @@ pub fn copy_cpu(src: &[[u32; 4]], dst: &mut [[u32; 4]]) {
 }
 
 impl CopyKernel {
+    /// The CPU path: a copy of `input`.
+    ///
+    /// ```
+    /// assert_eq!(lumbre_gpu::CopyKernel.cpu(&[[1, 2, 3, 4]])?, vec![[1, 2, 3, 4]]);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn cpu(&self, input: &[[u32; 4]]) -> Result<Vec<[u32; 4]>> {
+        let mut out = vec![[0; 4]; input.len()];
+        copy_cpu(input, &mut out);
+        Ok(out)
+    }
+
     /// Records the copy of `src` into `dst` (same length), split by the binding limit.
     pub fn record_into(rec: &mut Recorder, src: &Buffer<[u32; 4]>, dst: &Buffer<[u32; 4]>) -> Result<()> {
         let gpu = rec.gpu().clone();
@@ -62,10 +74,8 @@ impl Compute for CopyKernel {
         "copy"
     }
 
-    fn cpu(&self, input: &[[u32; 4]]) -> Result<Vec<[u32; 4]>> {
-        let mut out = vec![[0; 4]; input.len()];
-        copy_cpu(input, &mut out);
-        Ok(out)
+    fn cpu_reported(&self, input: &[[u32; 4]], _: &dyn Progress) -> Result<(Vec<[u32; 4]>, Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, input: &[[u32; 4]]) -> Result<Buffer<[u32; 4]>> {

@@ -3,8 +3,8 @@
 
 use lumbre_gpu::testing::{test_gpu, try_test_gpu};
 use lumbre_gpu::{
-    Buffer, Compute, CopyKernel, Error, Gpu, GpuOptions, Mismatch, Recorder, Result, Tolerance, conformance, iota_cpu,
-    record_iota,
+    Buffer, Compute, CopyKernel, Error, Gpu, GpuOptions, Mismatch, Progress, Recorder, Report, Result, Tolerance,
+    conformance, iota_cpu, record_iota,
 };
 use proptest::prelude::*;
 
@@ -127,8 +127,8 @@ impl Compute for OffByOne {
     fn name(&self) -> &'static str {
         "off-by-one"
     }
-    fn cpu(&self, input: &[[u32; 4]]) -> Result<Vec<[u32; 4]>> {
-        Ok(input.iter().map(|v| [v[0] + 1, v[1], v[2], v[3]]).collect())
+    fn cpu_reported(&self, input: &[[u32; 4]], _: &dyn Progress) -> Result<(Vec<[u32; 4]>, Report)> {
+        Report::timed(self.name(), || Ok(input.iter().map(|v| [v[0] + 1, v[1], v[2], v[3]]).collect()))
     }
     fn upload(&self, gpu: &Gpu, input: &[[u32; 4]]) -> Result<Buffer<[u32; 4]>> {
         CopyKernel.upload(gpu, input)
