@@ -46,13 +46,27 @@ pub enum Keys {
 }
 
 impl MortonEncode {
+    /// The CPU path: the codes of `points`.
+    ///
+    /// ```
+    /// use lumbre_morton::{Keys, MortonEncode, Quantizer};
+    /// let enc = MortonEncode { quantizer: Quantizer::new([0.0; 3], [1.0; 3], 10)?, clamp: false };
+    /// assert_eq!(enc.cpu(&[[0.0; 3], [1.0; 3]])?, Keys::U32(vec![0, (1 << 30) - 1]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, points: &[[f32; 3]]) -> Result<Keys> {
+        let mut keys = self.no_keys();
+        self.encode_into(points, &mut keys)?;
+        Ok(keys)
+    }
+
     /// Whether the codes take 63 bits (more than 10 bits per axis).
     pub(crate) fn wide(&self) -> bool {
         self.quantizer.bits > BITS_32
     }
 
     /// Encodes `points` on the CPU into `keys`, reusing its allocation (what
-    /// [`Compute::cpu`](lumbre_gpu::Compute::cpu) does into a new one): for repeated encodings
+    /// [`MortonEncode::cpu`] does into a new one): for repeated encodings
     /// of clouds of one size, where a fresh output would cost a page fault per 4 KiB written.
     /// `keys` becomes the width the quantizer's resolution needs. On an error its contents are
     /// unspecified.

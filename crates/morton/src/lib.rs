@@ -37,7 +37,7 @@ pub use code::{
     BITS_32, BITS_64, compact_u32, compact_u64, decode_u32, decode_u64, encode_u32, encode_u64, spread_u32, spread_u64,
 };
 pub use encode::{Keys, MortonEncode};
-pub use gpu::{GpuKeys, GpuPoints, GpuRadixTree, RadixTreeBuild};
+pub use gpu::{GpuKeys, GpuPoints, GpuRadixTree};
 pub use key::{NodeKey32, NodeKey64, level_offset};
 pub use quantize::{QuantizeError, Quantizer};
-pub use radix_tree::{NO_PARENT, RadixNode, RadixTree};
+pub use radix_tree::{NO_PARENT, RadixNode, RadixTree, RadixTreeBuild};

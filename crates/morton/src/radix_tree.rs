@@ -5,6 +5,7 @@
 //! gives `n - 1` internal nodes. The CPU half of `morton/radix_tree.wgsl`
 //! (`gpu/radix_tree.rs`), bit for bit.
 
+use lumbre_gpu::{Error, Result};
 use rayon::prelude::*;
 
 /// The parent of the root (and of the only leaf of a tree over one code).
@@ -144,4 +145,40 @@ fn node(codes: &[u32], i: usize) -> RadixNode {
     let left = if i.min(j) == gamma { leaf(gamma) } else { gamma as u32 };
     let right = if i.max(j) == gamma + 1 { leaf(gamma + 1) } else { (gamma + 1) as u32 };
     RadixNode { left, right, prefix: d_node as u32, parent: NO_PARENT }
+}
+
+/// Builds the [`RadixTree`] over sorted codes, on the CPU ([`RadixTree::build`]) or the GPU,
+/// bit for bit alike.
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_morton::{RadixTree, RadixTreeBuild};
+/// let codes = [1, 2, 2, 7];
+/// assert_eq!(RadixTreeBuild.run(&Backend::Cpu, &codes).unwrap(), RadixTree::build(&codes));
+/// assert!(RadixTreeBuild.run(&Backend::Cpu, &[2, 1]).is_err()); // not sorted
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RadixTreeBuild;
+
+impl RadixTreeBuild {
+    /// The CPU path: [`RadixTree::build`] over `codes`, which must be sorted.
+    ///
+    /// ```
+    /// use lumbre_morton::{RadixTree, RadixTreeBuild};
+    /// assert_eq!(RadixTreeBuild.cpu(&[1, 2, 2, 7])?, RadixTree::build(&[1, 2, 2, 7]));
+    /// assert!(RadixTreeBuild.cpu(&[2, 1]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, codes: &[u32]) -> Result<RadixTree> {
+        check_sorted(codes)?;
+        Ok(RadixTree::build(codes))
+    }
+}
+
+/// The error for codes that are not sorted.
+pub(crate) fn check_sorted(codes: &[u32]) -> Result<()> {
+    match codes.windows(2).position(|w| w[0] > w[1]) {
+        Some(i) => Err(Error::Input(format!("a radix tree needs sorted codes: code {} > code {}", i, i + 1))),
+        None => Ok(()),
+    }
 }

@@ -1,7 +1,7 @@
 //! Morton encoding on the GPU (`morton/encode.wgsl`), the twin of `encode.rs`, and its
 //! [`Compute`] impl.
 
-use lumbre_gpu::{Agree, Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Tolerance};
+use lumbre_gpu::{Agree, Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Tolerance};
 
 use crate::encode::{Keys, MortonEncode};
 
@@ -79,10 +79,8 @@ impl Compute for MortonEncode {
         "morton encode"
     }
 
-    fn cpu(&self, points: &[[f32; 3]]) -> Result<Keys> {
-        let mut keys = self.no_keys();
-        self.encode_into(points, &mut keys)?;
-        Ok(keys)
+    fn cpu_reported(&self, points: &[[f32; 3]], _: &dyn Progress) -> Result<(Keys, Report)> {
+        Report::timed(self.name(), || self.cpu(points))
     }
 
     fn upload(&self, gpu: &Gpu, points: &[[f32; 3]]) -> Result<GpuPoints> {

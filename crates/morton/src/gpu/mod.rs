@@ -6,4 +6,4 @@ pub(crate) mod encode;
 pub(crate) mod radix_tree;
 
 pub use encode::{GpuKeys, GpuPoints};
-pub use radix_tree::{GpuRadixTree, RadixTreeBuild};
+pub use radix_tree::GpuRadixTree;

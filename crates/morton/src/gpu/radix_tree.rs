@@ -1,9 +1,9 @@
 //! Karras's radix tree on the GPU (`morton/radix_tree.wgsl`), the twin of `radix_tree.rs`
 //! with the same buffers, and its [`Compute`] impl.
 
-use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Recorder, Result, Tolerance};
+use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result, Tolerance};
 
-use crate::radix_tree::{RadixNode, RadixTree};
+use crate::radix_tree::{RadixNode, RadixTree, RadixTreeBuild, check_sorted};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -24,19 +24,6 @@ pub struct GpuRadixTree {
     /// The parent of each of the `n` leaves.
     pub leaf_parents: Buffer<u32>,
 }
-
-/// Builds the [`RadixTree`] over sorted codes, on the CPU ([`RadixTree::build`]) or the GPU,
-/// bit for bit alike.
-///
-/// ```
-/// use lumbre_gpu::{Backend, Compute};
-/// use lumbre_morton::{RadixTree, RadixTreeBuild};
-/// let codes = [1, 2, 2, 7];
-/// assert_eq!(RadixTreeBuild.run(&Backend::Cpu, &codes).unwrap(), RadixTree::build(&codes));
-/// assert!(RadixTreeBuild.run(&Backend::Cpu, &[2, 1]).is_err()); // not sorted
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RadixTreeBuild;
 
 impl RadixTreeBuild {
     /// Records the tree over the sorted `codes` already on the GPU (a sort's keys).
@@ -60,14 +47,6 @@ impl RadixTreeBuild {
     }
 }
 
-/// The error for codes that are not sorted.
-fn check_sorted(codes: &[u32]) -> Result<()> {
-    match codes.windows(2).position(|w| w[0] > w[1]) {
-        Some(i) => Err(Error::Input(format!("a radix tree needs sorted codes: code {} > code {}", i, i + 1))),
-        None => Ok(()),
-    }
-}
-
 impl Compute for RadixTreeBuild {
     type Input = [u32];
     type Output = RadixTree;
@@ -78,9 +57,8 @@ impl Compute for RadixTreeBuild {
         "radix tree"
     }
 
-    fn cpu(&self, codes: &[u32]) -> Result<RadixTree> {
-        check_sorted(codes)?;
-        Ok(RadixTree::build(codes))
+    fn cpu_reported(&self, codes: &[u32], _: &dyn Progress) -> Result<(RadixTree, Report)> {
+        Report::timed(self.name(), || self.cpu(codes))
     }
 
     fn upload(&self, gpu: &Gpu, codes: &[u32]) -> Result<Buffer<u32>> {
