@@ -111,6 +111,31 @@ pub struct RayQuery {
     pub tiny_stack: bool,
 }
 
+impl RayQuery {
+    /// The CPU path: each ray's closest hit ([`KdTree::closest_hits`]), or whether it hits
+    /// anything ([`KdTree::any_hits`]).
+    ///
+    /// ```
+    /// use lumbre_kdtree::{scenes, BuildOptions, KdTree, QueryBatch, RayQuery};
+    /// let tris = scenes::generated_scene(100);
+    /// let tree = KdTree::build(&tris, &BuildOptions::default());
+    /// let c = (tree.bounds.min + tree.bounds.max) * 0.5;
+    /// let rays = scenes::camera_rays(c + glam::Vec3::Z * 10.0, c, 0.8, 8, 8);
+    /// let batch = QueryBatch { tris, tree, rays, t_min: 0.0, t_max: f32::INFINITY };
+    /// let hits = RayQuery::default().cpu(&batch)?;
+    /// assert_eq!(hits.0.len(), 64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, b: &QueryBatch) -> lumbre_gpu::Result<Hits> {
+        Ok(Hits(if self.any_hit {
+            let any = b.tree.any_hits(&b.tris, &b.rays, b.t_min, b.t_max, &self.opts);
+            any.into_iter().map(|h| h.then_some(Hit { t: 0.0, tri: 0, u: 0.0, v: 0.0 })).collect()
+        } else {
+            b.tree.closest_hits(&b.tris, &b.rays, b.t_min, b.t_max, &self.opts)
+        }))
+    }
+}
+
 /// The closest hit so far; `t` starts at the query's `t_max` and only shrinks.
 struct Best {
     t: f32,

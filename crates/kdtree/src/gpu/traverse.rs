@@ -3,7 +3,7 @@
 //! [`KdTree::closest_hits`] and [`KdTree::any_hits`], and its [`Compute`] impl.
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Recorder, Result, Tolerance, wgpu};
+use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result, Tolerance, wgpu};
 
 use crate::aabb::Aabb;
 use crate::node::KdTree;
@@ -125,13 +125,8 @@ impl Compute for RayQuery {
         if self.any_hit { "kd-tree any hit" } else { "kd-tree closest hit" }
     }
 
-    fn cpu(&self, b: &QueryBatch) -> Result<Hits> {
-        Ok(Hits(if self.any_hit {
-            let any = b.tree.any_hits(&b.tris, &b.rays, b.t_min, b.t_max, &self.opts);
-            any.into_iter().map(|h| h.then_some(Hit { t: 0.0, tri: 0, u: 0.0, v: 0.0 })).collect()
-        } else {
-            b.tree.closest_hits(&b.tris, &b.rays, b.t_min, b.t_max, &self.opts)
-        }))
+    fn cpu_reported(&self, b: &QueryBatch, _: &dyn Progress) -> Result<(Hits, Report)> {
+        Report::timed(self.name(), || self.cpu(b))
     }
 
     fn upload(&self, gpu: &Gpu, b: &QueryBatch) -> Result<GpuQueryBatch> {
