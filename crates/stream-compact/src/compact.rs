@@ -179,6 +179,19 @@ pub fn compact_cpu(values: &[u32], flags: &[u32], select: Select, emit: Emit) ->
 }
 
 impl Compact {
+    /// The CPU path: the selected values or indices of `input`, in order ([`compact_cpu`]).
+    ///
+    /// ```
+    /// use lumbre_compact::{Compact, Stream};
+    /// let input = Stream { values: vec![7, 8, 9], flags: vec![1, 0, 1] };
+    /// assert_eq!(Compact::default().cpu(&input)?, vec![7, 9]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &Stream) -> Result<Vec<u32>> {
+        self.check(input.values.len(), input.flags.len())?;
+        Ok(compact_cpu(&input.values, &input.flags, self.select, self.emit))
+    }
+
     /// The stream's length, if it has the values and flags this compaction reads.
     pub(crate) fn check(&self, values: usize, flags: usize) -> Result<usize> {
         let n = values.max(flags);

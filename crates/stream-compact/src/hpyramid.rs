@@ -29,6 +29,19 @@ pub struct HistoPyramid {
 }
 
 impl HistoPyramid {
+    /// The CPU path: what [`Compact`](crate::Compact) keeps, with the same selection.
+    ///
+    /// ```
+    /// use lumbre_compact::{HistoPyramid, Stream};
+    /// let s = Stream { values: vec![4, 5, 6], flags: vec![0, 1, 1] };
+    /// assert_eq!(HistoPyramid::default().cpu(&s)?, vec![5, 6]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &crate::compact::Stream) -> Result<Vec<u32>> {
+        self.mode()?;
+        crate::compact::Compact { select: self.select, emit: self.emit, ..Default::default() }.cpu(input)
+    }
+
     /// The `mode` word of `compact/hpyramid.wgsl`; keeping by a predicate other than
     /// [`Predicate::NonZero`](crate::Predicate::NonZero) is an error.
     pub(crate) fn mode(&self) -> Result<u32> {

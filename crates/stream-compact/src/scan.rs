@@ -206,3 +206,18 @@ impl<T> Scan<T> {
         Scan { kind, method, lookback: Lookback::default(), _t: PhantomData }
     }
 }
+
+impl<T: ScanElem> Scan<T> {
+    /// The CPU path: the scan of `input` ([`scan_cpu`]).
+    ///
+    /// ```
+    /// use lumbre_compact::{Scan, ScanKind};
+    /// assert_eq!(Scan::<u32>::new(ScanKind::Exclusive).cpu(&[1, 2, 3])?, vec![0, 1, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &[T]) -> lumbre_gpu::Result<Vec<T>> {
+        let mut out = vec![T::default(); input.len()];
+        scan_cpu(input, &mut out, self.kind);
+        Ok(out)
+    }
+}

@@ -3,6 +3,7 @@
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
+use lumbre_gpu::{Error, Result};
 use rayon::prelude::*;
 
 use crate::pieces::split_sizes;
@@ -289,6 +290,21 @@ impl<K> RadixSort<K> {
     }
 }
 
+impl<K: SortKey> RadixSort<K> {
+    /// The CPU path: `input` sorted ([`radix_sort_cpu`]).
+    ///
+    /// ```
+    /// use lumbre_compact::RadixSort;
+    /// assert_eq!(RadixSort::<u32>::new().cpu(&[3, 1, 2])?, vec![1, 2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &[K]) -> Result<Vec<K>> {
+        let mut keys = input.to_vec();
+        radix_sort_cpu(&mut keys, None);
+        Ok(keys)
+    }
+}
+
 /// Stable radix sort of (key, value) pairs through the [`Compute`](lumbre_gpu::Compute) trait. Input and output
 /// are `(keys, values)`.
 ///
@@ -305,5 +321,25 @@ impl<K> RadixSortPairs<K> {
     /// A key-value sort.
     pub fn new() -> Self {
         RadixSortPairs(PhantomData)
+    }
+}
+
+impl<K: SortKey> RadixSortPairs<K> {
+    /// The CPU path: the pairs sorted by key ([`radix_sort_cpu`]); keys and values must be
+    /// as many.
+    ///
+    /// ```
+    /// use lumbre_compact::RadixSortPairs;
+    /// let sorted = RadixSortPairs::<u32>::new().cpu(&(vec![2, 1], vec![10, 11]))?;
+    /// assert_eq!(sorted, (vec![1, 2], vec![11, 10]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, (keys, vals): &(Vec<K>, Vec<u32>)) -> Result<(Vec<K>, Vec<u32>)> {
+        if keys.len() != vals.len() {
+            return Err(Error::Input(format!("{} keys with {} values", keys.len(), vals.len())));
+        }
+        let (mut k, mut v) = (keys.clone(), vals.clone());
+        radix_sort_cpu(&mut k, Some(&mut v));
+        Ok((k, v))
     }
 }

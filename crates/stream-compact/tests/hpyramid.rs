@@ -4,7 +4,7 @@ mod common;
 
 use common::{describe, gpus};
 use lumbre_compact::{Emit, HistoPyramid, Predicate, Select, Stream};
-use lumbre_gpu::{Compute, Tolerance, conformance};
+use lumbre_gpu::{Tolerance, conformance};
 
 fn stream(n: usize, every: usize) -> Stream {
     Stream {

@@ -2,11 +2,11 @@
 //! two around a scan of the tiles' counts, the twin of `compact.rs`.
 
 use lumbre_gpu::stages::{Buf, Stages};
-use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, Timings, pieces};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Timings, pieces};
 use lumbre_shaders::compact::{COMPACT_PLAIN, COMPACT_SUBGROUPS};
 
 use crate::compact::twin::{self, CompactParams, TILE_WORDS};
-use crate::compact::{COMPACT_TILE, Compact, Emit, Select, Stream, compact_cpu};
+use crate::compact::{COMPACT_TILE, Compact, Emit, Select, Stream};
 use crate::gpu::scan::{TileTotals, record_totals_scan};
 use crate::scan::ScanMethod;
 
@@ -308,9 +308,8 @@ impl Compute for Compact {
         "compact"
     }
 
-    fn cpu(&self, input: &Stream) -> Result<Vec<u32>> {
-        self.check(input.values.len(), input.flags.len())?;
-        Ok(compact_cpu(&input.values, &input.flags, self.select, self.emit))
+    fn cpu_reported(&self, input: &Stream, _: &dyn Progress) -> Result<(Vec<u32>, Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, input: &Stream) -> Result<GpuStream> {

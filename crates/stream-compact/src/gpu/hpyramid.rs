@@ -2,7 +2,7 @@
 //! per level above it and the descent, the twin of `hpyramid.rs`.
 
 use lumbre_gpu::stages::{Buf, Stages};
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_shaders::compact::HPYRAMID;
 
 use crate::compact::{Compact, Stream};
@@ -110,9 +110,8 @@ impl Compute for HistoPyramid {
         "histogram pyramid"
     }
 
-    fn cpu(&self, input: &Stream) -> Result<Vec<u32>> {
-        self.mode()?;
-        Compact { select: self.select, emit: self.emit, ..Default::default() }.cpu(input)
+    fn cpu_reported(&self, input: &Stream, _: &dyn Progress) -> Result<(Vec<u32>, Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, input: &Stream) -> Result<GpuStream> {

@@ -4,11 +4,11 @@
 
 use bytemuck::Pod;
 use lumbre_gpu::stages::{Bind, Buf, Stage, Stages, Uniform};
-use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, pieces};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, pieces};
 use lumbre_shaders::Shader;
 
 use crate::scan::twin::{self, ScanParams};
-use crate::scan::{Lookback, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, scan_cpu};
+use crate::scan::{Lookback, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod};
 
 /// What a recorded GPU scan leaves besides its output: the carries between pieces.
 #[derive(Debug)]
@@ -208,10 +208,8 @@ impl<T: ScanElem> Compute for Scan<T> {
         "scan"
     }
 
-    fn cpu(&self, input: &[T]) -> Result<Vec<T>> {
-        let mut out = vec![T::default(); input.len()];
-        scan_cpu(input, &mut out, self.kind);
-        Ok(out)
+    fn cpu_reported(&self, input: &[T], _: &dyn Progress) -> Result<(Vec<T>, Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, input: &[T]) -> Result<Buffer<T>> {

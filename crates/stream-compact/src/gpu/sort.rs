@@ -3,12 +3,12 @@
 //! `compact/sort_scatter.wgsl`, the twin of `sort.rs`.
 
 use lumbre_gpu::stages::{Buf, Stages};
-use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Recorder, Result, pieces};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, pieces};
 use lumbre_shaders::compact::{SORT_HIST, SORT_OFFSETS, SORT_SCATTER_PLAIN, SORT_SCATTER_SUBGROUPS};
 
 use crate::scan::{Scan, ScanKind};
 use crate::sort::twin::{self, CHUNK, SortParams};
-use crate::sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu};
+use crate::sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey};
 
 /// Records a stable GPU radix sort of `keys` (and `values` with them), in place: 4 passes
 /// for `u32` keys, 8 for `u64`, each a histogram per tile, the tiles' output positions
@@ -167,10 +167,8 @@ impl<K: SortKey> Compute for RadixSort<K> {
         "radix sort"
     }
 
-    fn cpu(&self, input: &[K]) -> Result<Vec<K>> {
-        let mut keys = input.to_vec();
-        radix_sort_cpu(&mut keys, None);
-        Ok(keys)
+    fn cpu_reported(&self, input: &[K], _: &dyn Progress) -> Result<(Vec<K>, Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, input: &[K]) -> Result<Buffer<K>> {
@@ -197,13 +195,8 @@ impl<K: SortKey + lumbre_gpu::Scalar> Compute for RadixSortPairs<K> {
         "radix sort (pairs)"
     }
 
-    fn cpu(&self, (keys, vals): &(Vec<K>, Vec<u32>)) -> Result<(Vec<K>, Vec<u32>)> {
-        if keys.len() != vals.len() {
-            return Err(Error::Input(format!("{} keys with {} values", keys.len(), vals.len())));
-        }
-        let (mut k, mut v) = (keys.clone(), vals.clone());
-        radix_sort_cpu(&mut k, Some(&mut v));
-        Ok((k, v))
+    fn cpu_reported(&self, input: &(Vec<K>, Vec<u32>), _: &dyn Progress) -> Result<((Vec<K>, Vec<u32>), Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, (keys, vals): &(Vec<K>, Vec<u32>)) -> Result<(Buffer<K>, Buffer<u32>)> {
