@@ -76,7 +76,7 @@ pub struct Points {
     pub attrs: Vec<Attrs>,
 }
 
-/// Builds a [`PackedOctree`](crate::PackedOctree) on the GPU (or, through [`Compute::cpu`](lumbre_gpu::Compute::cpu), with
+/// Builds a [`PackedOctree`](crate::PackedOctree) on the GPU (or, with [`GpuBuild::cpu`], with
 /// [`Octree::build`] and [`Octree::pack`]).
 ///
 /// ```no_run
@@ -101,6 +101,19 @@ impl GpuBuild {
     /// A build at `depth` in the cube around the points.
     pub fn new(depth: u32) -> Self {
         GpuBuild { depth, root: None }
+    }
+
+    /// The CPU path: [`Octree::build_in`] in the root cube, packed.
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, GpuBuild, Points};
+    /// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3]], attrs: vec![Attrs::default(); 2] };
+    /// assert_eq!(GpuBuild::new(8).cpu(&cloud)?.points(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, cloud: &Points) -> lumbre_gpu::Result<crate::packed::PackedOctree> {
+        let root = self.root_for(&cloud.positions)?;
+        Octree::build_in(&cloud.positions, &cloud.attrs, self.depth, root).map(|(t, _)| t.pack()).map_err(err)
     }
 
     /// The root cube for `positions`: the given one grown to hold them, or the smallest

@@ -73,3 +73,18 @@ pub struct DenseCounts {
     /// The root cube.
     pub root: Root,
 }
+
+impl DenseCounts {
+    /// The CPU path: [`dense_counts`].
+    ///
+    /// ```
+    /// use lumbre_octree::{Attrs, DenseCounts, Points, Root};
+    /// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3]], attrs: vec![Attrs::default(); 2] };
+    /// let counts = DenseCounts { depth: 3, root: Root { min: [0.0; 3], size: 1.0 } }.cpu(&cloud)?;
+    /// assert_eq!(counts[0], 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, cloud: &crate::build::Points) -> lumbre_gpu::Result<Vec<u32>> {
+        dense_counts(&cloud.positions, self.root, self.depth).map_err(crate::build::err)
+    }
+}

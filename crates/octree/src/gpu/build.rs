@@ -5,14 +5,14 @@
 
 use lumbre_compact::{Compact, Emit, Select, record_sort_stages};
 use lumbre_gpu::stages::{Buf, Stages};
-use lumbre_gpu::{Buffer, Compute, Gpu, Recorder, Result, iota_cpu, record_iota};
+use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result, iota_cpu, record_iota};
 use lumbre_morton::{GpuPoints, Keys, MortonEncode, NodeKey32};
 use lumbre_shaders::octree::{BUILD_KEY32, BUILD_KEY64};
 
 use crate::build::twin::{self, BuildParams};
 use crate::build::{GpuBuild, OctreeError, Points, check, err, finite_points, quantizer};
 use crate::gpu::packed::{GpuOctree, TreeBufs, groups, pack, split_levels};
-use crate::node::{Node, Octree, Root};
+use crate::node::{Node, Root};
 use crate::packed::PackedOctree;
 
 /// The finite points of a cloud on the GPU, with the root cube around them.
@@ -224,9 +224,8 @@ impl Compute for GpuBuild {
         "octree build"
     }
 
-    fn cpu(&self, cloud: &Points) -> Result<PackedOctree> {
-        let root = self.root_for(&cloud.positions)?;
-        Octree::build_in(&cloud.positions, &cloud.attrs, self.depth, root).map(|(t, _)| t.pack()).map_err(err)
+    fn cpu_reported(&self, cloud: &Points, _: &dyn Progress) -> Result<(PackedOctree, Report)> {
+        Report::timed(self.name(), || self.cpu(cloud))
     }
 
     fn upload(&self, gpu: &Gpu, cloud: &Points) -> Result<GpuCloud> {

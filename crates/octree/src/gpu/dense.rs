@@ -1,11 +1,11 @@
 //! The thesis's dense counters on the GPU: `octree/dense.wgsl`, one atomic increment per
 //! point and level, the twin of `dense.rs`.
 
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_morton::{GpuPoints, MortonEncode, level_offset};
 
 use crate::build::{OctreeError, Points, finite_points, quantizer};
-use crate::dense::{DenseCounts, MAX_DENSE_DEPTH, dense_counts};
+use crate::dense::{DenseCounts, MAX_DENSE_DEPTH};
 
 /// The uniform of `octree/dense.wgsl`.
 #[repr(C)]
@@ -26,8 +26,8 @@ impl Compute for DenseCounts {
         "dense octree counters"
     }
 
-    fn cpu(&self, cloud: &Points) -> Result<Vec<u32>> {
-        dense_counts(&cloud.positions, self.root, self.depth).map_err(|e| Error::Input(e.to_string()))
+    fn cpu_reported(&self, cloud: &Points, _: &dyn Progress) -> Result<(Vec<u32>, Report)> {
+        Report::timed(self.name(), || self.cpu(cloud))
     }
 
     fn upload(&self, gpu: &Gpu, cloud: &Points) -> Result<Buffer<f32>> {
