@@ -77,14 +77,14 @@ pub use camera::Camera;
 pub use compose::{BOX_FACES, SceneBuilder, stand_on};
 pub use emitters::{Emitter, EmitterSample, Emitters};
 pub use error::LoadError;
-pub use gpu::{GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage, VolumeRender, WhittedRender};
+pub use gpu::{GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage};
 pub use material::{Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};
 pub use path::{PathCounts, PathOptions, PathRender};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use scene::{Light, LoadReport, Prepared, SCENE_SIZE_RANGE, Scene, Triangle};
 pub use volume::{
-    MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VolumeMode, VolumeOptions, cloud_points, cloud_root, phantom_cloud,
+    MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
     render_volume_cpu,
 };
-pub use whitted::{MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, add_default_light};
+pub use whitted::{MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, WhittedRender, add_default_light};

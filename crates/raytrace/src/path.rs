@@ -506,9 +506,25 @@ impl PathRender {
         report
     }
 
+    /// The CPU render ([`render_cpu`](PathRender::render_cpu)).
+    ///
+    /// ```
+    /// use lumbre_raytrace::{Camera, PathOptions, PathRender, Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let camera = Camera::frame(scene.bounds, 1.0);
+    /// let render = PathRender { camera, options: PathOptions { width: 16, height: 16, ..Default::default() } };
+    /// let image = render.cpu(&Prepared::new(scene, &Default::default()))?;
+    /// assert_eq!(image.height, 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<Image> {
+        self.run_cpu(p, &()).map(|(image, _)| image)
+    }
+
     /// [`render_cpu`](PathRender::render_cpu) with one progress step per row, the render
     /// timed and [`stats`](PathRender::stats) reported.
-    pub(crate) fn cpu_report(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
+    pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
         let rows = AtomicU64::new(0);
         let height = self.options.height as u64;
         let mut report = Report::default();

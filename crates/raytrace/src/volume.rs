@@ -381,3 +381,52 @@ mod tests {
         assert_eq!(phantom_count(24), phantom_cloud(24).len());
     }
 }
+
+/// A voxel render through the [`Compute`](lumbre_gpu::Compute) trait: the CPU path is
+/// [`render_volume_cpu`] ([`VolumeRender::cpu`]); the GPU path reads an octree already on the GPU, so a GPU
+/// build followed by this render never leaves the device.
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_octree::GpuBuild;
+/// use lumbre_raytrace::{Camera, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
+/// let gpu = Gpu::new()?;
+/// let points = cloud_points(&phantom_cloud(64));
+/// let build = GpuBuild::new(6);
+/// let mut rec = gpu.recorder();
+/// let tree = build.record(&mut rec, &build.upload(&gpu, &points)?)?;
+/// let camera = Camera::frame((glam::Vec3::splat(-1.0), glam::Vec3::ONE), 1.0);
+/// let render = VolumeRender { camera, options: VolumeOptions::default(), tree_depth: 6 };
+/// let image = render.record(&mut rec, &tree)?; // build and render in one submission
+/// rec.submit()?;
+/// let _ = render.download(&gpu, &image)?;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct VolumeRender {
+    /// The camera.
+    pub camera: Camera,
+    /// Size, mode, level, lights.
+    pub options: VolumeOptions,
+    /// Depth of the tree being rendered (the render level is clamped to it).
+    pub tree_depth: u32,
+}
+
+impl VolumeRender {
+    /// The CPU render of `tree` ([`render_volume_cpu`]).
+    ///
+    /// ```
+    /// use lumbre_octree::Octree;
+    /// use lumbre_raytrace::{Camera, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
+    /// let points = cloud_points(&phantom_cloud(16));
+    /// let (tree, _) = Octree::build(&points.positions, &points.attrs, 4)?;
+    /// let camera = Camera::frame((glam::Vec3::splat(-1.0), glam::Vec3::ONE), 1.0);
+    /// let options = VolumeOptions { width: 16, height: 16, ..Default::default() };
+    /// let image = VolumeRender { camera, options, tree_depth: 4 }.cpu(&tree)?;
+    /// assert_eq!(image.width, 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, tree: &Octree) -> lumbre_gpu::Result<Image> {
+        render_volume_cpu(tree, &self.camera, &self.options).map_err(lumbre_gpu::Error::Input)
+    }
+}

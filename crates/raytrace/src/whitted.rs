@@ -21,7 +21,10 @@
 //!
 //! Rays deeper than `max_depth` or with weights below 1e-3 are dropped.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use glam::Vec3;
+use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
 use rayon::prelude::*;
 
@@ -343,5 +346,67 @@ impl Prepared {
         let pixels = rows.into_iter().flat_map(|r| r.0).collect();
         let image = Image::from_pixels(o.width, o.height, pixels)?;
         Ok((image, RenderStats { rays }))
+    }
+}
+
+/// A Whitted render through the [`Compute`](lumbre_gpu::Compute) trait: CPU
+/// ([`WhittedRender::cpu`], [`Prepared::render_cpu`]) or GPU.
+///
+/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](crate::twin::SAMPLES_PER_DISPATCH) samples per pixel in one dispatch and
+/// keeps each pixel's running mean, so that the loops of one invocation stay short (lavapipe
+/// ends an invocation's loops after 65535 iterations in all, silently; the kernel notices
+/// and the download refuses the image).
+///
+/// ```no_run
+/// use lumbre_gpu::{Compute, Gpu};
+/// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, WhittedRender};
+/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Original.obj".as_ref()).unwrap();
+/// let camera = Camera::frame(scene.bounds, 1.0);
+/// let prepared = Prepared::new(scene, &Default::default());
+/// let render = WhittedRender { camera, options: RenderOptions { width: 128, height: 128, ..Default::default() } };
+/// let image = render.gpu(&Gpu::new()?, &prepared)?;
+/// # let _ = image;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct WhittedRender {
+    /// The camera.
+    pub camera: Camera,
+    /// Size, samples, depth, shading constants, ray queries.
+    pub options: RenderOptions,
+}
+
+impl WhittedRender {
+    /// The CPU render ([`Prepared::render_cpu`]).
+    ///
+    /// ```
+    /// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, WhittedRender};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let camera = Camera::frame(scene.bounds, 1.0);
+    /// let render = WhittedRender { camera, options: RenderOptions { width: 16, height: 16, ..Default::default() } };
+    /// let image = render.cpu(&Prepared::new(scene, &Default::default()))?;
+    /// assert_eq!(image.width, 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<Image> {
+        self.run_cpu(p, &()).map(|(image, _)| image)
+    }
+
+    /// [`cpu`](WhittedRender::cpu) with one progress step per row, the render timed and the
+    /// rays cast reported.
+    pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
+        let rows = AtomicU64::new(0);
+        let height = self.options.height as u64;
+        let mut report = Report::default();
+        let (image, stats) = report
+            .time("render", || {
+                p.render_cpu(&self.camera, &self.options, &|_| {
+                    progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
+                })
+            })
+            .map_err(Error::Input)?;
+        report.stat("rays", stats.rays as f64);
+        Ok((image, report))
     }
 }

@@ -5,7 +5,6 @@
 mod common;
 
 use glam::{DVec3, Vec3};
-use lumbre_gpu::Compute;
 use lumbre_raytrace::metrics::{
     CompareError, DiffMap, Lab, NON_FINITE_COLOUR, REL_EPS, Region, compare, delta_e94, delta_e94_chroma_hue,
     false_colour, linear_srgb_to_xyz, luminance, ramp, relative_error,

@@ -15,5 +15,5 @@ pub use batch::SAMPLES_PER_DISPATCH;
 pub use emitters::{GpuEmitter, GpuEmitters};
 pub use path::{GpuPathImage, GpuPathScene};
 pub use scene::GpuScene;
-pub use volume::{GpuVolumeImage, VolumeRender};
-pub use whitted::{GpuImage, WhittedRender};
+pub use volume::GpuVolumeImage;
+pub use whitted::GpuImage;

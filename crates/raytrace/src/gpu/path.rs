@@ -143,14 +143,10 @@ impl Compute for PathRender {
         "path render"
     }
 
-    fn cpu(&self, p: &Prepared) -> Result<Image> {
-        self.cpu_reported(p, &()).map(|(image, _)| image)
-    }
-
     /// The CPU render with one progress step per row; reports paths, rays (extension and
     /// shadow) and the mean path length.
     fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
-        self.cpu_report(p, progress)
+        self.run_cpu(p, progress)
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuPathImage) -> Result<Report> {

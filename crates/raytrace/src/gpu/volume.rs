@@ -3,14 +3,14 @@
 //! [`render_volume_cpu`], is the reference it follows.
 
 use glam::Vec3;
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_octree::{GpuOctree, Octree};
 
 use super::batch::TILES_PER_DISPATCH;
 use super::image::check_gpu_image;
-use crate::camera::{Camera, GpuCamera};
+use crate::camera::GpuCamera;
 use crate::image::Image;
-use crate::volume::{VOXEL_SPECULAR, VolumeOptions, depth_range, render_volume_cpu, voxel_eps};
+use crate::volume::{VOXEL_SPECULAR, VolumeRender, depth_range, voxel_eps};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -40,36 +40,6 @@ const _: () = assert!(
     size_of::<Params>() == lumbre_shaders::raytrace::VOLUME_SHALLOW_PARAMS_SIZE
         && size_of::<Params>() == lumbre_shaders::raytrace::VOLUME_DEEP_PARAMS_SIZE
 );
-
-/// A voxel render through the [`Compute`] trait: the CPU path is
-/// [`render_volume_cpu`]; the GPU path reads an octree already on the GPU, so a GPU
-/// build followed by this render never leaves the device.
-///
-/// ```no_run
-/// use lumbre_gpu::{Compute, Gpu};
-/// use lumbre_octree::GpuBuild;
-/// use lumbre_raytrace::{Camera, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
-/// let gpu = Gpu::new()?;
-/// let points = cloud_points(&phantom_cloud(64));
-/// let build = GpuBuild::new(6);
-/// let mut rec = gpu.recorder();
-/// let tree = build.record(&mut rec, &build.upload(&gpu, &points)?)?;
-/// let camera = Camera::frame((glam::Vec3::splat(-1.0), glam::Vec3::ONE), 1.0);
-/// let render = VolumeRender { camera, options: VolumeOptions::default(), tree_depth: 6 };
-/// let image = render.record(&mut rec, &tree)?; // build and render in one submission
-/// rec.submit()?;
-/// let _ = render.download(&gpu, &image)?;
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct VolumeRender {
-    /// The camera.
-    pub camera: Camera,
-    /// Size, mode, level, lights.
-    pub options: VolumeOptions,
-    /// Depth of the tree being rendered (the render level is clamped to it).
-    pub tree_depth: u32,
-}
 
 /// Pixels of a volume render on the GPU.
 #[derive(Clone, Debug)]
@@ -161,8 +131,8 @@ impl Compute for VolumeRender {
         "volume render"
     }
 
-    fn cpu(&self, tree: &Octree) -> Result<Image> {
-        render_volume_cpu(tree, &self.camera, &self.options).map_err(Error::Input)
+    fn cpu_reported(&self, tree: &Octree, _: &dyn Progress) -> Result<(Image, Report)> {
+        Report::timed(self.name(), || self.cpu(tree))
     }
 
     fn upload(&self, gpu: &Gpu, tree: &Octree) -> Result<GpuOctree> {

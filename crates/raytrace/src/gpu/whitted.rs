@@ -1,8 +1,6 @@
 //! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel, the
 //! image rendered in tiles of pixels and batches of samples, and read back once.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
@@ -10,10 +8,10 @@ use lumbre_kdtree::{Traversal, TriangleTest};
 use super::batch::{TILES_PER_DISPATCH, batches};
 use super::image::check_gpu_image;
 use super::scene::GpuScene;
-use crate::camera::{Camera, GpuCamera};
+use crate::camera::GpuCamera;
 use crate::image::Image;
 use crate::scene::Prepared;
-use crate::whitted::RenderOptions;
+use crate::whitted::WhittedRender;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -49,32 +47,6 @@ pub struct GpuImage {
     pub width: u32,
     /// Height.
     pub height: u32,
-}
-
-/// A Whitted render through the [`Compute`] trait: CPU ([`Prepared::render_cpu`]) or GPU.
-///
-/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](super::SAMPLES_PER_DISPATCH) samples per pixel in one dispatch and
-/// keeps each pixel's running mean, so that the loops of one invocation stay short (lavapipe
-/// ends an invocation's loops after 65535 iterations in all, silently; the kernel notices
-/// and the download refuses the image).
-///
-/// ```no_run
-/// use lumbre_gpu::{Compute, Gpu};
-/// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, WhittedRender};
-/// let (scene, _) = Scene::load_obj("testdata/scenes/CornellBox-Original.obj".as_ref()).unwrap();
-/// let camera = Camera::frame(scene.bounds, 1.0);
-/// let prepared = Prepared::new(scene, &Default::default());
-/// let render = WhittedRender { camera, options: RenderOptions { width: 128, height: 128, ..Default::default() } };
-/// let image = render.gpu(&Gpu::new()?, &prepared)?;
-/// # let _ = image;
-/// # Ok::<(), lumbre_gpu::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct WhittedRender {
-    /// The camera.
-    pub camera: Camera,
-    /// Size, samples, depth, shading constants, ray queries.
-    pub options: RenderOptions,
 }
 
 impl WhittedRender {
@@ -136,24 +108,9 @@ impl Compute for WhittedRender {
         "whitted render"
     }
 
-    fn cpu(&self, p: &Prepared) -> Result<Image> {
-        self.cpu_reported(p, &()).map(|(image, _)| image)
-    }
-
     /// The CPU render with one progress step per row; reports the rays cast.
     fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
-        let rows = AtomicU64::new(0);
-        let height = self.options.height as u64;
-        let mut report = Report::default();
-        let (image, stats) = report
-            .time("render", || {
-                p.render_cpu(&self.camera, &self.options, &|_| {
-                    progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
-                })
-            })
-            .map_err(Error::Input)?;
-        report.stat("rays", stats.rays as f64);
-        Ok((image, report))
+        self.run_cpu(p, progress)
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuImage) -> Result<Report> {
