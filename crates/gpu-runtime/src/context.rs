@@ -3,10 +3,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::pipeline_cache::{DiskCache, PipelineCacheState};
+use crate::testing::Capabilities;
 use crate::transfers::Counters;
 use crate::{Error, Kernel, Result};
 
@@ -220,6 +221,8 @@ pub(crate) struct Inner {
     pub(crate) transfers: Counters,
     pub(crate) disk_cache: Option<DiskCache>,
     pub(crate) cache_state: PipelineCacheState,
+    /// What the test probes found, once asked ([`crate::testing::capabilities`]).
+    pub(crate) capabilities: OnceLock<Capabilities>,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
 }
@@ -384,6 +387,7 @@ impl Gpu {
             transfers: Counters::default(),
             disk_cache,
             cache_state,
+            capabilities: OnceLock::new(),
             lost,
             uncaptured,
         }))

@@ -2,6 +2,7 @@
 //!
 //! With `LUMBRE_REQUIRE_GPU=1` (set by `cargo xtask test` and CI), a test that asks for a
 //! GPU and cannot get one panics; without it, the test prints why and skips its GPU part.
+//! Tests that depend on how a device computes ask [`capabilities`], never its name.
 
 use std::sync::OnceLock;
 
@@ -112,4 +113,58 @@ pub fn between_stages(moved: &Transfers, reads: u64, read_bytes: u64) -> Result<
         wrong.push(format!("{} sent up between stages: more than kernel parameters", moved.uploads));
     }
     if wrong.is_empty() { Ok(()) } else { Err(format!("{}; all transfers: {moved}", wrong.join("; "))) }
+}
+
+/// How a device computes, as far as tests comparing it with the CPU care; found by running
+/// the `runtime/probe` kernels once per context ([`capabilities`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// f32 operations round one by one as IEEE 754 says: no multiply and add fused into one
+    /// rounding, no subnormal flushed to zero. Kernels written as their CPU twins then give
+    /// the CPU's results bit for bit (lavapipe does; SPIR-V lets other drivers fuse, and
+    /// NVIDIA's do).
+    pub exact_f32: bool,
+    /// The iterations after which the driver silently ends an invocation's loops (lavapipe:
+    /// 65535, against runaway shaders), or `None` if a loop of [`PROBE_LOOP`] ran to the end.
+    pub loop_limit: Option<u32>,
+}
+
+/// The iterations of the loop that [`Capabilities::loop_limit`] is probed with.
+///
+/// ```
+/// assert!(lumbre_gpu::testing::PROBE_LOOP > 65535);
+/// ```
+pub const PROBE_LOOP: u32 = 1 << 18;
+
+/// What `gpu` computes like: probed on its first call for a context, then cached. Panics
+/// if the probe kernels cannot run (a test's GPU must).
+///
+/// ```no_run
+/// use lumbre_gpu::{Tolerance, testing::{capabilities, test_gpu}};
+/// let Some(gpu) = test_gpu(wgpu::Features::empty()) else { return };
+/// let tol = if capabilities(&gpu).exact_f32 { Tolerance::EXACT } else { Tolerance::relative(1e-5) };
+/// # let _ = tol;
+/// ```
+pub fn capabilities(gpu: &Gpu) -> Capabilities {
+    *gpu.0.capabilities.get_or_init(|| probe(gpu).unwrap_or_else(|e| panic!("the capability probe failed: {e}")))
+}
+
+/// Runs the probe kernels: `a * b + c` with `a = b = 1 + 2^-12` and `c = -(1 + 2^-11)`
+/// (0 rounded step by step, 2^-24 fused), `2^-126 * 0.5` (a subnormal unless flushed), and
+/// a loop of [`PROBE_LOOP`] iterations.
+fn probe(gpu: &Gpu) -> crate::Result<Capabilities> {
+    let a = 1.0 + 2f32.powi(-12);
+    let inputs = gpu.upload(&[a, a, -(1.0 + 2f32.powi(-11)), f32::MIN_POSITIVE, 0.5, PROBE_LOOP as f32])?;
+    let results = gpu.zeroed::<u32>(4)?;
+    let mut rec = gpu.recorder().without_timestamps();
+    for entry in ["arithmetic", "loop_limit"] {
+        let kernel = gpu.kernel(&crate::shaders::runtime::PROBE, entry)?;
+        rec.dispatch(entry, &kernel, &[inputs.binding(), results.binding()], 1)?;
+    }
+    rec.submit()?;
+    let r = gpu.download(&results)?;
+    let unfused = r[0] == 0.0f32.to_bits();
+    let subnormal = r[1] == (f32::MIN_POSITIVE * 0.5).to_bits();
+    let ran_to_the_end = r[2] == PROBE_LOOP && r[3] == 1;
+    Ok(Capabilities { exact_f32: unfused && subnormal, loop_limit: (!ran_to_the_end).then_some(r[2]) })
 }

@@ -68,7 +68,7 @@ fn random_vpls(n: usize, seed: u32) -> Vec<Vpl> {
 /// operations (NVIDIA's do), so there points and depths move by a few ulps and a point within
 /// rounding of a texel border can land in the neighbour.
 fn ieee(gpu: &Gpu) -> bool {
-    gpu.adapter_name().contains("llvmpipe")
+    lumbre_gpu::testing::capabilities(gpu).exact_f32
 }
 
 /// Runs both paths of `alg`: identical atlases on lavapipe; elsewhere at most

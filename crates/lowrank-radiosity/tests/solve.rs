@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Rng, aggregate, partition, symmetric_f};
-use lumbre_gpu::testing::test_gpu;
+use lumbre_gpu::testing::{capabilities, test_gpu};
 use lumbre_gpu::{Agree, Backend, Compute, Tolerance, conformance};
 use lumbre_radiosity::{
     Factorization, Form, FormFactors, FullSystem, Jacobi, LowRank, Matrix, Precompute, Solve, Storage, TwoMesh, Vte,
@@ -20,7 +20,7 @@ fn gpu() -> lumbre_gpu::Gpu {
 /// Whether the device evaluates f32 operations one by one as IEEE 754 does (lavapipe); SPIR-V
 /// lets other drivers fuse and reassociate them.
 fn ieee(gpu: &lumbre_gpu::Gpu) -> bool {
-    gpu.adapter_name().contains("llvmpipe")
+    capabilities(gpu).exact_f32
 }
 
 /// Bit for bit on an IEEE device, else within as many ulps as the largest segment has terms

@@ -76,7 +76,8 @@ pub fn device_tolerance(gpu: &lumbre_gpu::Gpu) -> lumbre_gpu::Tolerance {
     if exact_device(gpu) { lumbre_gpu::Tolerance::EXACT } else { lumbre_gpu::Tolerance { abs: 1e-5, rel: 1e-4 } }
 }
 
-/// Whether `gpu` is lavapipe (llvmpipe), where CPU and GPU agree bit for bit.
+/// Whether `gpu` rounds f32 operations one by one as the CPU does (lavapipe), where CPU and
+/// GPU agree bit for bit.
 pub fn exact_device(gpu: &lumbre_gpu::Gpu) -> bool {
-    gpu.adapter_name().contains("llvmpipe")
+    lumbre_gpu::testing::capabilities(gpu).exact_f32
 }
