@@ -152,10 +152,27 @@ impl CameraEstimate {
 }
 
 impl CameraDensity {
-    /// The CPU run: the stages of photon tracing, `camera disks` (and `nearest radii`), and of the
-    /// method, summed over passes; stats `photons`, `segments`, `disks`, `pairs found`,
-    /// `passes`.
-    pub(crate) fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraEstimate, Report)> {
+    /// The CPU path: the irradiance at every disk.
+    ///
+    /// ```
+    /// use lumbre_density::{CameraDensity, PhotonOptions};
+    /// use lumbre_raytrace::{Camera, Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let camera = Camera::parse("0,1,3.9,0,1,0,0,1,0,40")?;
+    /// let alg = CameraDensity { photons: PhotonOptions { photons: 500, ..Default::default() }, ..CameraDensity::new(camera, 8, 6, 0.1) };
+    /// let out = alg.cpu(&Prepared::new(scene, &Default::default()))?;
+    /// assert_eq!(out.irradiance.len(), out.disks.disks.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<CameraEstimate> {
+        self.run_cpu(p, &()).map(|(out, _)| out)
+    }
+
+    /// [`cpu`](CameraDensity::cpu) with progress: the stages of photon tracing, `camera
+    /// disks` (and `nearest radii`), and of the method, summed over passes; stats `photons`,
+    /// `segments`, `disks`, `pairs found`, `passes`.
+    pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraEstimate, Report)> {
         self.check()?;
         let mut report = Report::default();
         let (mut segments, mut pairs) = (0u64, 0u64);

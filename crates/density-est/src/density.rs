@@ -51,9 +51,21 @@ impl Density {
     /// ```
     pub const METHODS: [Method; 3] = [Method::BruteForce, Method::Octree, Method::Bvh];
 
-    /// The CPU run: stages `prepare` (validation, plane tolerances, boxes) and the method's
-    /// own; stats `segments`, `disks`, `pairs found`, `pairs tested` and the index's.
-    pub(crate) fn run_cpu(&self, input: &Problem, progress: &dyn Progress) -> Result<(Estimate, Report)> {
+    /// The CPU path: the estimate of `input`.
+    ///
+    /// ```
+    /// use lumbre_density::{Density, Problem};
+    /// assert!(Density::default().cpu(&Problem::default())?.count.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &Problem) -> Result<Estimate> {
+        self.run_cpu(input, &()).map(|(out, _)| out)
+    }
+
+    /// [`cpu`](Density::cpu) with progress: stages `prepare` (validation, plane tolerances,
+    /// boxes) and the method's own; stats `segments`, `disks`, `pairs found`, `pairs tested`
+    /// and the index's.
+    pub fn run_cpu(&self, input: &Problem, progress: &dyn Progress) -> Result<(Estimate, Report)> {
         let mut report = Report::default();
         let prep = report.time("prepare", || input.prepare())?;
         let accs = match self.method {

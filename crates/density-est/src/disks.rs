@@ -123,8 +123,23 @@ pub struct CameraDiskPass {
 }
 
 impl CameraDiskPass {
-    /// The CPU run: stage `camera disks`; stat `disks`.
-    pub(crate) fn run_cpu(&self, p: &Prepared, _: &dyn Progress) -> Result<(CameraDisks, Report)> {
+    /// The CPU path: [`camera_disks`].
+    ///
+    /// ```
+    /// use lumbre_density::CameraDiskPass;
+    /// use lumbre_raytrace::{Camera, Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let pass = CameraDiskPass { camera: Camera::parse("0,1,3.9,0,1,0,0,1,0,40")?, width: 16, height: 12, radius: 0.05 };
+    /// assert_eq!(pass.cpu(&Prepared::new(scene, &Default::default()))?.pixel_disk.len(), 16 * 12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<CameraDisks> {
+        camera_disks(p, &self.camera, self.width, self.height, self.radius)
+    }
+
+    /// [`cpu`](CameraDiskPass::cpu), reported: stage `camera disks`; stat `disks`.
+    pub fn run_cpu(&self, p: &Prepared, _: &dyn Progress) -> Result<(CameraDisks, Report)> {
         let mut report = Report::default();
         let out =
             report.time("camera disks", || camera_disks(p, &self.camera, self.width, self.height, self.radius))?;

@@ -44,8 +44,24 @@ pub struct PhotonTracer {
 }
 
 impl PhotonTracer {
-    /// The CPU run: stage `trace photons`; stats `photons` and `segments`.
-    pub(crate) fn run_cpu(&self, input: &Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
+    /// The CPU path: the photons' flights.
+    ///
+    /// ```
+    /// use lumbre_density::{PhotonOptions, PhotonTracer};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let tracer = PhotonTracer { options: PhotonOptions { photons: 100, ..Default::default() } };
+    /// assert_eq!(tracer.cpu(&Prepared::new(scene, &Default::default()))?.photons(), 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &Prepared) -> Result<Photons> {
+        self.run_cpu(input, &()).map(|(out, _)| out)
+    }
+
+    /// [`cpu`](PhotonTracer::cpu) with progress: stage `trace photons`; stats `photons`
+    /// and `segments`.
+    pub fn run_cpu(&self, input: &Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
         let mut report = Report::default();
         let out = report.time("trace photons", || trace_cpu(input, &self.options, progress))?;
         report.stat("photons", self.options.photons as f64);

@@ -5,7 +5,7 @@ mod common;
 use glam::Vec3;
 use lumbre_density::{Density, Disk, Method, Problem, Segment};
 use lumbre_gpu::testing::test_gpu;
-use lumbre_gpu::{Compute, Tolerance, conformance};
+use lumbre_gpu::{Tolerance, conformance};
 
 fn brute() -> Density {
     Density { method: Method::BruteForce, ..Default::default() }

@@ -148,10 +148,6 @@ impl Compute for CameraDensity {
         "camera density"
     }
 
-    fn cpu(&self, p: &Prepared) -> Result<CameraEstimate> {
-        self.run_cpu(p, &()).map(|(out, _)| out)
-    }
-
     /// The stages of photon tracing, `camera disks` (and `nearest radii`), and of the
     /// method, summed over passes; stats `photons`, `segments`, `disks`, `pairs found`,
     /// `passes`.

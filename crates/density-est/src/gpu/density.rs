@@ -33,10 +33,6 @@ impl Compute for Density {
         "density"
     }
 
-    fn cpu(&self, input: &Problem) -> Result<Estimate> {
-        self.run_cpu(input, &()).map(|(out, _)| out)
-    }
-
     /// Stages `prepare` (validation, plane tolerances, boxes) and the method's own; stats
     /// `segments`, `disks`, `pairs found`, `pairs tested` and the index's.
     fn cpu_reported(&self, input: &Problem, progress: &dyn Progress) -> Result<(Estimate, Report)> {

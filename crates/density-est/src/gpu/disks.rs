@@ -11,7 +11,7 @@ use lumbre_raytrace::twin::GpuCamera;
 use lumbre_raytrace::{Camera, Prepared};
 use lumbre_shaders::density::DISKS;
 
-use crate::disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, check_radius};
+use crate::disks::{CameraDiskPass, CameraDisks, NO_DISK, check_radius};
 use crate::gpu::photons::{self, GpuPhotonScene};
 use crate::problem::Disk;
 
@@ -190,10 +190,6 @@ impl Compute for CameraDiskPass {
 
     fn name(&self) -> &'static str {
         "camera disks"
-    }
-
-    fn cpu(&self, p: &Prepared) -> Result<CameraDisks> {
-        camera_disks(p, &self.camera, self.width, self.height, self.radius)
     }
 
     /// Stage `camera disks`; stat `disks`.

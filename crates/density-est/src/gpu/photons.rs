@@ -331,10 +331,6 @@ impl Compute for PhotonTracer {
         "photons"
     }
 
-    fn cpu(&self, input: &Prepared) -> Result<Photons> {
-        self.run_cpu(input, &()).map(|(out, _)| out)
-    }
-
     /// Stage `trace photons`; stats `photons` and `segments`.
     fn cpu_reported(&self, input: &Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
         self.run_cpu(input, progress)
