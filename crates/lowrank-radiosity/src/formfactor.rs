@@ -29,7 +29,7 @@
 use std::f32::consts::PI;
 
 use glam::Vec3;
-use lumbre_gpu::Progress;
+use lumbre_gpu::{Progress, Report, Result};
 use lumbre_kdtree::{KdTree, QueryOptions, Ray};
 use lumbre_raytrace::sampling::{hash_u32, stratified};
 use rayon::prelude::*;
@@ -193,6 +193,31 @@ pub fn point_to_shape(x: Vec3, n: Vec3, shape: &Shape) -> f32 {
 }
 
 impl FormFactors {
+    /// The CPU path: the form factors of `mesh` from every element to every patch (every
+    /// element when `full`).
+    ///
+    /// ```
+    /// use lumbre_radiosity::{FormFactors, TwoMesh};
+    /// let mesh = TwoMesh::closed_box(4, 2)?;
+    /// let f = FormFactors::default().cpu(&mesh)?;
+    /// assert_eq!((f.rows, f.cols), (96, 24));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, mesh: &TwoMesh) -> Result<Matrix> {
+        self.run_cpu(mesh, &()).map(|(m, _)| m)
+    }
+
+    /// [`cpu`](FormFactors::cpu) with progress (rows); stage `form factors`, stats `pairs`
+    /// and `samples per pair`.
+    pub fn run_cpu(&self, mesh: &TwoMesh, progress: &dyn Progress) -> Result<(Matrix, Report)> {
+        let mut report = Report::default();
+        let clusters = mesh.clusters();
+        let f = report.time("form factors", || self.matrix(&Occluders::of(mesh), &clusters, progress));
+        report.stat("pairs", (f.rows * f.cols) as f64);
+        report.stat("samples per pair", self.samples.max(1) as f64);
+        Ok((f, report))
+    }
+
     /// The form factor from element `e` to patch `p` (to element `p` when `full`) of
     /// `clusters`, as the GPU kernel computes it.
     pub fn pair(&self, occ: &Occluders<'_>, clusters: &Clusters, e: u32, p: u32) -> f32 {

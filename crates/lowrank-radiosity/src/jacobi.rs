@@ -1,7 +1,7 @@
 //! The reference solve: Jacobi iteration of `(I - RF) B = E` on the full element-to-element
 //! form factors (the CPU twin of `radiosity/jacobi.wgsl`).
 
-use lumbre_gpu::{Error, Result};
+use lumbre_gpu::{Error, Progress, Report, Result};
 use rayon::prelude::*;
 
 use crate::lowrank::check_rho;
@@ -104,7 +104,6 @@ pub fn jacobi_sweep_cpu(s: &FullSystem, b: &[[f32; 3]]) -> Vec<[f32; 3]> {
 /// below `tolerance` (both paths run the same number).
 ///
 /// ```
-/// use lumbre_gpu::Compute;
 /// use lumbre_radiosity::{FullSystem, Jacobi, Matrix};
 /// // Two elements that see only each other: B = E + rho F B.
 /// let f = Matrix::new(2, 2, vec![0.0, 1.0, 1.0, 0.0]).unwrap();
@@ -123,5 +122,37 @@ pub struct Jacobi {
 impl Default for Jacobi {
     fn default() -> Self {
         Jacobi { tolerance: 1e-6, block_rows: None }
+    }
+}
+
+impl Jacobi {
+    /// The CPU path: the radiosity after the sweeps.
+    ///
+    /// ```
+    /// use lumbre_radiosity::{FullSystem, Jacobi, Matrix};
+    /// let s = FullSystem { f: Matrix::new(1, 1, vec![0.0])?, rho: vec![[0.5; 3]], emission: vec![[1.0; 3]] };
+    /// assert_eq!(Jacobi::default().cpu(&s)?, vec![[1.0; 3]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, s: &FullSystem) -> Result<Vec<[f32; 3]>> {
+        self.run_cpu(s, &()).map(|(b, _)| b)
+    }
+
+    /// [`cpu`](Jacobi::cpu) with progress (one step per sweep); stage `jacobi`, stats
+    /// `sweeps` and `contraction`.
+    pub fn run_cpu(&self, s: &FullSystem, progress: &dyn Progress) -> Result<(Vec<[f32; 3]>, Report)> {
+        s.check()?;
+        let sweeps = s.sweeps(self.tolerance)?;
+        let mut report = Report::default();
+        let mut b = s.emission.clone();
+        report.time("jacobi", || {
+            for i in 0..sweeps {
+                b = jacobi_sweep_cpu(s, &b);
+                progress.update("jacobi", i as u64 + 1, sweeps as u64);
+            }
+        });
+        report.stat("sweeps", sweeps as f64);
+        report.stat("contraction", s.contraction());
+        Ok((b, report))
     }
 }

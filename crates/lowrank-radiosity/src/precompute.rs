@@ -157,7 +157,20 @@ pub struct Precompute {
 }
 
 impl Precompute {
-    /// The CPU path with stage times.
+    /// The CPU path: the precomputation of `lr`.
+    ///
+    /// ```
+    /// use lumbre_radiosity::{FormFactors, LowRank, Precompute, TwoMesh};
+    /// let mesh = TwoMesh::closed_box(4, 2)?;
+    /// let lr = LowRank::of_mesh(&mesh, FormFactors::default().cpu(&mesh)?)?;
+    /// assert_eq!(Precompute::default().cpu(&lr)?.factor.k, 24);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, lr: &LowRank) -> Result<Precomputed> {
+        self.run_cpu(lr, &()).map(|(p, _)| p)
+    }
+
+    /// [`cpu`](Precompute::cpu) with progress (four steps) and stage times.
     pub fn run_cpu(&self, lr: &LowRank, progress: &dyn Progress) -> Result<(Precomputed, Report)> {
         let k = lr.k();
         let mut report = Report::default();

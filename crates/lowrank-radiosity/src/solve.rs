@@ -183,6 +183,22 @@ impl Solve {
     pub fn new(lights: Vec<Vec<[f32; 3]>>) -> Solve {
         Solve { lights, ..Solve::default() }
     }
+
+    /// The CPU path: [`solve_cpu`] with Y as the GPU stores it.
+    ///
+    /// ```
+    /// use lumbre_radiosity::{Factorization, Matrix, Solve};
+    /// let f = Factorization::new(vec![0, 2], Matrix::new(2, 3, vec![-0.5; 6])?)?;
+    /// let b = Solve::new(vec![vec![[1.0, 0.0, 2.0], [1.0, 0.0, 0.0]]]).cpu(&f)?;
+    /// assert_eq!(b[0], vec![[2.0, 0.0, 3.0], [2.0, 0.0, 1.0]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, f: &Factorization) -> Result<Radiosity> {
+        match self.storage {
+            crate::layout::Storage::F32 => solve_cpu(f, &self.lights),
+            crate::layout::Storage::F16 => solve_cpu(&f.rounded_to_f16(), &self.lights),
+        }
+    }
 }
 
 /// `V^T E` alone as an algorithm with a CPU and a GPU path (`lumbre_gpu::Compute`): the input
@@ -190,7 +206,6 @@ impl Solve {
 /// agree bit for bit where the device adds as IEEE 754 does ([`SEGMENT_LANES`]).
 ///
 /// ```
-/// use lumbre_gpu::Compute;
 /// let vte = lumbre_radiosity::Vte { emission: vec![[1.0, 2.0, 3.0]; 3] };
 /// assert_eq!(vte.cpu(&[0, 1, 3]).unwrap(), vec![1.0, 2.0, 2.0, 4.0, 3.0, 6.0]);
 /// ```
@@ -198,6 +213,21 @@ impl Solve {
 pub struct Vte {
     /// Emission per element.
     pub emission: Vec<[f32; 3]>,
+}
+
+impl Vte {
+    /// The CPU path: [`vte_cpu`] of `patch_start`, flattened.
+    ///
+    /// ```
+    /// let vte = lumbre_radiosity::Vte { emission: vec![[1.0, 2.0, 3.0]; 3] };
+    /// assert_eq!(vte.cpu(&[0, 1, 3])?, vec![1.0, 2.0, 2.0, 4.0, 3.0, 6.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, patch_start: &[u32]) -> Result<Vec<f32>> {
+        crate::lowrank::check_patches(patch_start, self.emission.len())?;
+        check_emission(&self.emission, self.emission.len(), 0)?;
+        Ok(vte_cpu(patch_start, &self.emission).concat())
+    }
 }
 
 /// Radiosity per element (RGB) for each lighting vector of a [`Solve`].

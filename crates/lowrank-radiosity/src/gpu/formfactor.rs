@@ -5,7 +5,7 @@ use std::time::Duration;
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::GpuKdTree;
 
-use crate::formfactor::{FormFactors, Occluders};
+use crate::formfactor::FormFactors;
 use crate::matrix::{BlockMatrix, Matrix, block_rows};
 use crate::mesh::TwoMesh;
 use crate::outline::Bound;
@@ -221,17 +221,8 @@ impl Compute for FormFactors {
         "form factors"
     }
 
-    fn cpu(&self, mesh: &TwoMesh) -> Result<Matrix> {
-        self.cpu_reported(mesh, &()).map(|(m, _)| m)
-    }
-
     fn cpu_reported(&self, mesh: &TwoMesh, progress: &dyn Progress) -> Result<(Matrix, Report)> {
-        let mut report = Report::default();
-        let clusters = mesh.clusters();
-        let f = report.time("form factors", || self.matrix(&Occluders::of(mesh), &clusters, progress));
-        report.stat("pairs", (f.rows * f.cols) as f64);
-        report.stat("samples per pair", self.samples.max(1) as f64);
-        Ok((f, report))
+        self.run_cpu(mesh, progress)
     }
 
     fn upload(&self, gpu: &Gpu, mesh: &TwoMesh) -> Result<GpuMesh> {

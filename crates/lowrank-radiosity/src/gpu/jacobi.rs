@@ -3,7 +3,7 @@
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 
-use crate::jacobi::{FullSystem, Jacobi, jacobi_sweep_cpu};
+use crate::jacobi::{FullSystem, Jacobi};
 use crate::matrix::{BlockMatrix, block_rows};
 
 #[repr(C)]
@@ -39,24 +39,8 @@ impl Compute for Jacobi {
         "jacobi"
     }
 
-    fn cpu(&self, s: &FullSystem) -> Result<Vec<[f32; 3]>> {
-        self.cpu_reported(s, &()).map(|(b, _)| b)
-    }
-
     fn cpu_reported(&self, s: &FullSystem, progress: &dyn Progress) -> Result<(Vec<[f32; 3]>, Report)> {
-        s.check()?;
-        let sweeps = s.sweeps(self.tolerance)?;
-        let mut report = Report::default();
-        let mut b = s.emission.clone();
-        report.time("jacobi", || {
-            for i in 0..sweeps {
-                b = jacobi_sweep_cpu(s, &b);
-                progress.update("jacobi", i as u64 + 1, sweeps as u64);
-            }
-        });
-        report.stat("sweeps", sweeps as f64);
-        report.stat("contraction", s.contraction());
-        Ok((b, report))
+        self.run_cpu(s, progress)
     }
 
     fn upload(&self, gpu: &Gpu, s: &FullSystem) -> Result<GpuFullSystem> {

@@ -229,10 +229,6 @@ impl Compute for Precompute {
         "precompute"
     }
 
-    fn cpu(&self, lr: &LowRank) -> Result<Precomputed> {
-        self.cpu_reported(lr, &()).map(|(p, _)| p)
-    }
-
     fn cpu_reported(&self, lr: &LowRank, progress: &dyn Progress) -> Result<(Precomputed, Report)> {
         self.run_cpu(lr, progress)
     }

@@ -3,12 +3,12 @@
 //! the order of the CPU stages. The factorisation is uploaded once
 //! ([`lumbre_gpu::Backend::place`]) in the layout of `radiosity/layout.wgsl`, f32 or f16.
 
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result, wgpu};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result, wgpu};
 
 use crate::factor::{Factorization, Form};
 use crate::layout::{Storage, f16_scale, layout_cpu, padded_k};
 use crate::matrix::BlockMatrix;
-use crate::solve::{Radiosity, Solve, Vte, check_emission, solve_cpu};
+use crate::solve::{Radiosity, Solve, Vte, check_emission};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -456,11 +456,8 @@ impl Compute for Solve {
         "low-rank solve"
     }
 
-    fn cpu(&self, f: &Factorization) -> Result<Radiosity> {
-        match self.storage {
-            Storage::F32 => solve_cpu(f, &self.lights),
-            Storage::F16 => solve_cpu(&f.rounded_to_f16(), &self.lights),
-        }
+    fn cpu_reported(&self, f: &Factorization, _: &dyn Progress) -> Result<(Radiosity, Report)> {
+        Report::timed(self.name(), || self.cpu(f))
     }
 
     fn upload(&self, gpu: &Gpu, f: &Factorization) -> Result<GpuFactor> {
@@ -496,10 +493,8 @@ impl Compute for Vte {
         "V^T E"
     }
 
-    fn cpu(&self, patch_start: &[u32]) -> Result<Vec<f32>> {
-        crate::lowrank::check_patches(patch_start, self.emission.len())?;
-        check_emission(&self.emission, self.emission.len(), 0)?;
-        Ok(crate::solve::vte_cpu(patch_start, &self.emission).concat())
+    fn cpu_reported(&self, patch_start: &[u32], _: &dyn Progress) -> Result<(Vec<f32>, Report)> {
+        Report::timed(self.name(), || self.cpu(patch_start))
     }
 
     fn upload(&self, gpu: &Gpu, patch_start: &[u32]) -> Result<(Buffer<u32>, usize)> {
