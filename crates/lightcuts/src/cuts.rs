@@ -31,7 +31,7 @@ use crate::bounds::{box_dist2, dot, light_cos_upper, receiver_cos_upper};
 use crate::gbuffer::GPixel;
 use crate::shading::Visibility;
 use crate::shading::{
-    DEFAULT_CLAMP, INV_PI, Lit, ShadingRef, Vis, check_shading, geometry, ism_cpu, min_distance2, vis_for,
+    DEFAULT_CLAMP, INV_PI, Lit, Shading, ShadingRef, Vis, check_shading, geometry, ism_cpu, min_distance2, vis_for,
 };
 use crate::tree::{LightNode, LightTree};
 
@@ -374,7 +374,25 @@ pub(crate) fn cut_stats(cuts: &[CutPixel], report: &mut Report) {
 }
 
 impl Lightcuts {
-    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported) runs).
+    /// The CPU path: the shaded image.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::{GBufferPass, Lightcuts, LightTree, Shading, View, Vpl};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let prepared = Prepared::new(Scene::load_obj(path.as_ref())?.0, &Default::default());
+    /// let gbuffer = GBufferPass { view: View::cornell(8, 8), query: Default::default() }.cpu(&prepared)?;
+    /// let light = Vpl { position: Vec3::new(0.0, 1.9, 0.0), normal: -Vec3::Y, intensity: Vec3::ONE };
+    /// let input = Shading { prepared, tree: LightTree::single(vec![light])?, gbuffer };
+    /// assert_eq!(Lightcuts::default().cpu(&input)?.image.pixels.len(), 64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &Shading) -> Result<Lit> {
+        self.shade_cpu(input.by_ref(), &()).map(|(lit, _)| lit)
+    }
+
+    /// [`cpu`](Lightcuts::cpu) with progress (pixels) and a report, on borrowed input.
     pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
         self.cut.validate()?;
         check_shading(input)?;

@@ -125,6 +125,23 @@ pub struct GBufferPass {
     pub query: QueryOptions,
 }
 
+impl GBufferPass {
+    /// The CPU path: [`gbuffer_cpu`].
+    ///
+    /// ```
+    /// use lumbre_lightcuts::{GBufferPass, View};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let prepared = Prepared::new(Scene::load_obj(path.as_ref())?.0, &Default::default());
+    /// let g = GBufferPass { view: View::cornell(4, 4), query: Default::default() }.cpu(&prepared)?;
+    /// assert_eq!(g.pixels.len(), 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<GBuffer> {
+        gbuffer_cpu(p, &self.view, &self.query)
+    }
+}
+
 /// The G-buffer pixel of the primary ray `(origin, dir)` (the CPU twin of
 /// `gbuffer.wgsl`'s `primary`).
 pub(crate) fn primary(p: &Prepared, origin: Vec3, dir: Vec3, query: &QueryOptions) -> GPixel {

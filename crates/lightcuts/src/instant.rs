@@ -12,7 +12,8 @@ use rayon::prelude::*;
 
 use crate::gbuffer::GPixel;
 use crate::shading::{
-    DEFAULT_CLAMP, INV_PI, Lit, ShadingRef, Vis, Visibility, check_shading, geometry, ism_cpu, min_distance2, vis_for,
+    DEFAULT_CLAMP, INV_PI, Lit, Shading, ShadingRef, Vis, Visibility, check_shading, geometry, ism_cpu, min_distance2,
+    vis_for,
 };
 use crate::vpls::Vpl;
 
@@ -103,7 +104,25 @@ pub(crate) fn instant_cpu(
 }
 
 impl InstantRadiosity {
-    /// The CPU pass on borrowed input (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported) runs).
+    /// The CPU path: the shaded image.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::{GBufferPass, InstantRadiosity, LightTree, Shading, View, Vpl};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let prepared = Prepared::new(Scene::load_obj(path.as_ref())?.0, &Default::default());
+    /// let gbuffer = GBufferPass { view: View::cornell(8, 8), query: Default::default() }.cpu(&prepared)?;
+    /// let light = Vpl { position: Vec3::new(0.0, 1.9, 0.0), normal: -Vec3::Y, intensity: Vec3::ONE };
+    /// let input = Shading { prepared, tree: LightTree::single(vec![light])?, gbuffer };
+    /// assert_eq!(InstantRadiosity::default().cpu(&input)?.image.pixels.len(), 64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &Shading) -> Result<Lit> {
+        self.shade_cpu(input.by_ref(), &()).map(|(lit, _)| lit)
+    }
+
+    /// [`cpu`](InstantRadiosity::cpu) with progress (pixels) and a report, on borrowed input.
     pub fn shade_cpu(&self, input: ShadingRef<'_>, progress: &dyn Progress) -> Result<(Lit, Report)> {
         check_shading(input)?;
         let min_d2 = min_distance2(input.prepared, self.clamp)?;

@@ -3,7 +3,7 @@
 //! CPU here, on the GPU in `gpu/render.rs`.
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Compute, Error, Progress, Report, Result, Tolerance};
+use lumbre_gpu::{Agree, Error, Progress, Report, Result, Tolerance};
 use lumbre_kdtree::QueryOptions;
 use lumbre_raytrace::{Image, Prepared};
 
@@ -168,8 +168,22 @@ impl Render {
         if diagonal > view && view > 0.0 { self.clamp * view / diagonal } else { self.clamp }
     }
 
-    /// Renders on the CPU (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported)
-    /// runs), reporting the stages `vpls`, `tree`, `gbuffer`, the ISM's, then `lightcuts` or
+    /// The CPU path: the rendering.
+    ///
+    /// ```
+    /// use lumbre_lightcuts::{Render, View, VplOptions};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let prepared = Prepared::new(Scene::load_obj(path.as_ref())?.0, &Default::default());
+    /// let render = Render { view: View::cornell(4, 4), vpls: VplOptions::one_bounce(50), ..Default::default() };
+    /// assert_eq!(render.cpu(&prepared)?.image.pixels.len(), 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<Rendering> {
+        self.run_cpu(p, &()).map(|(r, _)| r)
+    }
+
+    /// [`cpu`](Render::cpu) with progress, reporting the stages `vpls`, `tree`, `gbuffer`, the ISM's, then `lightcuts` or
     /// `instant radiosity`, with their statistics.
     ///
     /// ```
@@ -178,12 +192,12 @@ impl Render {
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
     /// let prepared = Prepared::new(Scene::load_obj(path.as_ref()).unwrap().0, &Default::default());
     /// let render = Render { view: View::cornell(8, 8), vpls: VplOptions::one_bounce(200), ..Default::default() };
-    /// let (out, report) = render.render_cpu(&prepared, &())?;
+    /// let (out, report) = render.run_cpu(&prepared, &())?;
     /// assert_eq!(out.image.pixels.len(), 64);
     /// assert!(report.stage("tree").is_some());
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
-    pub fn render_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
+    pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
         let mut report = Report::default();
         let vpls = report.time("vpls", || vpls_cpu(p, &self.vpls, &self.query))?;
         report.stat("vpls", vpls.len() as f64);
@@ -192,9 +206,8 @@ impl Render {
             // Instant radiosity reads only the lights: a tree of one node stands for it.
             Method::Instant => LightTree { nodes: instant_nodes(&vpls)?, vpls },
         };
-        let gbuffer = GBufferPass { view: self.view, query: self.query }.cpu_reported(p, progress)?;
-        report.merge(gbuffer.1);
-        let input = ShadingRef { prepared: p, tree: &tree, gbuffer: &gbuffer.0 };
+        let gbuffer = report.time("gbuffer", || GBufferPass { view: self.view, query: self.query }.cpu(p))?;
+        let input = ShadingRef { prepared: p, tree: &tree, gbuffer: &gbuffer };
         let clamp = self.clamp_for(p.scene.bounds);
         let (lit, r) = match self.shade() {
             ShadeWith::Cuts(lc) => Lightcuts { clamp, ..lc }.shade_cpu(input, progress)?,

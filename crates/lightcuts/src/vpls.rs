@@ -27,7 +27,7 @@
 //! so the GPU draws the same numbers.
 
 use glam::Vec3;
-use lumbre_gpu::{Error, Result};
+use lumbre_gpu::{Error, Progress, Report, Result};
 use lumbre_kdtree::{QueryOptions, Ray};
 use lumbre_raytrace::sampling::{PI, hash_f32, hash_u32};
 use lumbre_raytrace::twin::ROULETTE_SURVIVAL;
@@ -294,6 +294,30 @@ pub struct VplPass {
     pub options: VplOptions,
     /// Traversal and triangle test of the light paths.
     pub query: QueryOptions,
+}
+
+impl VplPass {
+    /// The CPU path: [`vpls_cpu`].
+    ///
+    /// ```
+    /// use lumbre_lightcuts::{VplOptions, VplPass};
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let prepared = Prepared::new(Scene::load_obj(path.as_ref())?.0, &Default::default());
+    /// let vpls = VplPass { options: VplOptions::one_bounce(100), query: Default::default() }.cpu(&prepared)?;
+    /// assert!(vpls.len() <= 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, p: &Prepared) -> Result<Vec<Vpl>> {
+        vpls_cpu(p, &self.options, &self.query)
+    }
+
+    /// [`cpu`](VplPass::cpu), reported: stage `vpls`, stat `vpls`.
+    pub fn run_cpu(&self, p: &Prepared, _: &dyn Progress) -> Result<(Vec<Vpl>, Report)> {
+        let (vpls, mut report) = Report::timed("vpls", || self.cpu(p))?;
+        report.stat("vpls", vpls.len() as f64);
+        Ok((vpls, report))
+    }
 }
 
 /// The uniform number in `[0, 1)` of dimension `dim` of sample `index` (the WGSL twin is

@@ -10,7 +10,6 @@
 mod common;
 
 use glam::Vec3;
-use lumbre_gpu::Compute;
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{DIRECT_SHARE, ISM_VPLS, Render, View, Visibility, VplOptions};
 use lumbre_raytrace::Image;

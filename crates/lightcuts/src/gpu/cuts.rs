@@ -129,10 +129,6 @@ impl Compute for Lightcuts {
         "lightcuts"
     }
 
-    fn cpu(&self, input: &Shading) -> Result<Lit> {
-        self.cpu_reported(input, &()).map(|(lit, _)| lit)
-    }
-
     /// Progress in pixels; reports the average and largest cut, visibility queries and
     /// flagged pixels (and the ISM build's stages).
     fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {

@@ -4,7 +4,7 @@ use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_raytrace::twin::GpuCamera;
 use lumbre_raytrace::{GpuScene, Prepared};
 
-use crate::gbuffer::{GBuffer, GBufferPass, GPixel, gbuffer_cpu};
+use crate::gbuffer::{GBuffer, GBufferPass, GPixel};
 use crate::gpu::scene::query_flags;
 
 /// 8x8-pixel tiles per dispatch of the per-pixel kernels: a quarter of a million pixels,
@@ -97,14 +97,8 @@ impl Compute for GBufferPass {
         "gbuffer"
     }
 
-    fn cpu(&self, p: &Prepared) -> Result<GBuffer> {
-        self.cpu_reported(p, &()).map(|(g, _)| g)
-    }
-
-    fn cpu_reported(&self, p: &Prepared, _progress: &dyn Progress) -> Result<(GBuffer, Report)> {
-        let mut report = Report::default();
-        let g = report.time("gbuffer", || gbuffer_cpu(p, &self.view, &self.query))?;
-        Ok((g, report))
+    fn cpu_reported(&self, p: &Prepared, _: &dyn Progress) -> Result<(GBuffer, Report)> {
+        Report::timed(self.name(), || self.cpu(p))
     }
 
     fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuScene> {

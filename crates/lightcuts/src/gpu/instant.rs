@@ -110,10 +110,6 @@ impl Compute for InstantRadiosity {
         "instant radiosity"
     }
 
-    fn cpu(&self, input: &Shading) -> Result<Lit> {
-        self.cpu_reported(input, &()).map(|(lit, _)| lit)
-    }
-
     /// Progress in pixels; reports the visibility queries (and the ISM build's stages).
     fn cpu_reported(&self, input: &Shading, progress: &dyn Progress) -> Result<(Lit, Report)> {
         self.shade_cpu(input.by_ref(), progress)

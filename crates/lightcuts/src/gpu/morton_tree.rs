@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 use lumbre_compact::record_sort_bits;
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_morton::RadixTreeBuild;
 
 use crate::gpu::tree::GpuLights;
@@ -113,8 +113,8 @@ impl Compute for MortonTree {
         "morton light tree"
     }
 
-    fn cpu(&self, vpls: &[Vpl]) -> Result<LightTree> {
-        self.build(vpls)
+    fn cpu_reported(&self, vpls: &[Vpl], _: &dyn Progress) -> Result<(LightTree, Report)> {
+        Report::timed(self.name(), || self.build(vpls))
     }
 
     fn upload(&self, gpu: &Gpu, vpls: &[Vpl]) -> Result<GpuLightTree> {

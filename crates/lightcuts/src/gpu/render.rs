@@ -49,14 +49,10 @@ impl Compute for Render {
         "lightcuts render"
     }
 
-    fn cpu(&self, p: &Prepared) -> Result<Rendering> {
-        self.cpu_reported(p, &()).map(|(r, _)| r)
-    }
-
     /// Stages `vpls`, `tree`, `gbuffer`, the ISM's, then `lightcuts` or
     /// `instant radiosity`, with their statistics.
     fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
-        self.render_cpu(p, progress)
+        self.run_cpu(p, progress)
     }
 
     fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuRenderScene> {

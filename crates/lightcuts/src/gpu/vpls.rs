@@ -8,7 +8,7 @@ use lumbre_raytrace::twin::{GpuEmitters, ROULETTE_SURVIVAL};
 use lumbre_raytrace::{GpuScene, Prepared};
 
 use crate::gpu::scene::query_flags;
-use crate::vpls::{DIRECT_STREAM, Vpl, VplPass, emitters, vpls_cpu};
+use crate::vpls::{DIRECT_STREAM, Vpl, VplPass, emitters};
 
 /// A VPL as the GPU holds it: position, normal and intensity, each padded to a vec4 (48
 /// bytes, the layout every lightcuts kernel reads lights in).
@@ -183,15 +183,8 @@ impl Compute for VplPass {
         "vpls"
     }
 
-    fn cpu(&self, p: &Prepared) -> Result<Vec<Vpl>> {
-        self.cpu_reported(p, &()).map(|(v, _)| v)
-    }
-
-    fn cpu_reported(&self, p: &Prepared, _progress: &dyn Progress) -> Result<(Vec<Vpl>, Report)> {
-        let mut report = Report::default();
-        let vpls = report.time("vpls", || vpls_cpu(p, &self.options, &self.query))?;
-        report.stat("vpls", vpls.len() as f64);
-        Ok((vpls, report))
+    fn cpu_reported(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Vec<Vpl>, Report)> {
+        self.run_cpu(p, progress)
     }
 
     fn upload(&self, gpu: &Gpu, p: &Prepared) -> Result<GpuVplScene> {

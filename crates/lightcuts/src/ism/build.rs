@@ -57,7 +57,7 @@ impl Ism {
     /// [`Ism::build_cpu`], timing its stages and counting the holes after each in `report`.
     fn build_reported(points: &ScenePoints, vpls: &[Vpl], opts: &IsmOptions, report: &mut Report) -> Result<IsmAtlas> {
         let input = IsmInput { points: points.clone(), vpls: vpls.to_vec() };
-        let mut atlas = report.time("ism splat", || Splat { options: *opts }.atlas_cpu(&input))?;
+        let mut atlas = report.time("ism splat", || Splat { options: *opts }.cpu(&input))?;
         report.stat("holes after splat", atlas.holes() as f64);
         report.time("ism pull-push", || pull_push_cpu(&mut atlas.depth, opts.size, opts.pull_push_levels));
         report.stat("holes after pull-push", atlas.holes() as f64);
@@ -73,8 +73,26 @@ impl Ism {
         report.stat("atlas bytes", vpls as f64 * self.options.texels() as f64 * 4.0);
     }
 
-    /// The whole build on the CPU with its report (what [`Compute::cpu_reported`](lumbre_gpu::Compute::cpu_reported) runs).
-    pub(crate) fn build_scene_cpu(&self, scene: &IsmScene, progress: &dyn Progress) -> Result<(IsmAtlas, Report)> {
+    /// The CPU path: the atlas of `scene`, all three stages.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::{Vpl, ism::{Ism, IsmOptions, IsmScene}};
+    /// let scene = IsmScene {
+    ///     triangles: vec![[Vec3::ZERO, Vec3::X, Vec3::Z]],
+    ///     vpls: vec![Vpl { position: Vec3::new(0.2, 1.0, 0.2), normal: -Vec3::Y, intensity: Vec3::ONE }],
+    /// };
+    /// let ism = Ism { options: IsmOptions { points: 4096, points_per_vpl: 1024, ..Default::default() } };
+    /// assert_eq!(ism.cpu(&scene)?.vpls, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, scene: &IsmScene) -> Result<IsmAtlas> {
+        self.run_cpu(scene, &()).map(|(atlas, _)| atlas)
+    }
+
+    /// [`cpu`](Ism::cpu) with progress (three steps), the stages timed and the holes after
+    /// each and the atlas's shape reported.
+    pub fn run_cpu(&self, scene: &IsmScene, progress: &dyn Progress) -> Result<(IsmAtlas, Report)> {
         let opts = &self.options;
         opts.validate()?;
         let mut report = Report::default();

@@ -109,9 +109,17 @@ impl IsmLookup {
         Ok(())
     }
 
-    /// Every query's visibility on the CPU (what [`Compute::cpu`](lumbre_gpu::Compute::cpu)
-    /// runs), after the checks.
-    pub(crate) fn lookups_cpu(&self, q: &IsmQueries) -> Result<Vec<f32>> {
+    /// The CPU path: every query's visibility, after the checks.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::{Vpl, ism::{IsmAtlas, IsmLookup, IsmQueries}};
+    /// let vpls = vec![Vpl { position: Vec3::Y, normal: -Vec3::Y, intensity: Vec3::ONE }];
+    /// let q = IsmQueries { atlas: IsmAtlas::empty(32, 1), vpls, queries: vec![(0, Vec3::ZERO)] };
+    /// assert_eq!(IsmLookup.cpu(&q)?, vec![1.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, q: &IsmQueries) -> Result<Vec<f32>> {
         IsmLookup::check(q)?;
         Ok(q.queries.iter().map(|&(v, p)| q.atlas.visibility(v, &q.vpls[v as usize], p)).collect())
     }

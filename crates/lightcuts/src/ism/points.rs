@@ -181,6 +181,21 @@ pub struct SamplePoints {
     pub seed: u32,
 }
 
+impl SamplePoints {
+    /// The CPU path: [`ScenePoints::sample`].
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::ism::SamplePoints;
+    /// let pool = SamplePoints { count: 64, seed: 1 }.cpu(&[[Vec3::ZERO, Vec3::X, Vec3::Y]])?;
+    /// assert_eq!(pool.len(), 64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, triangles: &[[Vec3; 3]]) -> Result<ScenePoints> {
+        ScenePoints::sample(triangles, self.count, self.seed)
+    }
+}
+
 /// The CPU twin of `lightcuts/ism_points.wgsl`.
 pub(crate) fn sample_cpu(plan: &PoolPlan, triangles: &[[Vec3; 3]]) -> ScenePoints {
     let (triangles, positions): (Vec<u32>, Vec<Vec3>) =

@@ -69,9 +69,16 @@ impl PullPush {
         Ok(())
     }
 
-    /// The filled copy of `atlas` on the CPU (what [`Compute::cpu`](lumbre_gpu::Compute::cpu)
-    /// runs), after checking the levels and the depths.
-    pub(crate) fn fill_cpu(&self, atlas: &IsmAtlas) -> Result<IsmAtlas> {
+    /// The CPU path: the filled copy of `atlas`, after checking the levels and the depths.
+    ///
+    /// ```
+    /// use lumbre_lightcuts::ism::{IsmAtlas, PullPush};
+    /// let mut atlas = IsmAtlas::empty(32, 1);
+    /// atlas.depth[33] = 2.0;
+    /// assert_eq!(PullPush { levels: 5 }.cpu(&atlas)?.holes(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, atlas: &IsmAtlas) -> Result<IsmAtlas> {
         self.check(atlas.size)?;
         if atlas.depth.len() != atlas.vpls as usize * atlas.texels() {
             return Err(Error::Input(format!(

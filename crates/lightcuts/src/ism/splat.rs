@@ -45,9 +45,19 @@ pub struct Splat {
 }
 
 impl Splat {
-    /// The atlas on the CPU (what [`Compute::cpu`](lumbre_gpu::Compute::cpu) runs), after
-    /// checking the options, the pool and the VPLs.
-    pub(crate) fn atlas_cpu(&self, input: &IsmInput) -> Result<IsmAtlas> {
+    /// The CPU path: the atlas, after checking the options, the pool and the VPLs.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_lightcuts::{Vpl, ism::{IsmInput, IsmOptions, ScenePoints, Splat}};
+    /// let floor = [[Vec3::new(-1.0, 0.0, -1.0), Vec3::new(1.0, 0.0, -1.0), Vec3::new(0.0, 0.0, 1.0)]];
+    /// let opts = IsmOptions { size: 32, points: 1000, points_per_vpl: 1000, ..Default::default() };
+    /// let points = ScenePoints::sample(&floor, opts.points, 0)?;
+    /// let vpls = vec![Vpl { position: Vec3::Y, normal: -Vec3::Y, intensity: Vec3::ONE }];
+    /// assert!(Splat { options: opts }.cpu(&IsmInput { points, vpls })?.holes() > 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cpu(&self, input: &IsmInput) -> Result<IsmAtlas> {
         let opts = &self.options;
         opts.validate()?;
         check_pool(input.points.len(), opts)?;

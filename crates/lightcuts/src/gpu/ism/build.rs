@@ -48,12 +48,8 @@ impl Compute for Ism {
         "ism"
     }
 
-    fn cpu(&self, scene: &IsmScene) -> Result<IsmAtlas> {
-        self.cpu_reported(scene, &()).map(|(atlas, _)| atlas)
-    }
-
     fn cpu_reported(&self, scene: &IsmScene, progress: &dyn Progress) -> Result<(IsmAtlas, Report)> {
-        self.build_scene_cpu(scene, progress)
+        self.run_cpu(scene, progress)
     }
 
     fn upload(&self, gpu: &Gpu, scene: &IsmScene) -> Result<GpuIsmScene> {

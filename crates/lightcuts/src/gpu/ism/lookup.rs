@@ -2,7 +2,7 @@
 //! `lightcuts/ism_lookup.wgsl` (which the shading kernels import) over a batch of queries;
 //! the twin of `ism/lookup.rs`.
 
-use lumbre_gpu::{Buffer, Compute, Gpu, Recorder, Result};
+use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 
 use crate::gpu::ism::atlas::GpuIsmAtlas;
 use crate::ism::lookup::{IsmLookup, IsmQueries};
@@ -48,8 +48,8 @@ impl Compute for IsmLookup {
         "ism visibility"
     }
 
-    fn cpu(&self, q: &IsmQueries) -> Result<Vec<f32>> {
-        self.lookups_cpu(q)
+    fn cpu_reported(&self, q: &IsmQueries, _: &dyn Progress) -> Result<(Vec<f32>, Report)> {
+        Report::timed(self.name(), || self.cpu(q))
     }
 
     fn upload(&self, gpu: &Gpu, q: &IsmQueries) -> Result<GpuIsmQueries> {

@@ -2,7 +2,7 @@
 //! `ism/points.rs`.
 
 use glam::Vec3;
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 
 use crate::ism::options::MAX_POINTS;
 use crate::ism::points::{PoolPlan, SamplePoints, ScenePoints};
@@ -132,8 +132,8 @@ impl Compute for SamplePoints {
         "ism points"
     }
 
-    fn cpu(&self, triangles: &[[Vec3; 3]]) -> Result<ScenePoints> {
-        ScenePoints::sample(triangles, self.count, self.seed)
+    fn cpu_reported(&self, triangles: &[[Vec3; 3]], _: &dyn Progress) -> Result<(ScenePoints, Report)> {
+        Report::timed(self.name(), || self.cpu(triangles))
     }
 
     fn upload(&self, gpu: &Gpu, triangles: &[[Vec3; 3]]) -> Result<GpuPoolInput> {

@@ -1,7 +1,7 @@
 //! Stage 3 on the GPU, pull-push hole filling: `lightcuts/ism_pull_push.wgsl`, the twin of
 //! `ism/pull_push.rs`.
 
-use lumbre_gpu::{Compute, Error, Gpu, Recorder, Result, pieces};
+use lumbre_gpu::{Compute, Error, Gpu, Progress, Recorder, Report, Result, pieces};
 
 use crate::gpu::ism::atlas::GpuIsmAtlas;
 use crate::ism::atlas::IsmAtlas;
@@ -63,8 +63,8 @@ impl Compute for PullPush {
         "ism pull-push"
     }
 
-    fn cpu(&self, atlas: &IsmAtlas) -> Result<IsmAtlas> {
-        self.fill_cpu(atlas)
+    fn cpu_reported(&self, atlas: &IsmAtlas, _: &dyn Progress) -> Result<(IsmAtlas, Report)> {
+        Report::timed(self.name(), || self.cpu(atlas))
     }
 
     fn upload(&self, gpu: &Gpu, atlas: &IsmAtlas) -> Result<GpuIsmAtlas> {

@@ -1,6 +1,6 @@
 //! Stage 2 on the GPU, splatting: `lightcuts/ism_splat.wgsl`, the twin of `ism/splat.rs`.
 
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Recorder, Result, pieces};
+use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result, pieces};
 
 use crate::gpu::ism::atlas::GpuIsmAtlas;
 use crate::gpu::ism::points::GpuScenePoints;
@@ -107,8 +107,8 @@ impl Compute for Splat {
         "ism splat"
     }
 
-    fn cpu(&self, input: &IsmInput) -> Result<IsmAtlas> {
-        self.atlas_cpu(input)
+    fn cpu_reported(&self, input: &IsmInput, _: &dyn Progress) -> Result<(IsmAtlas, Report)> {
+        Report::timed(self.name(), || self.cpu(input))
     }
 
     fn upload(&self, gpu: &Gpu, input: &IsmInput) -> Result<GpuIsmInput> {
