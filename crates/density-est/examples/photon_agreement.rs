@@ -40,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for tol in [1e-5, 1e-4, 1e-3] {
-        let differ = differing(&cpu, &on_gpu, Tolerance { abs: tol, rel: tol });
+        let differ = differing(&cpu, &on_gpu, Tolerance::within(tol, tol));
         println!(
             "tolerance {tol:e}: {differ} of {photons} photon paths differ ({:.4} %)",
             100.0 * differ as f64 / photons as f64

@@ -69,7 +69,7 @@ fn gpu_tracing_equals_cpu() {
     let t = tracer(20_000, Bounces::All);
     let cpu = t.cpu(&p).unwrap();
     let on_gpu = t.gpu(&gpu, &p).unwrap();
-    let tol = Tolerance { abs: 1e-4, rel: 1e-4 };
+    let tol = Tolerance::within(1e-4, 1e-4);
     assert_eq!(cpu.disagreement(&on_gpu, tol), None);
     // The rate of differing paths, measured at a tight tolerance.
     let differing = count_differing(&cpu, &on_gpu, tol);
@@ -187,7 +187,7 @@ fn furnace_gives_the_analytic_irradiance() {
         if let (Some(gpu), Bounces::All) = (&gpu, bounces) {
             // The GPU tracer too (its flights agree with these; see gpu_tracing_equals_cpu).
             let g = t.gpu(gpu, &p).unwrap();
-            assert_eq!(photons.disagreement(&g, Tolerance { abs: 1e-4, rel: 1e-4 }), None);
+            assert_eq!(photons.disagreement(&g, Tolerance::within(1e-4, 1e-4)), None);
         }
         let power = photons.segments[0].power[0];
         let problem = Problem { segments: photons.segments, disks: disks.clone() };

@@ -41,7 +41,7 @@ fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
 /// Hit distances agree to 1e-4 relative, and to 1e-6 absolute for hits right at the
 /// origin (rays that start on a triangle's plane hit at t ~ 1e-8, where fused and unfused
 /// arithmetic differ by a few percent: seen on an H200).
-const T_TOLERANCE: Tolerance = Tolerance { abs: 1e-6, rel: 1e-4 };
+const T_TOLERANCE: Tolerance = Tolerance::within(1e-6, 1e-4);
 
 fn check(tris: Vec<[Vec3; 3]>, name: &str) {
     let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };

@@ -83,7 +83,7 @@ fn morton_tree_gpu_equals_cpu() {
 /// square roots and divisions may be off by an ulp or two and a cone's cosine near 1
 /// amplifies that.
 fn tree_tolerance(gpu: &lumbre_gpu::Gpu) -> Tolerance {
-    if exact_device(gpu) { Tolerance::EXACT } else { Tolerance { abs: 1e-3, rel: 1e-3 } }
+    if exact_device(gpu) { Tolerance::EXACT } else { Tolerance::within(1e-3, 1e-3) }
 }
 
 #[test]
@@ -178,7 +178,8 @@ fn whole_render_gpu_equals_cpu() {
             let (cpu, on_gpu) = (render.cpu(&p).unwrap(), render.gpu(&gpu, &p).unwrap());
             assert_eq!(cpu.vpls, on_gpu.vpls, "{name}");
             let other = cpu.cuts.iter().zip(&on_gpu.cuts).filter(|(a, b)| a != b).count();
-            assert!(other * 5 <= cpu.cuts.len(), "{name}: {other} pixels with other cuts");
+            let a_fifth = Tolerance::EXACT.beyond(0.2);
+            assert!(a_fifth.allows(other, cpu.cuts.len()), "{name}: {other} pixels with other cuts");
             let n = cpu.image.pixels.len() as f32;
             let mean: f32 = cpu
                 .image

@@ -311,5 +311,5 @@ pub fn solve_tolerance(f: &Factorization, lights: &[Vec<[f32; 3]>]) -> lumbre_gp
                 .reduce(|| 0.0, f64::max)
         })
         .reduce(|| 0.0, f64::max);
-    lumbre_gpu::Tolerance { abs: 2.0 * ulps * sums * f32::EPSILON as f64 * m, rel: 0.0 }
+    lumbre_gpu::Tolerance::absolute(2.0 * ulps * sums * f32::EPSILON as f64 * m)
 }

@@ -197,7 +197,7 @@ fn gpu_form_factors_equal_the_cpu() {
     // Lambert's sum cancels terms of order 1 (its near edges) to a small factor, so the
     // rounding of either side reaches a few 1e-6 in absolute terms (a patch's bound can also
     // pick the sum over its boundary on one side and over its pieces on the other).
-    let tol = Tolerance { abs: 5e-6, rel: 1e-4 };
+    let tol = Tolerance::within(5e-6, 1e-4);
     let mesh = TwoMesh::fixed(common::cornell(), 400, 100).unwrap().0;
     conformance(&FormFactors::default(), &gpu, &mesh, tol).unwrap();
     // A scanned mesh: elements of many triangles, patches of many elements (boundaries,
@@ -225,6 +225,6 @@ proptest! {
         let gpu = test_gpu(lumbre_gpu::wgpu::Features::empty()).unwrap();
         let mesh = TwoMesh::closed_box(t * r, t).unwrap();
         let ff = FormFactors { samples, seed, full: false, block_rows: Some(rows) };
-        conformance(&ff, &gpu, &mesh, Tolerance { abs: 1e-6, rel: 1e-4 }).unwrap();
+        conformance(&ff, &gpu, &mesh, Tolerance::within(1e-6, 1e-4)).unwrap();
     }
 }

@@ -69,7 +69,7 @@ fn precompute_agrees() {
     let gpu = gpu();
     // U and V^T U exactly; the inverses and Y within 1e-5 of their largest value, 1e-4
     // relative (f32 Gauss-Jordan without pivoting against f64 LU, GEMMs in other orders).
-    let tol = Tolerance { abs: 1e-5, rel: 1e-4 };
+    let tol = Tolerance::within(1e-5, 1e-4);
     for (n, k, rows) in [(1, 1, None), (20, 20, Some(3)), (90, 7, Some(16)), (200, 64, None), (150, 70, Some(64))] {
         let (lr, _) = system(n, k, n as u32);
         conformance(&Precompute { block_rows: rows, factored: false }, &gpu, &lr, tol)
@@ -156,7 +156,7 @@ fn jacobi_agrees() {
         let cpu = Jacobi::default().cpu(&full).unwrap();
         let bmax = cpu.iter().flatten().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
         // Each sweep adds n terms per element (FMA on the GPU): 1e-6 of the largest B.
-        let tol = Tolerance { abs: 1e-6 * bmax.max(1.0), rel: 1e-6 };
+        let tol = Tolerance::within(1e-6 * bmax.max(1.0), 1e-6);
         conformance(&Jacobi { block_rows: rows, ..Jacobi::default() }, &gpu, &full, tol).unwrap();
     }
 }
@@ -227,7 +227,7 @@ proptest! {
         let gpu = gpu();
         let k = 1 + ((n - 1) as f64 * kf) as usize;
         let (lr, _) = system(n, k, seed);
-        let pc = conformance(&Precompute { block_rows: Some(rows), factored: rows % 2 == 0 }, &gpu, &lr, Tolerance { abs: 1e-5, rel: 1e-4 }).unwrap();
+        let pc = conformance(&Precompute { block_rows: Some(rows), factored: rows % 2 == 0 }, &gpu, &lr, Tolerance::within(1e-5, 1e-4)).unwrap();
         let ls = lights(n, m, seed ^ 5);
         let tol = solve_tolerance(&pc.factor, &ls);
         let storage = if half { Storage::F16 } else { Storage::F32 };
@@ -264,14 +264,14 @@ fn factored_form_solves_like_y() {
         let a = solve_cpu(&dense.factor, &ls).unwrap();
         let b = solve_cpu(&factored, &ls).unwrap();
         let tol = solve_tolerance(&factored, &ls);
-        assert!(a.disagreement(&b, Tolerance { abs: 4.0 * tol.abs, rel: 1e-5 }).is_none());
+        assert!(a.disagreement(&b, Tolerance::within(4.0 * tol.abs, 1e-5)).is_none());
         for storage in [Storage::F32, Storage::F16] {
             let solve = Solve { lights: ls.clone(), storage, block_rows: rows };
             conformance(&solve, &gpu, &factored, tol).unwrap_or_else(|e| panic!("{storage:?} m {m}: {e}"));
         }
     }
     // The GPU precompute makes the same factored form.
-    conformance(&Precompute { factored: true, block_rows: Some(64) }, &gpu, &lr, Tolerance { abs: 1e-5, rel: 1e-4 })
+    conformance(&Precompute { factored: true, block_rows: Some(64) }, &gpu, &lr, Tolerance::within(1e-5, 1e-4))
         .unwrap();
     // And the factored form is the full solve's approximation as much as Y is.
     let _ = full;
@@ -312,7 +312,7 @@ fn a_factor_made_on_the_gpu_solves_like_the_cpu() {
             assert!(made.report.stage("form factors").is_some() && made.gpu_time() > std::time::Duration::ZERO);
             let placed = lumbre_gpu::Placed::<Solve>::Gpu(gpu.clone(), made.factor.clone());
             let (b, _) = Solve { lights: ls.clone(), storage, block_rows: None }.run_placed(&placed, &()).unwrap();
-            let tol = Tolerance { abs: 1e-3 * bmax, rel: 1e-3 };
+            let tol = Tolerance::within(1e-3 * bmax, 1e-3);
             if let Some(d) = exact.disagreement(&b, tol) {
                 panic!("factored {factored} {storage:?}: {d}");
             }

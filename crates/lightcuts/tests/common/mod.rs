@@ -54,11 +54,7 @@ pub fn surface_lights(p: &Prepared, n: usize, seed: u32) -> Vec<Vpl> {
 /// The shading input of the Cornell box from the reference view.
 pub fn cornell_shading(tree: LightTree, width: u32, height: u32) -> Shading {
     let prepared = cornell();
-    let gbuffer = lumbre_gpu::Compute::cpu(
-        &GBufferPass { view: View::cornell(width, height), query: Default::default() },
-        &prepared,
-    )
-    .unwrap();
+    let gbuffer = GBufferPass { view: View::cornell(width, height), query: Default::default() }.cpu(&prepared).unwrap();
     Shading { prepared, tree, gbuffer }
 }
 
@@ -73,7 +69,7 @@ pub fn relative_error(a: Vec3, b: Vec3) -> f32 {
 /// which may fuse multiply-adds and divide or take square roots to an ulp or two, within
 /// 1e-4 relative (1e-5 absolute, in units of the test scenes' size of about 2).
 pub fn device_tolerance(gpu: &lumbre_gpu::Gpu) -> lumbre_gpu::Tolerance {
-    if exact_device(gpu) { lumbre_gpu::Tolerance::EXACT } else { lumbre_gpu::Tolerance { abs: 1e-5, rel: 1e-4 } }
+    if exact_device(gpu) { lumbre_gpu::Tolerance::EXACT } else { lumbre_gpu::Tolerance::within(1e-5, 1e-4) }
 }
 
 /// Whether `gpu` rounds f32 operations one by one as the CPU does (lavapipe), where CPU and

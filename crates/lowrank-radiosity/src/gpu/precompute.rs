@@ -275,7 +275,7 @@ impl lumbre_gpu::Agree for Precomputed {
         }
         let scaled = |v: &[f32]| {
             let m = v.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
-            Tolerance { abs: tol.abs * m, rel: tol.rel }
+            Tolerance { abs: tol.abs * m, ..tol }
         };
         if let Some(d) = compare_slices(&self.inverse, &gpu.inverse, scaled(&self.inverse)) {
             return Some(format!("inverse: {d}"));
