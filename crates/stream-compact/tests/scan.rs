@@ -144,3 +144,43 @@ fn cpu_f32_scans_do_not_stall_on_large_prefixes() {
     assert_eq!(*out.last().unwrap(), 16842752.0);
     assert!(out.iter().enumerate().all(|(i, &v)| (v as f64 - exact(i)).abs() <= 1.0));
 }
+
+/// A bug seen once, on an NVIDIA H200: the look-back walk combined its window with subgroup
+/// operations, which Vulkan without maximal reconvergence may run with part of the subgroup
+/// after a branch; a tile's prefix then missed exactly one predecessor's total (tile 3 got
+/// T0 + T2), or a walk stepped back past tile 0 and never ended. The walk now combines its
+/// window through shared memory. This fails if subgroup operations come back into the walk,
+/// and names the predecessor a prefix misses on any device that drops one.
+#[test]
+fn look_back_with_part_of_a_subgroup_drops_no_predecessor() {
+    let walk = include_str!("../../../shaders/wgsl/compact/lookback.wgsl");
+    let builtin = |w: &&str| w.strip_prefix("subgroup").is_some_and(|rest| rest.starts_with(char::is_uppercase));
+    let calls: Vec<&str> = walk.split(|c: char| !c.is_alphanumeric() && c != '_').filter(builtin).collect();
+    assert!(calls.is_empty(), "compact/lookback.wgsl uses subgroup operations again: {calls:?}");
+
+    // Tile t's total is t + 1 (its first value), so a prefix short by d misses tile d - 1.
+    let tiles = 2 * 64 + 10; // walks of more than two windows
+    let input: Vec<u32> =
+        (0..tiles * SCAN_TILE).map(|i| if i % SCAN_TILE == 0 { (i / SCAN_TILE) as u32 + 1 } else { 0 }).collect();
+    for gpu in gpus() {
+        for spin_limit in [256, 0] {
+            let mut scan = Scan::<u32>::with_method(ScanKind::Exclusive, ScanMethod::SinglePass);
+            scan.lookback = Lookback { spin_limit, walk_to_tile_zero: true };
+            let out = scan.gpu(&gpu, &input).unwrap_or_else(|e| panic!("{}: {e}", describe(&gpu)));
+            for t in 0..tiles {
+                let (want, got) = ((t * (t + 1) / 2) as u32, out[t * SCAN_TILE]);
+                assert!(
+                    want == got,
+                    "{} spin limit {spin_limit}: tile {t}'s prefix is {got}, not {want}{}",
+                    describe(&gpu),
+                    if got < want && want - got <= t as u32 {
+                        format!(": it misses tile {}'s total", want - got - 1)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            assert_eq!(out, scan.cpu(&input).unwrap(), "{} spin limit {spin_limit}", describe(&gpu));
+        }
+    }
+}
