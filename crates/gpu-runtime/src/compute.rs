@@ -29,15 +29,19 @@ impl Backend {
 
 /// An algorithm with a CPU path and a GPU path that compute the same function.
 ///
-/// The GPU path is split in three so stages can be chained on the device without a host
-/// round trip: [`upload`](Compute::upload) puts the input on the GPU,
-/// [`record`](Compute::record) appends the algorithm's passes to a [`Recorder`] and returns
-/// device-resident output, and [`download`](Compute::download) reads it back. A pipeline
-/// (octree build, then traversal; scan inside compaction inside sort) calls the stages'
-/// `record` one after another on one recorder and submits once.
+/// An implementation supplies the CPU path ([`cpu_reported`](Compute::cpu_reported)) and the
+/// GPU path in three parts, so that stages chain on the device without a host round trip:
+/// [`upload`](Compute::upload) puts the input on the GPU, [`record`](Compute::record)
+/// appends the algorithm's passes to a [`Recorder`] and returns device-resident output, and
+/// [`download`](Compute::download) reads it back. A pipeline (octree build, then render;
+/// scan inside compaction inside sort) records the stages one after another on one recorder
+/// and submits once. Everything else is provided: [`run`](Compute::run) on a [`Backend`],
+/// with a report ([`run_reported`](Compute::run_reported)), or on an input placed once
+/// ([`run_placed`](Compute::run_placed)).
 ///
-/// `cpu` is the oracle; the conformance helper [`conformance`](crate::conformance) runs both
-/// paths and compares them.
+/// Each algorithm also has a plain inherent `cpu(&self, input)` for callers that want the
+/// CPU path alone; the trait is how a backend is chosen. The CPU path is the oracle: the
+/// conformance helper [`conformance`](crate::conformance) runs both paths and compares them.
 ///
 /// ```no_run
 /// use lumbre_gpu::{Backend, Compute, CopyKernel, Gpu};
@@ -45,6 +49,8 @@ impl Backend {
 /// let on_cpu = CopyKernel.run(&Backend::Cpu, &data)?;
 /// let on_gpu = CopyKernel.run(&Backend::Gpu(Gpu::new()?), &data)?;
 /// assert_eq!(on_cpu, on_gpu);
+/// let (_, report) = CopyKernel.run_reported(&Backend::Cpu, &data, &())?;
+/// assert_eq!(report.stages[0].0, "copy");
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
 pub trait Compute {
@@ -60,11 +66,10 @@ pub trait Compute {
     /// A short name for reports and errors.
     fn name(&self) -> &'static str;
 
-    /// The CPU path: the reference, and a real fallback. The default runs
-    /// [`cpu_reported`](Compute::cpu_reported) without progress.
-    fn cpu(&self, input: &Self::Input) -> Result<Self::Output> {
-        self.cpu_reported(input, &()).map(|(out, _)| out)
-    }
+    /// The CPU path: the output and a [`Report`] of its stages and statistics; long runs
+    /// call `progress`. An algorithm without stages of its own reports one stage named after
+    /// it ([`Report::timed`]).
+    fn cpu_reported(&self, input: &Self::Input, progress: &dyn Progress) -> Result<(Self::Output, Report)>;
 
     /// Puts `input` on the GPU.
     fn upload(&self, gpu: &Gpu, input: &Self::Input) -> Result<Self::GpuInput>;
@@ -75,7 +80,8 @@ pub trait Compute {
     /// Reads the device-resident output back.
     fn download(&self, gpu: &Gpu, output: &Self::GpuOutput) -> Result<Self::Output>;
 
-    /// The whole GPU path, with its timings.
+    /// The whole GPU path, with its timings. Algorithms whose input may exceed what one
+    /// submission can process (compaction piece by piece) override it.
     fn gpu_timed(&self, gpu: &Gpu, input: &Self::Input) -> Result<(Self::Output, Timings)> {
         let on_gpu = self.upload(gpu, input)?;
         let mut rec = gpu.recorder();
@@ -92,19 +98,9 @@ pub trait Compute {
     /// Runs on the chosen backend.
     fn run(&self, backend: &Backend, input: &Self::Input) -> Result<Self::Output> {
         match backend {
-            Backend::Cpu => self.cpu(input),
+            Backend::Cpu => self.cpu_reported(input, &()).map(|(out, _)| out),
             Backend::Gpu(gpu) => self.gpu(gpu, input),
         }
-    }
-
-    /// The CPU path with progress updates and a [`Report`] of its stages and statistics.
-    /// The default runs [`cpu`](Compute::cpu) as one stage named after the algorithm;
-    /// algorithms with stages, counters or long runs override it (and `cpu` calls it).
-    fn cpu_reported(&self, input: &Self::Input, progress: &dyn Progress) -> Result<(Self::Output, Report)> {
-        let _ = progress;
-        let mut report = Report::default();
-        let out = report.time(self.name(), || self.cpu(input))?;
-        Ok((out, report))
     }
 
     /// Statistics of a finished GPU run, read from its device-resident output (counters).

@@ -166,8 +166,8 @@ impl MortonTree {
         Ok(KeyParams { quantizer, direction_bits: self.direction_bits })
     }
 
-    /// Builds the tree over `vpls` on the CPU (what [`Compute::cpu`](lumbre_gpu::Compute::cpu)
-    /// runs).
+    /// Builds the tree over `vpls` on the CPU: the light tree's plain CPU path, which its
+    /// [`Compute`](lumbre_gpu::Compute) impl runs.
     pub fn build(&self, vpls: &[Vpl]) -> Result<LightTree> {
         validate_vpls(vpls)?;
         if vpls.len() == 1 {

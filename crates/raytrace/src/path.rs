@@ -523,7 +523,7 @@ impl PathRender {
     }
 
     /// [`render_cpu`](PathRender::render_cpu) with one progress step per row, the render
-    /// timed and [`stats`](PathRender::stats) reported.
+    /// timed and its statistics reported (paths, rays by kind, mean path length).
     pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
         let rows = AtomicU64::new(0);
         let height = self.options.height as u64;

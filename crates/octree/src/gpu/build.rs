@@ -75,7 +75,7 @@ impl GpuBuild {
 
     /// The build of `cloud` on `s`, from the upload of its finite points to the download of
     /// the tree, as [`Compute::gpu`] runs it. Run stage by stage with any stage on the CPU,
-    /// it builds what the GPU builds; with every stage on the CPU, what [`Compute::cpu`]
+    /// it builds what the GPU builds; with every stage on the CPU, what [`GpuBuild::cpu`]
     /// builds.
     ///
     /// ```
