@@ -103,7 +103,7 @@ fn whitted_on_the_gpu_renders_many_samples_in_batches_like_the_cpu() {
     let scene = repo("testdata/scenes/CornellBox-Original.obj");
     let mut images = Vec::new();
     for b in backends() {
-        let out = dir.join(&format!("{b}.exr"));
+        let out = dir.join(format!("{b}.exr"));
         let args = ["render", &scene, "--backend", b, "--width", "8", "--height", "8", "--spp", "40"];
         let run = succeeds(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
         assert!(run.stdout.contains("40 samples per pixel"), "{}", run.stdout);
@@ -144,7 +144,7 @@ fn the_gpu_loop_limit_is_an_error_never_a_dark_image() {
         let (x, z) = ((i % 80) as f32 * 0.1 - 4.0, (i / 80) as f32 * 0.1 - 4.0);
         obj.push_str(&format!("v {x} 2 {z}\nv {} 2 {z}\nv {x} 2 {}\nf -3 -2 -1\n", x + 0.05, z + 0.05));
     }
-    let scene = dir.write("l.obj", obj);
+    let scene = dir.write("l.obj", obj).display().to_string();
     dir.write("l.mtl", "newmtl floor\nKd 0.5 0.5 0.5\nnewmtl light\nKd 0 0 0\nKe 1 1 1\n");
     let out = dir.join("l.png");
     let camera = "0,5,5,0,0,0,0,1,0,40";
@@ -159,8 +159,8 @@ fn a_triangle_renders_alike_at_any_scale_a_float_holds() {
     for b in backends() {
         let mut images = Vec::new();
         for s in [1.0, 1e-6, 1e7, 1e9] {
-            let scene = dir.write(&format!("t{s:e}.obj"), triangle(s));
-            let out = dir.join(&format!("{b}{s:e}.png"));
+            let scene = dir.write(format!("t{s:e}.obj"), triangle(s)).display().to_string();
+            let out = dir.join(format!("{b}{s:e}.png"));
             succeeds(&[
                 "render",
                 &scene,
@@ -189,17 +189,17 @@ fn a_triangle_renders_alike_at_any_scale_a_float_holds() {
 #[test]
 fn scenes_too_small_or_too_large_for_f32_are_refused() {
     let dir = TempDir::new("extreme");
-    let tiny = dir.write("tiny.obj", triangle(1e-20));
+    let tiny = dir.write("tiny.obj", triangle(1e-20)).display().to_string();
     refused(&["render", &tiny, "-o", "x.png"], &["tiny.obj", "scene size", "too small", "scale the model up"]);
-    let huge = dir.write("huge.obj", triangle(1e20));
+    let huge = dir.write("huge.obj", triangle(1e20)).display().to_string();
     refused(&["render", &huge, "-o", "x.png"], &["huge.obj", "too large", "scale the model down"]);
 }
 
 #[test]
 fn clouds_of_one_point_or_identical_points_are_drawn() {
     let dir = TempDir::new("one-point");
-    let one = dir.write("one.txt", "0 0 0 1 0 0 0 0\n");
-    let same = dir.write("same.txt", "2 3 4 0 1 0 0 0\n".repeat(1000));
+    let one = dir.write("one.txt", "0 0 0 1 0 0 0 0\n").display().to_string();
+    let same = dir.write("same.txt", "2 3 4 0 1 0 0 0\n".repeat(1000)).display().to_string();
     for b in backends() {
         for cloud in [&one, &same] {
             let out = dir.join("v.png");
@@ -214,17 +214,17 @@ fn clouds_of_one_point_or_identical_points_are_drawn() {
 #[test]
 fn clouds_too_large_for_f32_are_refused() {
     let dir = TempDir::new("far-point");
-    let far = dir.write("far.txt", "0 0 0 1 0 0 0 0\n1e38 0 0 0 1 0 0 0\n");
+    let far = dir.write("far.txt", "0 0 0 1 0 0 0 0\n1e38 0 0 0 1 0 0 0\n").display().to_string();
     refused(&["volume", &far, "-o", "x.png"], &["size 1e38", "too large", "scale the cloud"]);
-    let offset = dir.write("offset.txt", "1e9 0 0 1 0 0 0 0\n1e9 1 0 0 1 0 0 0\n");
+    let offset = dir.write("offset.txt", "1e9 0 0 1 0 0 0 0\n1e9 1 0 0 1 0 0 0\n").display().to_string();
     refused(&["volume", &offset, "-o", "x.png"], &["from the origin", "move it closer"]);
 }
 
 #[test]
 fn point_coefficients_out_of_range_are_clamped_with_a_warning() {
     let dir = TempDir::new("coefficients");
-    let cloud = dir.write("c.txt", "0 0 0 1 0 0 -0.5 0\n1 1 1 0 1 0 0 5\n");
-    let clamped = dir.write("clamped.txt", "0 0 0 1 0 0 0 0\n1 1 1 0 1 0 0 1\n");
+    let cloud = dir.write("c.txt", "0 0 0 1 0 0 -0.5 0\n1 1 1 0 1 0 0 5\n").display().to_string();
+    let clamped = dir.write("clamped.txt", "0 0 0 1 0 0 0 0\n1 1 1 0 1 0 0 1\n").display().to_string();
     let render = |cloud: &str, name: &str| {
         let out = dir.join(name);
         let args = ["volume", cloud, "--width", "16", "--height", "16", "--depth", "2"];
@@ -248,7 +248,7 @@ fn point_coefficients_out_of_range_are_clamped_with_a_warning() {
 #[test]
 fn a_failed_write_is_an_error_and_leaves_no_file() {
     let dir = TempDir::new("full");
-    let scene = dir.write("t.obj", triangle(1.0));
+    let scene = dir.write("t.obj", triangle(1.0)).display().to_string();
     refused(&["render", &scene, "-o", "/dev/full"], &["-o /dev/full", ".png or .exr"]);
     // A PNG name for the full device: the write itself fails.
     let link = dir.join("full.png");
@@ -261,7 +261,7 @@ fn a_failed_write_is_an_error_and_leaves_no_file() {
 #[test]
 fn unknown_formats_and_missing_folders_are_refused_before_any_work() {
     let dir = TempDir::new("formats");
-    let scene = dir.write("t.obj", triangle(1.0));
+    let scene = dir.write("t.obj", triangle(1.0)).display().to_string();
     for out in ["out.jpg", "out.bmp", "out"] {
         let path = dir.join(out);
         refused(&["render", &scene, "-o", path.to_str().unwrap()], &[".png or .exr"]);
@@ -274,7 +274,7 @@ fn unknown_formats_and_missing_folders_are_refused_before_any_work() {
 #[test]
 fn orbit_frames_are_written_whole_and_a_failed_frame_is_an_error() {
     let dir = TempDir::new("orbit");
-    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n1 1 1 0 1 0 0 0\n");
+    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n1 1 1 0 1 0 0 0\n").display().to_string();
     let out = dir.join("o.png");
     let args = ["volume", &cloud, "--width", "8", "--height", "8", "--depth", "3", "--orbit", "3"];
     succeeds(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
@@ -293,8 +293,8 @@ fn orbit_frames_are_written_whole_and_a_failed_frame_is_an_error() {
 #[test]
 fn images_too_large_are_refused_naming_the_flags() {
     let dir = TempDir::new("sizes");
-    let scene = dir.write("t.obj", triangle(1.0));
-    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n");
+    let scene = dir.write("t.obj", triangle(1.0)).display().to_string();
+    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n").display().to_string();
     let max = u32::MAX.to_string();
     refused(
         &["render", &scene, "--width", &max, "--height", &max, "-o", "x.png"],
@@ -321,7 +321,7 @@ fn images_too_large_are_refused_naming_the_flags() {
 #[test]
 fn many_samples_render_in_batches_to_the_count_asked() {
     let dir = TempDir::new("many-samples");
-    let scene = dir.write("t.obj", triangle(1.0));
+    let scene = dir.write("t.obj", triangle(1.0)).display().to_string();
     let out = dir.join("t.png");
     let args = ["render", &scene, "--width", "2", "--height", "2", "--spp", "5000", "--write-every", "0.01"];
     let run = succeeds(&[&args[..], &["-o", out.to_str().unwrap()]].concat());
@@ -340,7 +340,7 @@ fn phantoms_beyond_what_an_octree_holds_are_refused_with_the_range() {
 #[test]
 fn frame_counts_are_bounded() {
     let dir = TempDir::new("frames");
-    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n");
+    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n").display().to_string();
     refused(&["volume", &cloud, "--orbit", "100000", "-o", "x.png"], &["--orbit 100000: must be 0..=3600"]);
     refused(&["volume", &cloud, "--move", "3601", "-o", "x.png"], &["--move 3601: must be 0..=3600"]);
     let scene = repo("testdata/scenes/CornellBox-Original.obj");
@@ -353,7 +353,7 @@ fn frame_counts_are_bounded() {
 #[test]
 fn mtl_values_out_of_range_are_clamped_or_ignored_with_a_warning() {
     let dir = TempDir::new("mtl");
-    let scene = dir.write("t.obj", format!("mtllib t.mtl\nusemtl odd\n{}", triangle(1.0)));
+    let scene = dir.write("t.obj", format!("mtllib t.mtl\nusemtl odd\n{}", triangle(1.0))).display().to_string();
     dir.write("t.mtl", "newmtl odd\nKd 1000 -5 3\nNi 0\nNs -5\nd -3\n");
     let out = dir.join("t.png");
     let run = succeeds(&["render", &scene, "--width", "8", "--height", "8", "-o", out.to_str().unwrap()]);
@@ -370,8 +370,8 @@ fn mtl_values_out_of_range_are_clamped_or_ignored_with_a_warning() {
 #[test]
 fn contradicting_or_out_of_range_flags_are_refused() {
     let dir = TempDir::new("flags");
-    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n");
-    let scene = dir.write("t.obj", triangle(1.0));
+    let cloud = dir.write("c.txt", "0 0 0 1 0 0 0 0\n").display().to_string();
+    let scene = dir.write("t.obj", triangle(1.0)).display().to_string();
     let cases: [(&[&str], &str); 9] = [
         (&["volume", &cloud, "--depth", "4", "--level", "6"], "--level 6 is deeper than --depth 4: must be 0..=4"),
         (&["volume", &cloud, "--background", "-1"], "--background -1: must be in [0, 1)"),
@@ -394,28 +394,31 @@ fn contradicting_or_out_of_range_flags_are_refused() {
 #[test]
 fn a_face_index_out_of_range_is_named_with_its_line() {
     let dir = TempDir::new("face-index");
-    let scene = dir.write("f.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 9\n");
+    let scene = dir.write("f.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 9\n").display().to_string();
     let run = succeeds(&["render", &scene, "--width", "8", "--height", "8", "-o", dir.join("f.png").to_str().unwrap()]);
     assert!(run.stderr.contains("f.obj:5: face index out of range (the file has 3 vertices"), "{}", run.stderr);
-    let only_bad = dir.write("g.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n");
+    let only_bad = dir.write("g.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n").display().to_string();
     refused(&["render", &only_bad, "-o", "x.png"], &["no valid triangles", "g.obj:4: face index out of range"]);
 }
 
 #[test]
 fn a_utf8_byte_order_mark_is_accepted() {
     let dir = TempDir::new("bom");
-    let scene = dir.write("b.obj", [&b"\xef\xbb\xbf"[..], triangle(1.0).as_bytes()].concat());
+    let scene = dir.write("b.obj", [&b"\xef\xbb\xbf"[..], triangle(1.0).as_bytes()].concat()).display().to_string();
     succeeds(&["render", &scene, "--width", "8", "--height", "8", "-o", dir.join("b.png").to_str().unwrap()]);
-    let cloud = dir.write("b.txt", b"\xef\xbb\xbf0 0 0 1 0 0 0 0\n");
+    let cloud = dir.write("b.txt", b"\xef\xbb\xbf0 0 0 1 0 0 0 0\n").display().to_string();
     succeeds(&["volume", &cloud, "--width", "8", "--height", "8", "-o", dir.join("v.png").to_str().unwrap()]);
-    let ply = dir.write("b.ply", b"\xef\xbb\xbfply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n");
+    let ply = dir.write("b.ply", b"\xef\xbb\xbfply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n").display().to_string();
     succeeds(&["volume", &ply, "--width", "8", "--height", "8", "-o", dir.join("p.png").to_str().unwrap()]);
 }
 
 #[test]
 fn dropped_points_are_counted_alike_on_stdout_and_stderr() {
     let dir = TempDir::new("nan-points");
-    let cloud = dir.write("n.txt", "0 0 0 1 0 0 0 0\nnan 0 0 1 1 1 0 0\n1 inf 0 1 1 1 0 0\n1 1 1 0 1 0 0 0\n");
+    let cloud = dir
+        .write("n.txt", "0 0 0 1 0 0 0 0\nnan 0 0 1 1 1 0 0\n1 inf 0 1 1 1 0 0\n1 1 1 0 1 0 0 0\n")
+        .display()
+        .to_string();
     let run = succeeds(&["volume", &cloud, "--width", "8", "--height", "8", "-o", dir.join("n.png").to_str().unwrap()]);
     assert!(run.stderr.contains("2 points kept, 2 dropped (NaN/inf)"), "{}", run.stderr);
     assert!(run.stdout.contains("2 points (2 dropped: NaN/inf)"), "{}", run.stdout);
@@ -427,7 +430,10 @@ fn bench_raytrace_needs_the_scenes_it_is_pointed_at() {
     let missing = dir.join("nowhere");
     refused(&["bench", "raytrace", "--scenes", missing.to_str().unwrap()], &["not a folder"]);
     dir.write("suzanne.obj", triangle(1.0));
-    refused(&["bench", "raytrace", "--scenes", dir.0.to_str().unwrap()], &["missing teapot.obj, stanford-bunny.obj"]);
+    refused(
+        &["bench", "raytrace", "--scenes", dir.path().to_str().unwrap()],
+        &["missing teapot.obj, stanford-bunny.obj"],
+    );
     refused(&["bench", "raytrace", "--frames", "0"], &["--frames 0: must be at least 1"]);
     refused(&["bench", "octree", "--repeats", "0"], &["--repeats 0: must be at least 1"]);
 }
@@ -442,7 +448,7 @@ fn progressive_density_agrees_on_both_backends_and_bad_passes_are_refused() {
     let mut means = Vec::new();
     for backend in backends() {
         for passes in ["1", "3"] {
-            let out = dir.join(&format!("d-{backend}-{passes}.exr"));
+            let out = dir.join(format!("d-{backend}-{passes}.exr"));
             let out = out.to_str().expect("UTF-8 path");
             let run = succeeds(
                 &[&base[..], &["--backend", backend, "--passes", passes, "--radius", "0.1", "-o", out]].concat(),

@@ -46,7 +46,7 @@ fn memory_is_announced_and_kept() {
         backends.push("gpu");
     }
     for backend in backends {
-        let out = dir.join(&format!("{backend}.png"));
+        let out = dir.join(format!("{backend}.png"));
         let (ok, stdout, stderr) = lumbre(&[
             "radiosity",
             &scene("CornellBox-Diffuse.obj"),

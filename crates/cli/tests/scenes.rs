@@ -54,10 +54,10 @@ fn same_bits(want: &Image, got: &Image) -> Result<(), String> {
 /// one (rewriting that first with `LUMBRE_BLESS=1`).
 fn check_small(name: &str) {
     let dir = TempDir::new(&format!("small-{name}"));
-    let out = lumbre(&["scenes", name, "--small", dir.0.to_str().unwrap()]);
+    let out = lumbre(&["scenes", name, "--small", dir.path().to_str().unwrap()]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let got = Image::load_exr(&dir.join(&format!("{name}.exr"))).unwrap();
+    let got = Image::load_exr(&dir.join(format!("{name}.exr"))).unwrap();
     let path = small_dir().join(format!("{name}.exr"));
     if std::env::var("LUMBRE_BLESS").is_ok_and(|v| v == "1") {
         got.save_exr(&path).unwrap();

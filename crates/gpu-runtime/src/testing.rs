@@ -2,9 +2,12 @@
 //!
 //! With `LUMBRE_REQUIRE_GPU=1` (set by `cargo xtask test` and CI), a test that asks for a
 //! GPU and cannot get one panics; without it, the test prints why and skips its GPU part.
-//! Tests that depend on how a device computes ask [`capabilities`], never its name.
+//! Tests that depend on how a device computes ask [`capabilities`], never its name. [`Rng`]
+//! and [`TempDir`] are the tests' random inputs and scratch folders.
 
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::{Gpu, GpuOptions, Transfers};
 
@@ -167,4 +170,105 @@ fn probe(gpu: &Gpu) -> crate::Result<Capabilities> {
     let subnormal = r[1] == (f32::MIN_POSITIVE * 0.5).to_bits();
     let ran_to_the_end = r[2] == PROBE_LOOP && r[3] == 1;
     Ok(Capabilities { exact_f32: unfused && subnormal, loop_limit: (!ran_to_the_end).then_some(r[2]) })
+}
+
+/// A small xorshift generator: reproducible test inputs without a dependency.
+///
+/// ```
+/// use lumbre_gpu::testing::Rng;
+/// let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+/// let x = a.f32();
+/// assert!((0.0..1.0).contains(&x) && x == b.f32());
+/// assert!(a.below(10) < 10);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rng(u32);
+
+impl Rng {
+    /// A generator for `seed` (any value, 0 included: the state is kept odd).
+    pub fn new(seed: u32) -> Rng {
+        Rng(seed.wrapping_mul(2_654_435_761) | 1)
+    }
+
+    /// The next 32 random bits.
+    pub fn u32(&mut self) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 17;
+        self.0 ^= self.0 << 5;
+        self.0
+    }
+
+    /// Uniform in [0, 1), in steps of 2^-24.
+    pub fn f32(&mut self) -> f32 {
+        (self.u32() >> 8) as f32 / (1u32 << 24) as f32
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.f32()
+    }
+
+    /// Uniform in 0..n (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.f32() * n as f32) as usize).min(n - 1)
+    }
+}
+
+/// A fresh, empty folder under the system's temporary folder, removed with what it holds
+/// when dropped.
+///
+/// ```
+/// let dir = lumbre_gpu::testing::TempDir::new("doc");
+/// let file = dir.write("a.txt", "hello");
+/// assert_eq!(std::fs::read_to_string(&file).unwrap(), "hello");
+/// assert_eq!(dir.files(), vec!["a.txt".to_string()]);
+/// let path = dir.path().to_path_buf();
+/// drop(dir);
+/// assert!(!path.exists());
+/// ```
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A new folder named `lumbre-<tag>-<process>-<n>`, unique within the process.
+    pub fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("lumbre-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        TempDir(dir)
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// `name` inside the folder.
+    pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// `name` inside the folder, written with `contents`.
+    pub fn write(&self, name: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.join(name);
+        std::fs::write(&path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        path
+    }
+
+    /// The names of the files in the folder, sorted.
+    pub fn files(&self) -> Vec<String> {
+        let entries = std::fs::read_dir(&self.0).unwrap_or_else(|e| panic!("read {}: {e}", self.0.display()));
+        let mut names: Vec<String> =
+            entries.map(|e| e.expect("a folder entry").file_name().to_string_lossy().into()).collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

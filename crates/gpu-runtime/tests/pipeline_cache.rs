@@ -4,26 +4,8 @@
 
 use std::path::PathBuf;
 
-use lumbre_gpu::testing::{gpu_required, try_test_gpu};
+use lumbre_gpu::testing::{TempDir, gpu_required, try_test_gpu};
 use lumbre_gpu::{CopyKernel, Gpu, GpuOptions, PipelineCacheState};
-
-/// A fresh folder under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("lumbre-gpu-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A context with its pipeline cache in `dir`, or `None` to skip (no GPU, not required).
 fn gpu_with_cache(dir: &std::path::Path) -> Option<Gpu> {
@@ -60,9 +42,9 @@ fn compile_some(gpu: &Gpu) {
 #[test]
 fn a_second_context_starts_from_the_first_ones_pipelines() {
     let dir = TempDir::new("cache-warm");
-    let Some(gpu) = gpu_with_cache(&dir.0) else { return };
+    let Some(gpu) = gpu_with_cache(dir.path()) else { return };
     let Some(file) = cache_file(&gpu) else { return };
-    assert!(file.starts_with(&dir.0), "{} outside {}", file.display(), dir.0.display());
+    assert!(file.starts_with(dir.path()), "{} outside {}", file.display(), dir.path().display());
     assert_eq!(loaded(&gpu), 0, "a cold start");
     assert!(!file.exists());
     compile_some(&gpu);
@@ -71,9 +53,9 @@ fn a_second_context_starts_from_the_first_ones_pipelines() {
     assert!(written > 0);
     // No temporary file is left behind.
     let names: Vec<String> =
-        std::fs::read_dir(&dir.0).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(names.len(), 1, "{names:?}");
-    let Some(warm) = gpu_with_cache(&dir.0) else { return };
+    let Some(warm) = gpu_with_cache(dir.path()) else { return };
     assert_eq!(cache_file(&warm).as_ref(), Some(&file));
     assert!(loaded(&warm) > 0 && loaded(&warm) < written, "the payload of the {written}-byte file");
     compile_some(&warm);
@@ -85,7 +67,7 @@ fn a_second_context_starts_from_the_first_ones_pipelines() {
 #[test]
 fn a_damaged_file_is_a_warning_and_a_cold_start() {
     let dir = TempDir::new("cache-damaged");
-    let Some(gpu) = gpu_with_cache(&dir.0) else { return };
+    let Some(gpu) = gpu_with_cache(dir.path()) else { return };
     let Some(file) = cache_file(&gpu) else { return };
     compile_some(&gpu);
     assert!(gpu.save_pipeline_cache().unwrap());
@@ -96,12 +78,12 @@ fn a_damaged_file_is_a_warning_and_a_cold_start() {
     damaged[middle] ^= 0x5a;
     for bad in [damaged, good[..good.len() / 3].to_vec(), b"not a cache at all".to_vec(), Vec::new()] {
         std::fs::write(&file, &bad).unwrap();
-        let Some(gpu) = gpu_with_cache(&dir.0) else { return };
+        let Some(gpu) = gpu_with_cache(dir.path()) else { return };
         assert_eq!(loaded(&gpu), 0, "a damaged file of {} bytes must not be used", bad.len());
         compile_some(&gpu);
         drop(gpu);
         // The run wrote a good file over the damaged one.
-        let Some(again) = gpu_with_cache(&dir.0) else { return };
+        let Some(again) = gpu_with_cache(dir.path()) else { return };
         assert!(loaded(&again) > 0);
     }
 }
@@ -110,7 +92,7 @@ fn a_damaged_file_is_a_warning_and_a_cold_start() {
 fn a_folder_that_cannot_be_written_leaves_the_run_working() {
     let dir = TempDir::new("cache-unwritable");
     // A file where the folder should be: the cache cannot be read from or written to it.
-    let blocker = dir.0.join("not-a-folder");
+    let blocker = dir.path().join("not-a-folder");
     std::fs::write(&blocker, b"x").unwrap();
     let Some(gpu) = gpu_with_cache(&blocker) else { return };
     if cache_file(&gpu).is_none() {
@@ -135,7 +117,7 @@ fn no_folder_means_no_cache() {
 #[test]
 fn a_lost_device_with_a_cache_drops_quietly() {
     let dir = TempDir::new("cache-lost");
-    let Some(gpu) = gpu_with_cache(&dir.0) else { return };
+    let Some(gpu) = gpu_with_cache(dir.path()) else { return };
     compile_some(&gpu);
     gpu.device().destroy();
     let _ = gpu.wait();

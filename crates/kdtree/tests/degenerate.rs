@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Query, Rng, TESTS, TRAVERSALS, check_all, check_families};
+use common::{Query, Rng, RngVec, TESTS, TRAVERSALS, check_all, check_families};
 use glam::Vec3;
 use lumbre_kdtree::{BuildOptions, KdNode, KdTree, QueryOptions, Ray, brute_force_any, scenes::generated_scene};
 
@@ -20,7 +20,7 @@ fn all_queries_miss(tree: &KdTree, tris: &[[Vec3; 3]], rays: &[Ray]) {
 }
 
 fn some_rays() -> Vec<Ray> {
-    let mut rng = Rng(3);
+    let mut rng = Rng::new(3);
     let mut rays = vec![
         Ray::new(Vec3::new(0.0, 0.0, -1.0), Vec3::Z), // through the origin, where the empty tree's box sits
         Ray::new(Vec3::ZERO, Vec3::X),
@@ -95,7 +95,7 @@ fn coplanar_axis_aligned_grid() {
     assert_eq!(tree.bounds.min.z, 0.5);
     assert_eq!(tree.bounds.max.z, 0.5, "the root cell is flat");
     assert!(tree.nodes.len() > 1, "the grid is split in x and y");
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
 
     // Head-on, from both sides, at random points and exactly at grid vertices and lines.
     let mut head_on = Vec::new();
@@ -160,7 +160,7 @@ fn closed_box_of_planar_faces_with_an_inner_wall() {
         assert!(common::split_planes(&tree).iter().any(|&(_, axis, split)| axis == 0 && (split - 0.5).abs() < 1e-3));
         check_families(&format!("box of planar faces/{label}"), &tree, &tris, 8, 300, true);
         // From inside, every ray hits a wall.
-        let mut rng = Rng(9);
+        let mut rng = Rng::new(9);
         let inside: Vec<Query> =
             (0..300).map(|_| Query::new(Ray::new(Vec3::new(rng.f32(), rng.f32(), rng.f32()), rng.unit()))).collect();
         assert_eq!(check_all(&format!("box/{label} from inside"), &tree, &tris, &inside), inside.len());

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Rng, TESTS, TRAVERSALS, load};
+use common::{Rng, RngVec, TESTS, TRAVERSALS, load};
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Tolerance, conformance};
@@ -12,7 +12,7 @@ use lumbre_kdtree::{Aabb, BuildOptions, KdTree, QueryBatch, QueryOptions, Ray, R
 /// Rays of several kinds: from outside towards the mesh, from inside, axis-aligned (parallel
 /// to every split plane of two axes), next to vertices, and away from everything.
 fn rays(tris: &[[Vec3; 3]], tree: &KdTree, n: usize, seed: u64) -> Vec<Ray> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed as u32);
     let b = tree.bounds;
     let c = (b.min + b.max) * 0.5;
     let r = b.size().length();
@@ -75,7 +75,7 @@ fn teapot_quarter() {
 #[test]
 fn generated_sphere_and_soup() {
     check(scenes::generated_scene(20_000), "sphere");
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let soup: Vec<[Vec3; 3]> = (0..3000)
         .map(|_| {
             let p = rng.unit() * 4.0;

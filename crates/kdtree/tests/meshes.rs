@@ -48,7 +48,7 @@ fn suzanne_symmetry_plane() {
     assert!(tris.iter().flatten().filter(|v| v.x == X_MID).count() > 100, "vertex references on the plane");
     for (label, opts) in option_sets() {
         let tree = KdTree::build(&tris, &opts);
-        let mut rng = common::Rng(7);
+        let mut rng = common::Rng::new(7);
         let queries: Vec<Query> = (0..800)
             .map(|_| {
                 let o = Vec3::new(X_MID, rng.range(-1.0, 3.5), rng.range(1.5, 6.5));

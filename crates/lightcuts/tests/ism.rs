@@ -37,13 +37,8 @@ fn cornell() -> Vec<[Vec3; 3]> {
 
 /// A small xorshift for generated inputs.
 fn rng(seed: u32) -> impl FnMut() -> f32 {
-    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1u32 << 24) as f32
-    }
+    let mut rng = lumbre_gpu::testing::Rng::new(seed);
+    move || rng.f32()
 }
 
 fn random_triangles(n: usize, seed: u32) -> Vec<[Vec3; 3]> {

@@ -7,13 +7,8 @@ use proptest::prelude::*;
 
 /// `n` lights from a xorshift stream: on a few planes (as VPLs on walls are), with colours.
 fn lights(n: usize, seed: u32) -> Vec<Vpl> {
-    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
-    let mut r = move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    };
+    let mut rng = lumbre_gpu::testing::Rng::new(seed);
+    let mut r = move || rng.f32();
     (0..n)
         .map(|_| {
             let (u, v, w) = (r(), r(), r());

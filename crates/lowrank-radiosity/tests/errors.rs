@@ -84,8 +84,7 @@ fn nan_in_the_emission_is_rejected() {
 #[test]
 fn factor_files_round_trip_and_bad_ones_are_errors() {
     let (mesh, factor) = small();
-    let dir = std::env::temp_dir().join(format!("lumbre-radiosity-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = lumbre_gpu::testing::TempDir::new("radiosity-files");
     let path = dir.join("box.lrr");
     factor.save(&path).unwrap();
     let back = Factorization::load(&path, Some(mesh.fingerprint())).unwrap();
@@ -118,5 +117,4 @@ fn factor_files_round_trip_and_bad_ones_are_errors() {
     std::fs::write(&path, b"v 0 0 0\nv 1 0 0\n".repeat(10)).unwrap();
     assert!(message(Factorization::load(&path, None)).contains("magic"));
     assert!(message(Factorization::load(&dir.join("missing.lrr"), None)).contains("missing.lrr"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

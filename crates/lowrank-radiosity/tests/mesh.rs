@@ -242,8 +242,8 @@ proptest! {
     ) {
         // Requests of at least 50 elements and 10 patches: below, one cell more or less is
         // already 10%.
-        let mut rng = common::Rng(seed);
-        let heights: Vec<f32> = (0..(side + 1) * (side + 1)).map(|_| rng.next() * amp).collect();
+        let mut rng = common::Rng::new(seed);
+        let heights: Vec<f32> = (0..(side + 1) * (side + 1)).map(|_| rng.f32() * amp).collect();
         let tris = height_field(side, 1.0, |i, j| heights[(j * (side + 1) + i) as usize]);
         let elements = ((tris.len() as f64 * per_tri) as usize).max(50);
         let patches = (elements / per_patch).max(10);
@@ -260,15 +260,15 @@ proptest! {
     /// are far from the request.
     #[test]
     fn soups_mesh_whole(count in 1usize..60, seed in any::<u32>(), elements in 1usize..400, per_patch in 1usize..20) {
-        let mut rng = common::Rng(seed);
+        let mut rng = common::Rng::new(seed);
         let mut points: Vec<Vec3> = Vec::new();
         let mut tris = Vec::new();
         for _ in 0..count {
             let mut corner = || {
-                if !points.is_empty() && rng.next() < 0.5 {
+                if !points.is_empty() && rng.f32() < 0.5 {
                     points[rng.below(points.len())]
                 } else {
-                    let p = Vec3::new(rng.next(), rng.next(), rng.next()) * 4.0;
+                    let p = Vec3::new(rng.f32(), rng.f32(), rng.f32()) * 4.0;
                     points.push(p);
                     p
                 }

@@ -36,29 +36,29 @@ fn segment_tolerance(gpu: &lumbre_gpu::Gpu, patch_start: &[u32]) -> Tolerance {
 /// A physically consistent random system: symmetric element-to-element factors (reciprocity
 /// with equal areas, rows summing to at most 1) aggregated over random patches.
 fn system(n: usize, k: usize, seed: u32) -> (LowRank, FullSystem) {
-    let mut rng = Rng(seed.wrapping_mul(2_654_435_761) | 1);
+    let mut rng = Rng::new(seed);
     let full = symmetric_f(n, &mut rng);
     let starts = partition(n, k, &mut rng);
-    let rho: Vec<[f32; 3]> = (0..n).map(|_| [rng.next() * 0.9, rng.next() * 0.9, rng.next() * 0.9]).collect();
+    let rho: Vec<[f32; 3]> = (0..n).map(|_| [rng.f32() * 0.9, rng.f32() * 0.9, rng.f32() * 0.9]).collect();
     let emission: Vec<[f32; 3]> = (0..n)
-        .map(|_| if rng.next() < 0.3 { [rng.next() * 10.0, rng.next() * 5.0, rng.next()] } else { [0.0; 3] })
+        .map(|_| if rng.f32() < 0.3 { [rng.f32() * 10.0, rng.f32() * 5.0, rng.f32()] } else { [0.0; 3] })
         .collect();
     let lr = LowRank::new(starts.clone(), rho.clone(), aggregate(&full, &starts)).unwrap();
     (lr, FullSystem { f: full, rho, emission })
 }
 
 fn lights(n: usize, m: usize, seed: u32) -> Vec<Vec<[f32; 3]>> {
-    let mut rng = Rng(seed | 1);
-    (0..m).map(|_| (0..n).map(|_| [rng.next() * 4.0, rng.next(), rng.next() * 2.0]).collect()).collect()
+    let mut rng = Rng::new(seed);
+    (0..m).map(|_| (0..n).map(|_| [rng.f32() * 4.0, rng.f32(), rng.f32() * 2.0]).collect()).collect()
 }
 
 #[test]
 fn vte_agrees_bit_for_bit() {
     let gpu = gpu();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for (n, k) in [(1, 1), (5, 5), (300, 1), (300, 7), (1000, 999), (4000, 30)] {
         let starts = partition(n, k, &mut rng);
-        let emission: Vec<[f32; 3]> = (0..n).map(|_| [rng.next() * 1e3, rng.next(), rng.next() * 1e-3]).collect();
+        let emission: Vec<[f32; 3]> = (0..n).map(|_| [rng.f32() * 1e3, rng.f32(), rng.f32() * 1e-3]).collect();
         let tol = segment_tolerance(&gpu, &starts);
         conformance(&Vte { emission }, &gpu, &starts[..], tol).unwrap_or_else(|e| panic!("{n} {k}: {e}"));
     }
@@ -281,7 +281,8 @@ fn factored_form_solves_like_y() {
 fn factored_files_round_trip() {
     let (lr, _) = system(50, 9, 2);
     let factored = Precompute { factored: true, ..Precompute::default() }.cpu(&lr).unwrap().factor.with_fingerprint(7);
-    let path = std::env::temp_dir().join(format!("lumbre-radiosity-factored-{}.lrr", std::process::id()));
+    let dir = lumbre_gpu::testing::TempDir::new("radiosity-factored");
+    let path = dir.join("factored.lrr");
     factored.save(&path).unwrap();
     assert_eq!(Factorization::load(&path, Some(7)).unwrap(), factored);
     let bytes = std::fs::read(&path).unwrap();

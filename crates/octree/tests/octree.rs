@@ -8,13 +8,8 @@ use lumbre_octree::*;
 use proptest::prelude::*;
 
 fn cloud(n: usize, seed: u32) -> (Vec<[f32; 3]>, Vec<Attrs>) {
-    let mut s = seed.wrapping_mul(2654435761) | 1;
-    let mut r = || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    };
+    let mut rng = lumbre_gpu::testing::Rng::new(seed);
+    let mut r = move || rng.f32();
     let pts: Vec<[f32; 3]> = (0..n).map(|_| [r(), r() * 0.5, r() * r()]).collect();
     let attrs = (0..n)
         .map(|i| Attrs { rgb: [i as u8, (i * 7) as u8, 255], reflection: (i % 3) as u8 * 100, refraction: 3 })

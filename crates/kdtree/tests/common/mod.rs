@@ -24,28 +24,18 @@ pub fn load(name: &str) -> Vec<[Vec3; 3]> {
     obj::parse_obj(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")))
 }
 
-/// SplitMix64: deterministic and good enough for test inputs.
-pub struct Rng(pub u64);
+pub use lumbre_gpu::testing::Rng;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    pub fn f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f32()
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    pub fn unit(&mut self) -> Vec3 {
+/// Directions and points from the tests' generator.
+pub trait RngVec {
+    /// Uniform on the unit sphere.
+    fn unit(&mut self) -> Vec3;
+    /// Uniform in `b`.
+    fn in_box(&mut self, b: &Aabb) -> Vec3;
+}
+
+impl RngVec for Rng {
+    fn unit(&mut self) -> Vec3 {
         loop {
             let v = Vec3::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0), self.range(-1.0, 1.0));
             let l = v.length_squared();
@@ -54,7 +44,8 @@ impl Rng {
             }
         }
     }
-    pub fn in_box(&mut self, b: &Aabb) -> Vec3 {
+
+    fn in_box(&mut self, b: &Aabb) -> Vec3 {
         Vec3::new(self.range(b.min.x, b.max.x), self.range(b.min.y, b.max.y), self.range(b.min.z, b.max.z))
     }
 }
@@ -346,7 +337,7 @@ pub fn ray_families(
     surface: bool,
 ) -> Vec<(&'static str, Vec<Query>, Expect)> {
     let surface_hits = |f: f32| Expect::SomeHits(if surface { f } else { 0.0 });
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed as u32);
     let b = tree.bounds;
     let center = (b.min + b.max) * 0.5;
     let radius = (b.max - b.min).length().max(f32::MIN_POSITIVE);

@@ -14,13 +14,8 @@ pub fn cornell() -> Prepared {
 
 /// A xorshift stream of uniform numbers in `[0, 1)`.
 pub fn stream(seed: u32) -> impl FnMut() -> f32 {
-    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    }
+    let mut rng = lumbre_gpu::testing::Rng::new(seed);
+    move || rng.f32()
 }
 
 /// `n` lights on the scene's triangles (picked by area), facing the scene's centre, with

@@ -15,25 +15,7 @@ pub fn cornell() -> Surfaces {
     Surfaces::load(&scene("CornellBox-Diffuse.obj")).unwrap()
 }
 
-/// A xorshift generator for test data.
-pub struct Rng(pub u32);
-
-impl Rng {
-    /// A number in [0, 1).
-    pub fn next(&mut self) -> f32 {
-        let mut s = self.0 | 1;
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        self.0 = s;
-        (s >> 8) as f32 / (1 << 24) as f32
-    }
-
-    /// A number in [0, n).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next() * n as f32) as usize).min(n - 1)
-    }
-}
+pub use lumbre_gpu::testing::Rng;
 
 /// Random patch ranges of n elements in k non-empty patches.
 pub fn partition(n: usize, k: usize, rng: &mut Rng) -> Vec<u32> {
@@ -57,7 +39,7 @@ pub fn symmetric_f(n: usize, rng: &mut Rng) -> Matrix {
     let mut s = vec![0.0f32; n * n];
     for i in 0..n {
         for j in 0..i {
-            let v = rng.next() * rng.next();
+            let v = rng.f32() * rng.f32();
             s[i * n + j] = v;
             s[j * n + i] = v;
         }

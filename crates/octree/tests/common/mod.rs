@@ -5,13 +5,8 @@ use lumbre_octree::{Attrs, Points};
 /// `n` points from a xorshift seeded by `seed`: x and z spread over `spread`, z denser
 /// near 0; colours and coefficients cycling with the index.
 pub fn cloud(n: usize, seed: u32, spread: f32) -> Points {
-    let mut s = seed.wrapping_mul(2654435761) | 1;
-    let mut r = move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        (s >> 8) as f32 / (1 << 24) as f32
-    };
+    let mut rng = lumbre_gpu::testing::Rng::new(seed);
+    let mut r = move || rng.f32();
     let positions: Vec<[f32; 3]> = (0..n).map(|_| [r() * spread, r(), r() * r() * spread]).collect();
     let attrs = (0..n)
         .map(|i| Attrs {
