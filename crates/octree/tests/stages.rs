@@ -7,23 +7,19 @@ use lumbre_gpu::stages::Stages;
 use lumbre_gpu::testing::test_gpu;
 
 use lumbre_octree::{Attrs, GpuBuild, Points};
+use lumbre_shaders::Shader;
+use lumbre_shaders::octree::{BUILD_KEY32, PACKED};
 use proptest::prelude::*;
 
 mod common;
 use common::cloud;
 
-/// Every entry point of the build's own shaders.
-const STAGES: [(&str, &str); 9] = [
-    ("octree/build", "leaf_flags"),
-    ("octree/build", "leaf_nodes"),
-    ("octree/build", "parent_flags"),
-    ("octree/build", "parent_nodes"),
-    ("octree/packed", "owner_flags"),
-    ("octree/packed", "level_offsets"),
-    ("octree/packed", "payload_index"),
-    ("octree/packed", "gather_nodes"),
-    ("octree/packed", "gather_payloads"),
-];
+/// Every entry point of the build's own shaders (`octree/build`, whose key variants have the
+/// same ones, and `octree/packed`), as the shader crate lists them.
+fn stages() -> Vec<(&'static str, &'static str)> {
+    let base = |s: &'static Shader| s.name.split(':').next().unwrap_or(s.name);
+    [&BUILD_KEY32, &PACKED].into_iter().flat_map(|s| s.entry_points.iter().map(move |&e| (base(s), e))).collect()
+}
 
 fn is(stage: (&str, &str), shader: &str, entry: &str) -> bool {
     shader.split(':').next() == Some(stage.0) && entry == stage.1
@@ -36,7 +32,7 @@ fn any_stage_on_the_cpu_builds_what_the_gpu_builds() {
     for (n, depth) in [(3000, 6), (2000, 11)] {
         let c = cloud(n, n as u32, 2.0);
         let want = GpuBuild::new(depth).gpu(&gpu, &c).unwrap();
-        for stage in std::iter::once(("", "")).chain(STAGES) {
+        for stage in std::iter::once(("", "")).chain(stages()) {
             let mut r = Stages::staged(&gpu, move |s, e| is(stage, s, e));
             let got = GpuBuild::new(depth).run_stages(&mut r, &c).unwrap();
             assert_eq!(got, want, "n={n} depth={depth}: {stage:?} on the CPU");

@@ -11,22 +11,23 @@ use lumbre_compact::{
 };
 use lumbre_gpu::stages::{Buf, Stages};
 use lumbre_gpu::{Compute, Gpu, Result};
+use lumbre_shaders::Shader;
+use lumbre_shaders::compact::{HPYRAMID, SCAN_F32_PLAIN, SCAN_U32_PLAIN, SORT_HIST, SORT_OFFSETS, SORT_SCATTER_PLAIN};
 use proptest::prelude::*;
 
 /// A stage: its shader (without the variant) and entry point.
 type Stage = (&'static str, &'static str);
 
+/// Every entry point of `shaders`, as the shader crate lists them.
+fn stages_of(shaders: &[&'static Shader]) -> Vec<Stage> {
+    let base = |s: &'static Shader| s.name.split(':').next().unwrap_or(s.name);
+    shaders.iter().flat_map(|&s| s.entry_points.iter().map(move |&e| (base(s), e))).collect()
+}
+
 const SCAN: Stage = ("compact/scan_u32", "scan");
 const COMPACT: Stage = ("compact/compact", "compact");
 const COUNT: Stage = ("compact/compact", "count");
 const COMPACT_FROM_PREFIXES: Stage = ("compact/compact", "compact_from_prefixes");
-const HIST: Stage = ("compact/sort_hist", "hist_tiles");
-const CHUNK_SUMS: Stage = ("compact/sort_offsets", "chunk_sums");
-const CHUNK_OFFSETS: Stage = ("compact/sort_offsets", "chunk_offsets");
-const SCATTER: Stage = ("compact/sort_scatter", "scatter");
-const HP_BASE: Stage = ("compact/hpyramid", "base");
-const HP_REDUCE: Stage = ("compact/hpyramid", "reduce");
-const HP_TRAVERSE: Stage = ("compact/hpyramid", "traverse");
 
 fn is(stage: Stage, shader: &str, entry: &str) -> bool {
     shader.split(':').next() == Some(stage.0) && entry == stage.1
@@ -133,11 +134,13 @@ fn compactions(method: ScanMethod) -> [Compact; 3] {
 
 const METHODS: [ScanMethod; 2] = [ScanMethod::SinglePass, ScanMethod::ReduceThenScan];
 
-/// The stages of a scan by `shader` (`compact/scan_u32` or `compact/scan_f32`).
-fn scan_stages(shader: &'static str, method: ScanMethod) -> Vec<Stage> {
+/// The stages of a scan by `shader` (`compact/scan_u32` or `compact/scan_f32`): all its
+/// entry points in two passes, its `scan` in one.
+fn scan_stages(shader: &'static Shader, method: ScanMethod) -> Vec<Stage> {
+    let all = stages_of(&[shader]);
     match method {
-        ScanMethod::ReduceThenScan => vec![(shader, "reduce"), (shader, "scan"), (shader, "scan_from_prefixes")],
-        _ => vec![(shader, "scan")],
+        ScanMethod::ReduceThenScan => all,
+        _ => all.into_iter().filter(|s| s.1 == "scan").collect(),
     }
 }
 
@@ -160,14 +163,18 @@ fn scans_with_any_stage_on_the_cpu_equal_the_gpu_scan() {
             {
                 let want = Scan::<u32>::with_method(kind, method).gpu(&gpu, &input).unwrap();
                 let what = format!("scan n={n} {kind:?} {method:?}");
-                replaced.extend(each_stage_on_the_cpu(&gpu, &scan_stages(SCAN.0, method), &what, &want, |r| {
-                    scan_staged(r, &input, kind, method)
-                }));
+                replaced.extend(each_stage_on_the_cpu(
+                    &gpu,
+                    &scan_stages(&SCAN_U32_PLAIN, method),
+                    &what,
+                    &want,
+                    |r| scan_staged(r, &input, kind, method),
+                ));
             }
             let small: Vec<f32> = input.iter().map(|&x| (x % 16) as f32).collect();
             for method in METHODS {
                 let want = Scan::<f32>::with_method(ScanKind::Inclusive, method).gpu(&gpu, &small).unwrap();
-                let stages = scan_stages("compact/scan_f32", method);
+                let stages = scan_stages(&SCAN_F32_PLAIN, method);
                 replaced.extend(each_stage_on_the_cpu(
                     &gpu,
                     &stages,
@@ -178,7 +185,7 @@ fn scans_with_any_stage_on_the_cpu_equal_the_gpu_scan() {
             }
         }
     }
-    for shader in ["compact/scan_u32", "compact/scan_f32"] {
+    for shader in [&SCAN_U32_PLAIN, &SCAN_F32_PLAIN] {
         all_replaced(&scan_stages(shader, ScanMethod::ReduceThenScan), &replaced);
     }
 }
@@ -206,7 +213,8 @@ fn compactions_with_any_stage_on_the_cpu_equal_the_gpu_compaction() {
 
 #[test]
 fn sorts_with_any_stage_on_the_cpu_equal_the_gpu_sort() {
-    let stages = [HIST, CHUNK_SUMS, SCAN, CHUNK_OFFSETS, SCATTER];
+    // The sort's own kernels, and the scan of its digit counts.
+    let stages = [stages_of(&[&SORT_HIST, &SORT_OFFSETS, &SORT_SCATTER_PLAIN]), vec![SCAN]].concat();
     let mut replaced = Vec::new();
     for gpu in gpus() {
         // 33 tiles make two chunks of tiles; on the 64 KiB context, 40 000 keys are three pieces
@@ -233,7 +241,7 @@ fn sorts_with_any_stage_on_the_cpu_equal_the_gpu_sort() {
 #[test]
 fn histogram_pyramids_with_any_stage_on_the_cpu_equal_the_gpu_pyramid() {
     let Some(gpu) = gpus().into_iter().next() else { return };
-    let stages = [HP_BASE, HP_REDUCE, HP_TRAVERSE];
+    let stages = stages_of(&[&HPYRAMID]);
     let mut replaced = Vec::new();
     for n in [1, 1000, 70_000] {
         let s = stream(n);
