@@ -207,14 +207,15 @@ fn gpu_tests(dir: &Path) -> Result<(), String> {
     let mut names = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let (Some(exe), Some(src)) = (json_str(line, "executable"), json_str(line, "src_path")) else { continue };
-        // Integration tests that open a GPU through lumbre_gpu::testing (directly or in
-        // their `common` module).
+        // Integration tests, and examples built as tests, that open a GPU through
+        // lumbre_gpu::testing (directly or in their `common` module).
         let mut source = std::fs::read_to_string(src).unwrap_or_default();
         if source.contains("mod common;") {
             let common = Path::new(src).with_file_name("common").join("mod.rs");
             source += &std::fs::read_to_string(common).unwrap_or_default();
         }
-        if !line.contains("\"kind\":[\"test\"]") || !source.contains("lumbre_gpu::testing") {
+        let example_test = line.contains("\"kind\":[\"example\"]") && line.contains("\"test\":true");
+        if !(line.contains("\"kind\":[\"test\"]") || example_test) || !source.contains("lumbre_gpu::testing") {
             continue;
         }
         let crate_dir = Path::new(src).ancestors().find(|p| p.join("Cargo.toml").exists());
