@@ -11,6 +11,7 @@ use std::path::Path;
 
 use common::{TempDir, testdata};
 use glam::{Mat3, Quat, Vec3};
+use lumbre_gpu::testing::Rng;
 use lumbre_raytrace::{Camera, Light, LoadError, LoadReport, MaterialKind, PathOptions, PathRender, Prepared, Scene};
 
 /// Standard base64 with padding.
@@ -540,16 +541,6 @@ fn image_that_does_not_decode_is_named() {
     fails("img.gltf", b.embedded(&members), "image 0 (\"broken\") cannot be decoded");
 }
 
-/// A small deterministic generator (64-bit LCG) for the mutation test.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n.max(1)
-    }
-}
-
 /// A textured, indexed, camera-carrying file for the mutation tests: its `Builder` and JSON
 /// members.
 fn rich_file() -> (Builder, String) {
@@ -590,16 +581,16 @@ fn mutated_glb_bytes_never_panic() {
     let (b, members) = rich_file();
     let glb = b.glb(&members);
     assert!(load_mutated("m.glb", &glb));
-    let mut rng = Lcg(7);
+    let mut rng = Rng::new(7);
     let mut loaded = 0;
     for round in 0..3000 {
         let mut bytes = glb.clone();
         if round % 3 == 0 {
-            bytes.truncate(rng.next(glb.len()));
+            bytes.truncate(rng.below(glb.len()));
         } else {
-            for _ in 0..1 + rng.next(4) {
-                let at = rng.next(bytes.len());
-                bytes[at] = if round % 2 == 0 { rng.next(256) as u8 } else { bytes[at] ^ (1 << rng.next(8)) };
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bytes.len());
+                bytes[at] = if round % 2 == 0 { rng.below(256) as u8 } else { bytes[at] ^ (1 << rng.below(8)) };
             }
         }
         loaded += usize::from(load_mutated("m.glb", &bytes));
@@ -640,17 +631,17 @@ fn mutated_json_numbers_never_panic() {
         "1e39",
         "18446744073709551615",
     ];
-    let mut rng = Lcg(11);
+    let mut rng = Rng::new(11);
     let mut loaded = 0;
     for _ in 0..3000 {
-        let mut picks: Vec<(usize, usize)> = (0..1 + rng.next(3)).map(|_| spans[rng.next(spans.len())]).collect();
+        let mut picks: Vec<(usize, usize)> = (0..1 + rng.below(3)).map(|_| spans[rng.below(spans.len())]).collect();
         picks.sort_unstable();
         picks.dedup();
         let mut out = String::new();
         let mut at = 0;
         for (start, end) in picks {
             out.push_str(&text[at..start]);
-            out.push_str(HOSTILE[rng.next(HOSTILE.len())]);
+            out.push_str(HOSTILE[rng.below(HOSTILE.len())]);
             at = end;
         }
         out.push_str(&text[at..]);
