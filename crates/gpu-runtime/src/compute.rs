@@ -178,6 +178,41 @@ pub enum Placed<'a, C: Compute + ?Sized> {
     Gpu(Gpu, C::GpuInput),
 }
 
+/// An algorithm's output left where it was computed ([`Backend::run_kept`]): on the host
+/// for the CPU, on the device for the GPU, so that it is the placed input of the next stage
+/// ([`Kept::placed`]) without a round trip, whichever the backend.
+///
+/// ```no_run
+/// use lumbre_gpu::{Backend, CopyKernel, Gpu, Kept};
+/// let backend = Backend::Gpu(Gpu::new()?);
+/// let data = vec![[5u32; 4]; 256];
+/// let (copy, report) = backend.run_kept(&CopyKernel, &data, &())?; // stays on the GPU
+/// let Kept::Gpu(gpu, buffer) = &copy else { unreachable!() };
+/// assert_eq!(gpu.download(buffer)?, data);
+/// println!("{report}");
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub enum Kept<C: Compute + ?Sized> {
+    /// The CPU path's output.
+    Cpu(C::Output),
+    /// The GPU path's output on this context, not read back.
+    Gpu(Gpu, C::GpuOutput),
+}
+
+impl<C: Compute + ?Sized> Kept<C> {
+    /// This output placed as the input of `N`, a stage that reads what `C` writes.
+    pub fn placed<N>(&self) -> Placed<'_, N>
+    where
+        N: Compute<Input = C::Output, GpuInput = C::GpuOutput> + ?Sized,
+        C::GpuOutput: Clone,
+    {
+        match self {
+            Kept::Cpu(out) => Placed::Cpu(out),
+            Kept::Gpu(gpu, out) => Placed::Gpu(gpu.clone(), out.clone()),
+        }
+    }
+}
+
 impl Backend {
     /// Places `input` for `alg` on this backend: borrows it for the CPU, uploads it for
     /// the GPU.
@@ -186,6 +221,29 @@ impl Backend {
             Backend::Cpu => Placed::Cpu(input),
             Backend::Gpu(gpu) => Placed::Gpu(gpu.clone(), alg.upload(gpu, input)?),
         })
+    }
+
+    /// Runs `alg` on this backend and keeps its output there ([`Kept`]): on the GPU it is
+    /// recorded and submitted but not read back. The report holds the run's stages (on the
+    /// GPU the upload is one, and the passes' times) and statistics.
+    pub fn run_kept<C: Compute + ?Sized>(
+        &self,
+        alg: &C,
+        input: &C::Input,
+        progress: &dyn Progress,
+    ) -> Result<(Kept<C>, Report)> {
+        match self {
+            Backend::Cpu => alg.cpu_reported(input, progress).map(|(out, report)| (Kept::Cpu(out), report)),
+            Backend::Gpu(gpu) => {
+                let mut report = Report::default();
+                let on_gpu = report.time("upload", || alg.upload(gpu, input))?;
+                let mut rec = gpu.recorder();
+                let out = alg.record(&mut rec, &on_gpu)?;
+                report.merge(Report::from_timings(alg.name(), &rec.submit()?));
+                report.merge(alg.gpu_stats(gpu, &out)?);
+                Ok((Kept::Gpu(gpu.clone(), out), report))
+            }
+        }
     }
 
     /// The GPU context, if this is the GPU backend.

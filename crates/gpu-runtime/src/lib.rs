@@ -31,7 +31,7 @@ mod timing;
 mod transfers;
 
 pub use buffer::{Buffer, Fit, pieces};
-pub use compute::{Backend, Compute, Placed};
+pub use compute::{Backend, Compute, Kept, Placed};
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices, conformance};
 pub use context::{
     AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, PIPELINE_CACHE_ENV, REQUIRED_FEATURES,
