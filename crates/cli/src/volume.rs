@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use glam::Vec3;
-use lumbre_gpu::{Backend, Compute, Gpu, Placed};
-use lumbre_octree::{GpuBuild, GpuOctree, Octree, Points, Root};
+use lumbre_gpu::{Backend, Compute, Kept, Placed};
+use lumbre_octree::{GpuBuild, Points, Root};
 use lumbre_raytrace::{
     Camera, MAX_PHANTOM_N, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
 };
@@ -178,59 +178,36 @@ fn frame_path(out: &Path, i: u32, frames: u32) -> PathBuf {
     out.with_file_name(format!("{stem}_{i:0width$}.{ext}", width = digits.max(3)))
 }
 
-/// The octree on the chosen backend: built on the CPU, or built on the GPU and left there.
-enum Tree {
-    Cpu(Octree),
-    Gpu(Gpu, GpuOctree),
+/// Builds the octree of `points` in `root` on `backend` and keeps it there (on the GPU it is
+/// not read back): the volume render's input on either backend. Returns it with the build
+/// time (GPU time on the GPU) and a description of its size.
+fn build_tree(
+    backend: &Backend,
+    points: &Points,
+    depth: u32,
+    root: Root,
+) -> Result<(Kept<GpuBuild>, Duration, String)> {
+    let (tree, report) = backend.run_kept(&GpuBuild { depth, root: Some(root) }, points, &())?;
+    let size = match &tree {
+        Kept::Cpu(packed) => format!(
+            "{} nodes, {:.1} bytes/point packed",
+            packed.nodes.len() + packed.leaf_count(),
+            packed.bytes() as f64 / points.positions.len().max(1) as f64
+        ),
+        Kept::Gpu(gpu, tree) => {
+            // Interior level offsets, then the payload count.
+            let sizes = gpu.download(&tree.levels)?;
+            format!("{} interior nodes and {} payloads (packed)", sizes[sizes.len() - 2], sizes[sizes.len() - 1])
+        }
+    };
+    Ok((tree, report.gpu.unwrap_or_else(|| report.total()), size))
 }
 
-impl Tree {
-    /// Builds the tree of `points` in `root` where `backend` says; returns it with the build
-    /// time (GPU time on the GPU) and a description of its size.
-    fn build(backend: &Backend, points: &Points, depth: u32, root: Root) -> Result<(Tree, Duration, String)> {
-        match backend {
-            Backend::Cpu => {
-                let t = Instant::now();
-                let (tree, _) = Octree::build_in(&points.positions, &points.attrs, depth, root)?;
-                let time = t.elapsed();
-                let size = format!(
-                    "{} nodes, {:.1} bytes/point packed",
-                    tree.nodes.len(),
-                    tree.pack().bytes() as f64 / points.positions.len().max(1) as f64
-                );
-                Ok((Tree::Cpu(tree), time, size))
-            }
-            Backend::Gpu(gpu) => {
-                let build = GpuBuild { depth, root: Some(root) };
-                let cloud = build.upload(gpu, points)?;
-                let mut rec = gpu.recorder();
-                let tree = build.record(&mut rec, &cloud)?;
-                let time = rec.submit()?.gpu();
-                // Interior level offsets, then the payload count.
-                let sizes = gpu.download(&tree.levels)?;
-                let size = format!(
-                    "{} interior nodes and {} payloads (packed)",
-                    sizes[sizes.len() - 2],
-                    sizes[sizes.len() - 1]
-                );
-                Ok((Tree::Gpu(gpu.clone(), tree), time, size))
-            }
-        }
-    }
-
-    /// The tree placed for [`VolumeRender`]: borrowed on the CPU, already on the GPU.
-    fn placed(&self) -> Placed<'_, VolumeRender> {
-        match self {
-            Tree::Cpu(tree) => Placed::Cpu(tree),
-            Tree::Gpu(gpu, tree) => Placed::Gpu(gpu.clone(), tree.clone()),
-        }
-    }
-
-    fn root(&self) -> Root {
-        match self {
-            Tree::Cpu(tree) => tree.root,
-            Tree::Gpu(_, tree) => tree.root,
-        }
+/// The root cube of a built tree.
+fn root_of(tree: &Kept<GpuBuild>) -> Root {
+    match tree {
+        Kept::Cpu(tree) => tree.root,
+        Kept::Gpu(_, tree) => tree.root,
     }
 }
 
@@ -263,10 +240,10 @@ impl VolumeArgs {
         } else {
             root
         };
-        let (mut tree, build, size) = Tree::build(backend, &points, self.depth, root)?;
+        let (mut tree, build, size) = build_tree(backend, &points, self.depth, root)?;
         // The camera frames the cloud's box, or the padded root of an animation.
         let bounds =
-            if self.moving > 0 { (Vec3::from(tree.root().min), Vec3::from(tree.root().max())) } else { framed };
+            if self.moving > 0 { (Vec3::from(root_of(&tree).min), Vec3::from(root_of(&tree).max())) } else { framed };
         let aspect = options.width as f32 / options.height as f32;
         let camera = match &self.view.camera {
             Some(c) => Camera::parse(c)?,
@@ -286,16 +263,21 @@ impl VolumeArgs {
             for i in 0..self.moving {
                 let next = advect(&points.positions, centre, 0.05);
                 let (update, nodes) = match &mut tree {
-                    Tree::Cpu(t) => {
+                    Kept::Cpu(packed) => {
+                        // The CPU updates the tree in place, unpacked, and packs it again for
+                        // the render.
+                        let mut t = packed.unpack();
                         let start = Instant::now();
                         t.update(&points.positions, &next, &points.attrs)?;
-                        (start.elapsed(), format!("{} nodes", t.nodes.len()))
+                        let time = start.elapsed();
+                        *packed = t.pack();
+                        (time, format!("{} nodes", t.nodes.len()))
                     }
-                    Tree::Gpu(..) => {
+                    Kept::Gpu(..) => {
                         // On the GPU the update is a rebuild in the previous (grown) root.
                         let moved = Points { positions: next.clone(), attrs: points.attrs.clone() };
-                        let grown = tree.root().grown_to_fit(&next).0;
-                        let (t, time, size) = Tree::build(backend, &moved, self.depth, grown)?;
+                        let grown = root_of(&tree).grown_to_fit(&next).0;
+                        let (t, time, size) = build_tree(backend, &moved, self.depth, grown)?;
                         tree = t;
                         (time, size)
                     }

@@ -382,9 +382,14 @@ mod tests {
     }
 }
 
-/// A voxel render through the [`Compute`](lumbre_gpu::Compute) trait: the CPU path is
-/// [`render_volume_cpu`] ([`VolumeRender::cpu`]); the GPU path reads an octree already on the GPU, so a GPU
-/// build followed by this render never leaves the device.
+/// A voxel render through the [`Compute`](lumbre_gpu::Compute) trait. Its input is what the
+/// octree build ([`GpuBuild`](lumbre_octree::GpuBuild)) outputs, a
+/// [`PackedOctree`](lumbre_octree::PackedOctree) on the host or a
+/// [`GpuOctree`](lumbre_octree::GpuOctree) on the GPU, so the build's output, kept where it
+/// was built ([`Backend::run_kept`](lumbre_gpu::Backend::run_kept)), is placed for the
+/// render on either backend, and a GPU build followed by this render never leaves the
+/// device. The CPU path unpacks the tree and renders it with [`render_volume_cpu`]
+/// ([`VolumeRender::cpu`] renders an [`Octree`] as it is).
 ///
 /// ```no_run
 /// use lumbre_gpu::{Compute, Gpu};
@@ -400,6 +405,21 @@ mod tests {
 /// let image = render.record(&mut rec, &tree)?; // build and render in one submission
 /// rec.submit()?;
 /// let _ = render.download(&gpu, &image)?;
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+///
+/// The build's output rendered where it was built, on either backend:
+///
+/// ```
+/// use lumbre_gpu::{Backend, Compute};
+/// use lumbre_octree::GpuBuild;
+/// use lumbre_raytrace::{Camera, VolumeOptions, VolumeRender, cloud_points, phantom_cloud};
+/// let backend = Backend::Cpu; // or Backend::Gpu(Gpu::new()?)
+/// let (tree, _) = backend.run_kept(&GpuBuild::new(4), &cloud_points(&phantom_cloud(16)), &())?;
+/// let camera = Camera::frame((glam::Vec3::splat(-1.0), glam::Vec3::ONE), 1.0);
+/// let options = VolumeOptions { width: 8, height: 8, ..Default::default() };
+/// let (image, _) = VolumeRender { camera, options, tree_depth: 4 }.run_placed(&tree.placed(), &())?;
+/// assert_eq!(image.width, 8);
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
 #[derive(Clone, Debug)]

@@ -58,7 +58,7 @@ fn three_modes_match_golden_images_and_the_gpu() {
         let d = diff_stats(&want, &cpu).unwrap();
         assert!(d.rmse <= CPU_TOL, "{name}: CPU render differs from the golden image: RMSE {}", d.rmse);
         let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { continue };
-        conformance(&r, &gpu, &tree, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        conformance(&r, &gpu, &tree.pack(), Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 
@@ -69,7 +69,8 @@ fn coarser_render_levels_agree() {
     for level in [0, 2, 4] {
         let mut r = render(VolumeMode::Depth);
         r.options.level = level;
-        conformance(&r, &gpu, &tree, Tolerance::absolute(GPU_TOL)).unwrap_or_else(|e| panic!("level {level}: {e}"));
+        conformance(&r, &gpu, &tree.pack(), Tolerance::absolute(GPU_TOL))
+            .unwrap_or_else(|e| panic!("level {level}: {e}"));
     }
 }
 
@@ -103,7 +104,7 @@ fn trees_deeper_than_ten_levels_render_alike() {
         let background = cpu.get(0, 0);
         let hits = (0..64).flat_map(|y| (0..64).map(move |x| (x, y))).filter(|&(x, y)| cpu.get(x, y) != background);
         assert!(hits.count() > 1000, "depth {depth} level {level}: the block fills the view");
-        conformance(&r, &gpu, &tree, Tolerance::absolute(GPU_TOL))
+        conformance(&r, &gpu, &tree.pack(), Tolerance::absolute(GPU_TOL))
             .unwrap_or_else(|e| panic!("depth {depth} level {level}: {e}"));
     }
 }
@@ -117,7 +118,8 @@ fn a_tree_without_points_renders_the_background() {
         let tree = Octree::build_in(&[[f32::NAN; 3]], &[Attrs::default()], depth, root).unwrap().0;
         let mut r = render(VolumeMode::Colour);
         (r.tree_depth, r.options.level) = (depth, depth);
-        let image = conformance(&r, &gpu, &tree, Tolerance::EXACT).unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+        let image =
+            conformance(&r, &gpu, &tree.pack(), Tolerance::EXACT).unwrap_or_else(|e| panic!("depth {depth}: {e}"));
         let background = r.options.background;
         assert!((0..64).all(|y| (0..64).all(|x| image.get(x, y) == background)), "depth {depth}");
     }

@@ -126,7 +126,7 @@ pub fn volumes(backend: &Backend, out: &Path) -> Result<Vec<Table>> {
         img.save_png(&out.join(format!("phantom-{name}-cpu.png")))?;
         let (g_ms, rmse, files) = match backend.gpu() {
             Some(g) => {
-                let on = r.upload(g, &tree)?;
+                let on = r.upload(g, &tree.pack())?;
                 r.gpu_reported(g, &on)?;
                 let (gi, report) = r.gpu_reported(g, &on)?;
                 let gt = report.gpu.unwrap_or_default();

@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
-use lumbre_octree::{GpuOctree, Octree};
+use lumbre_octree::{GpuOctree, Octree, PackedOctree};
 
 use super::batch::TILES_PER_DISPATCH;
 use super::image::check_gpu_image;
@@ -122,7 +122,7 @@ impl VolumeRender {
 }
 
 impl Compute for VolumeRender {
-    type Input = Octree;
+    type Input = PackedOctree;
     type Output = Image;
     type GpuInput = GpuOctree;
     type GpuOutput = GpuVolumeImage;
@@ -131,14 +131,14 @@ impl Compute for VolumeRender {
         "volume render"
     }
 
-    fn cpu_reported(&self, tree: &Octree, _: &dyn Progress) -> Result<(Image, Report)> {
-        Report::timed(self.name(), || self.cpu(tree))
+    fn cpu_reported(&self, tree: &PackedOctree, _: &dyn Progress) -> Result<(Image, Report)> {
+        Report::timed(self.name(), || self.cpu(&tree.unpack()))
     }
 
-    fn upload(&self, gpu: &Gpu, tree: &Octree) -> Result<GpuOctree> {
+    fn upload(&self, gpu: &Gpu, tree: &PackedOctree) -> Result<GpuOctree> {
         self.options.check().map_err(Error::Input)?;
         check_gpu_image(gpu, self.options.width, self.options.height)?;
-        tree.pack().upload(gpu)
+        tree.upload(gpu)
     }
 
     fn record(&self, rec: &mut Recorder, tree: &GpuOctree) -> Result<GpuVolumeImage> {
