@@ -141,7 +141,6 @@ pub struct Precomputed {
 /// is not finite or below 1e-20 is reported as a singular system.
 ///
 /// ```
-/// use lumbre_gpu::Compute;
 /// use lumbre_radiosity::{FormFactors, LowRank, Precompute, TwoMesh};
 /// let mesh = TwoMesh::closed_box(4, 2).unwrap();
 /// let f = FormFactors::default().cpu(&mesh).unwrap();

@@ -51,7 +51,7 @@ pub use update::{REBUILD_FRACTION, UpdateReport};
 /// build with any of them in place of its dispatch.
 ///
 /// ```
-/// use lumbre_gpu::{Compute, stages::Stages};
+/// use lumbre_gpu::stages::Stages;
 /// use lumbre_octree::{Attrs, GpuBuild, Points};
 /// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3], [0.9; 3]], attrs: vec![Attrs::default(); 3] };
 /// let tree = GpuBuild::new(3).run_stages(&mut Stages::cpu(), &cloud)?;

@@ -79,7 +79,7 @@ impl GpuBuild {
     /// builds.
     ///
     /// ```
-    /// use lumbre_gpu::{Compute, stages::Stages};
+    /// use lumbre_gpu::stages::Stages;
     /// use lumbre_octree::{Attrs, GpuBuild, Points};
     /// let cloud = Points { positions: vec![[0.0; 3], [1.0; 3], [0.9; 3]], attrs: vec![Attrs::default(); 3] };
     /// let tree = GpuBuild::new(12).run_stages(&mut Stages::cpu(), &cloud)?;
