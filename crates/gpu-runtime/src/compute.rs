@@ -1,5 +1,7 @@
 //! The shared trait: one algorithm, a CPU path and a GPU path, one output type.
 
+use std::borrow::Borrow;
+
 use crate::{Gpu, Progress, Recorder, Report, Result, Timings};
 
 /// Where an algorithm runs. The GPU variant carries the context (and so the adapter).
@@ -183,13 +185,14 @@ pub enum Placed<'a, C: Compute + ?Sized> {
 /// ([`Kept::placed`]) without a round trip, whichever the backend.
 ///
 /// ```no_run
-/// use lumbre_gpu::{Backend, CopyKernel, Gpu, Kept};
-/// let backend = Backend::Gpu(Gpu::new()?);
+/// use lumbre_gpu::{Backend, Compute, CopyKernel, Gpu};
 /// let data = vec![[5u32; 4]; 256];
-/// let (copy, report) = backend.run_kept(&CopyKernel, &data, &())?; // stays on the GPU
-/// let Kept::Gpu(gpu, buffer) = &copy else { unreachable!() };
-/// assert_eq!(gpu.download(buffer)?, data);
-/// println!("{report}");
+/// for backend in [Backend::Cpu, Backend::Gpu(Gpu::new()?)] {
+///     let (copy, _) = backend.run_kept(&CopyKernel, &data, &())?; // on the GPU: not read back
+///     let (again, report) = CopyKernel.run_placed(&copy.placed(), &())?; // a copy of the copy
+///     assert_eq!(again, data);
+///     println!("{}: {report}", backend.name());
+/// }
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
 pub enum Kept<C: Compute + ?Sized> {
@@ -200,14 +203,16 @@ pub enum Kept<C: Compute + ?Sized> {
 }
 
 impl<C: Compute + ?Sized> Kept<C> {
-    /// This output placed as the input of `N`, a stage that reads what `C` writes.
+    /// This output placed as the input of `N`, a stage that reads what `C` writes (on the
+    /// host as it is or borrowed as `N`'s input: a `Vec<T>` as a `[T]`).
     pub fn placed<N>(&self) -> Placed<'_, N>
     where
-        N: Compute<Input = C::Output, GpuInput = C::GpuOutput> + ?Sized,
+        N: Compute<GpuInput = C::GpuOutput> + ?Sized,
+        C::Output: Borrow<N::Input>,
         C::GpuOutput: Clone,
     {
         match self {
-            Kept::Cpu(out) => Placed::Cpu(out),
+            Kept::Cpu(out) => Placed::Cpu(out.borrow()),
             Kept::Gpu(gpu, out) => Placed::Gpu(gpu.clone(), out.clone()),
         }
     }
