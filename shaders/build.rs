@@ -1,5 +1,6 @@
-//! Composes every shader under `wgsl/`, validates it with naga, and writes the Rust
-//! constants. An invalid shader fails the build with naga's diagnostic.
+//! Composes the shaders under `wgsl/` of every group whose cargo feature is on, validates
+//! them with naga, and writes the Rust constants. An invalid shader fails the build with
+//! naga's diagnostic. Imports reach into any group's files, enabled or not.
 
 #[allow(dead_code, missing_docs)]
 #[path = "src/compose.rs"]
@@ -24,7 +25,8 @@ fn main() {
     let names = compose::discover(&wgsl).unwrap_or_else(|e| fail(&e));
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     let mut all = Vec::new();
-    for name in &names {
+    let enabled = |group: &str| std::env::var_os(format!("CARGO_FEATURE_{}", group.to_uppercase())).is_some();
+    for name in names.iter().filter(|n| n.split_once('/').is_some_and(|(g, _)| enabled(g))) {
         let variants = compose::variants(&wgsl, name).unwrap_or_else(|e| fail(&e));
         let variants: Vec<Option<&str>> =
             if variants.is_empty() { vec![None] } else { variants.iter().map(|v| Some(v.as_str())).collect() };
@@ -78,7 +80,7 @@ fn main() {
     }
     let _ = writeln!(
         out,
-        "/// Every shader, for validation and listings.\npub const ALL: &[crate::Shader] = &[{}];",
+        "/// Every shader built (those of the enabled groups), for validation and listings.\npub const ALL: &[crate::Shader] = &[{}];",
         all.join(", ")
     );
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("shaders.rs");

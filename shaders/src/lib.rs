@@ -11,8 +11,14 @@
 //! assert!(copy.source.contains("alias Elem = vec4<u32>;")); // its `define vec4:` line
 //! ```
 //!
+//! Each folder is a cargo feature of the same name (`runtime`, `compact`, `morton`, ...),
+//! all on by default (`all`); a crate that needs only some groups turns the default off and
+//! names them, and only those are composed and validated. [`ALL`] lists what was built.
+//!
 //! With the `validate` feature, [`compose`] exposes the composer and validator that the
 //! build script uses (this is what `cargo xtask validate-shaders` runs).
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "validate")]
 pub mod compose;
