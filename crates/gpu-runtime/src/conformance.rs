@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use crate::{Compute, Error, Gpu};
+use crate::Error;
+#[cfg(feature = "wgpu")]
+use crate::{Compute, Gpu};
 
 /// How far two results may differ: `|a - b| <= abs + rel * |a|` per floating-point value,
 /// and the fraction `beyond` of the values that may differ by more (where a driver's fused
@@ -218,6 +220,7 @@ impl std::error::Error for Mismatch {}
 /// assert_eq!(out.len(), 513);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[cfg(feature = "wgpu")]
 pub fn conformance<A>(alg: &A, gpu: &Gpu, input: &A::Input, tol: Tolerance) -> Result<A::Output, Mismatch>
 where
     A: Compute,

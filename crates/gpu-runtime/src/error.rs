@@ -97,6 +97,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+#[cfg(feature = "wgpu")]
 impl From<wgpu::Error> for Error {
     fn from(e: wgpu::Error) -> Self {
         match e {

@@ -6,10 +6,13 @@
 //! and [`TempDir`] are the tests' random inputs and scratch folders.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "wgpu")]
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::{Gpu, GpuOptions, Transfers};
+use crate::Transfers;
+#[cfg(feature = "wgpu")]
+use crate::{Gpu, GpuOptions};
 
 /// Whether `LUMBRE_REQUIRE_GPU=1` is set.
 pub fn gpu_required() -> bool {
@@ -25,6 +28,7 @@ pub fn gpu_required() -> bool {
 /// assert!(try_test_gpu(&nothing, wgpu::Features::empty(), true).is_err());
 /// assert!(try_test_gpu(&nothing, wgpu::Features::empty(), false).unwrap().is_none());
 /// ```
+#[cfg(feature = "wgpu")]
 pub fn try_test_gpu(opts: &GpuOptions, features: wgpu::Features, required: bool) -> Result<Option<Gpu>, String> {
     let why = match Gpu::with_options(opts) {
         Ok(gpu) if gpu.has(features) => return Ok(Some(gpu)),
@@ -47,6 +51,7 @@ pub fn try_test_gpu(opts: &GpuOptions, features: wgpu::Features, required: bool)
 /// let Some(gpu) = lumbre_gpu::testing::test_gpu(wgpu::Features::empty()) else { return };
 /// # let _ = gpu;
 /// ```
+#[cfg(feature = "wgpu")]
 pub fn test_gpu(features: wgpu::Features) -> Option<Gpu> {
     static SHARED: OnceLock<Result<Gpu, String>> = OnceLock::new();
     let shared = SHARED.get_or_init(|| Gpu::new().map_err(|e| e.to_string()));
@@ -71,6 +76,7 @@ pub fn test_gpu(features: wgpu::Features) -> Option<Gpu> {
 /// let Some(gpu) = lumbre_gpu::testing::own_gpu(wgpu::Features::empty()) else { return };
 /// assert_eq!(gpu.transfers(), lumbre_gpu::Transfers::default());
 /// ```
+#[cfg(feature = "wgpu")]
 pub fn own_gpu(features: wgpu::Features) -> Option<Gpu> {
     let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
     try_test_gpu(&opts, features, gpu_required()).unwrap_or_else(|why| panic!("{why}"))
@@ -120,6 +126,7 @@ pub fn between_stages(moved: &Transfers, reads: u64, read_bytes: u64) -> Result<
 
 /// How a device computes, as far as tests comparing it with the CPU care; found by running
 /// the `runtime/probe` kernels once per context ([`capabilities`]).
+#[cfg(feature = "wgpu")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
     /// f32 operations round one by one as IEEE 754 says: no multiply and add fused into one
@@ -137,6 +144,7 @@ pub struct Capabilities {
 /// ```
 /// assert!(lumbre_gpu::testing::PROBE_LOOP > 65535);
 /// ```
+#[cfg(feature = "wgpu")]
 pub const PROBE_LOOP: u32 = 1 << 18;
 
 /// What `gpu` computes like: probed on its first call for a context, then cached. Panics
@@ -148,6 +156,7 @@ pub const PROBE_LOOP: u32 = 1 << 18;
 /// let tol = if capabilities(&gpu).exact_f32 { Tolerance::EXACT } else { Tolerance::relative(1e-5) };
 /// # let _ = tol;
 /// ```
+#[cfg(feature = "wgpu")]
 pub fn capabilities(gpu: &Gpu) -> Capabilities {
     *gpu.0.capabilities.get_or_init(|| probe(gpu).unwrap_or_else(|e| panic!("the capability probe failed: {e}")))
 }
@@ -155,6 +164,7 @@ pub fn capabilities(gpu: &Gpu) -> Capabilities {
 /// Runs the probe kernels: `a * b + c` with `a = b = 1 + 2^-12` and `c = -(1 + 2^-11)`
 /// (0 rounded step by step, 2^-24 fused), `2^-126 * 0.5` (a subnormal unless flushed), and
 /// a loop of [`PROBE_LOOP`] iterations.
+#[cfg(feature = "wgpu")]
 fn probe(gpu: &Gpu) -> crate::Result<Capabilities> {
     let a = 1.0 + 2f32.powi(-12);
     let inputs = gpu.upload(&[a, a, -(1.0 + 2f32.powi(-11)), f32::MIN_POSITIVE, 0.5, PROBE_LOOP as f32])?;

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::{Buffer, CopyKernel, Fit, Gpu, Result};
+use crate::Result;
+#[cfg(feature = "wgpu")]
+use crate::{Buffer, CopyKernel, Fit, Gpu};
 
 /// Where a [`Timings`] figure came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +96,7 @@ impl fmt::Display for Timings {
 /// // ... record and submit the measured work here ...
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 #[derive(Debug)]
 pub struct KeepBusy {
     a: Buffer<[u32; 4]>,
@@ -107,8 +110,10 @@ pub struct KeepBusy {
 /// ```
 /// assert_eq!(lumbre_gpu::WARM_UP.as_millis(), 2000);
 /// ```
+#[cfg(feature = "wgpu")]
 pub const WARM_UP: Duration = Duration::from_millis(2000);
 
+#[cfg(feature = "wgpu")]
 impl KeepBusy {
     /// Keeps the GPU busy for [`WARM_UP`] and times its copies.
     ///
@@ -184,6 +189,7 @@ impl KeepBusy {
 /// })?;
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 pub fn busy_median_time(
     gpu: &Gpu,
     warmup: usize,
@@ -203,6 +209,7 @@ pub fn busy_median_time(
 /// ```
 /// assert!(lumbre_gpu::BUSY_SPAN > std::time::Duration::ZERO);
 /// ```
+#[cfg(feature = "wgpu")]
 pub const BUSY_SPAN: Duration = Duration::from_millis(20);
 
 /// Runs `f` `warmup` times unmeasured, then `repeats` times, and returns the median of the

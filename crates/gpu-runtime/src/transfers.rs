@@ -3,8 +3,10 @@
 
 use std::fmt;
 use std::ops::{Add, Sub};
+#[cfg(feature = "wgpu")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
+#[cfg(feature = "wgpu")]
 use crate::Gpu;
 
 /// Calls and bytes of the transfers in one direction.
@@ -154,6 +156,7 @@ impl fmt::Display for Transfers {
 }
 
 /// What is being moved, for the counters.
+#[cfg(feature = "wgpu")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Direction {
     /// Host to device.
@@ -165,12 +168,14 @@ pub(crate) enum Direction {
 }
 
 /// The atomic counters behind [`Gpu::transfers`].
+#[cfg(feature = "wgpu")]
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     calls: [AtomicU64; 3],
     bytes: [AtomicU64; 3],
 }
 
+#[cfg(feature = "wgpu")]
 impl Counters {
     /// Counts one transfer of `bytes`.
     pub(crate) fn add(&self, dir: Direction, bytes: u64) {
@@ -193,6 +198,7 @@ impl Counters {
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl Gpu {
     /// The transfers between host and device made through this context (and its clones)
     /// since it was created; subtract two snapshots for what happened between them (see

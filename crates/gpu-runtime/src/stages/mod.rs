@@ -32,16 +32,23 @@
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
+#[cfg(feature = "wgpu")]
 mod runner;
 mod twin;
 
+#[cfg(feature = "wgpu")]
 use std::marker::PhantomData;
+#[cfg(feature = "wgpu")]
 use std::ops::Range;
 
+#[cfg(feature = "wgpu")]
 use bytemuck::Pod;
+#[cfg(feature = "wgpu")]
 use lumbre_shaders::Shader;
 
+#[cfg(feature = "wgpu")]
 use crate::{Buffer, Error, Fit, Gpu, Kernel, Recorder, Result};
+#[cfg(feature = "wgpu")]
 use runner::Runner;
 pub use twin::{get, put, threads};
 
@@ -55,35 +62,42 @@ pub use twin::{get, put, threads};
 /// assert_eq!(b.len(), 3);
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 pub struct Buf<T> {
     id: usize,
     len: usize,
     _t: PhantomData<fn() -> T>,
 }
 
+#[cfg(feature = "wgpu")]
 impl<T> Clone for Buf<T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl<T> Copy for Buf<T> {}
 
+#[cfg(feature = "wgpu")]
 impl<T> std::fmt::Debug for Buf<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Buf<{}>#{}[{}]", std::any::type_name::<T>(), self.id, self.len)
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl<T> PartialEq for Buf<T> {
     fn eq(&self, o: &Self) -> bool {
         (self.id, self.len) == (o.id, o.len)
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl<T> Eq for Buf<T> {}
 
 /// 32-bit words per value of `T`, or an error if `T` is not a whole number of words.
+#[cfg(feature = "wgpu")]
 fn words_per<T>() -> Result<usize> {
     let bytes = size_of::<T>();
     if bytes == 0 || !bytes.is_multiple_of(4) {
@@ -95,6 +109,7 @@ fn words_per<T>() -> Result<usize> {
     Ok(bytes / 4)
 }
 
+#[cfg(feature = "wgpu")]
 impl<T: Pod> Buf<T> {
     fn new(id: usize, len: usize) -> Self {
         Buf { id, len, _t: PhantomData }
@@ -165,6 +180,7 @@ impl<T: Pod> Buf<T> {
 /// # let _ = bind;
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bind {
     id: usize,
@@ -180,11 +196,13 @@ pub struct Bind {
 /// assert_eq!(p.value(), &[3, 0]);
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 pub struct Uniform<P> {
     value: P,
     buffer: Option<wgpu::Buffer>,
 }
 
+#[cfg(feature = "wgpu")]
 impl<P> Uniform<P> {
     /// The parameters, as the CPU twin receives them.
     pub fn value(&self) -> &P {
@@ -200,6 +218,7 @@ impl<P> Uniform<P> {
 /// assert_eq!((iota.shader().name, iota.entry()), ("runtime/iota", "main"));
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 #[derive(Clone, Debug)]
 pub struct Stage {
     shader: Shader,
@@ -208,6 +227,7 @@ pub struct Stage {
     kernel: Option<Kernel>,
 }
 
+#[cfg(feature = "wgpu")]
 impl Stage {
     /// The shader.
     pub fn shader(&self) -> &Shader {
@@ -227,6 +247,7 @@ impl Stage {
 /// let run = lumbre_gpu::stages::StageRun { shader: "runtime/iota", entry: "main", on_cpu: true };
 /// assert!(run.on_cpu);
 /// ```
+#[cfg(feature = "wgpu")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StageRun {
     /// The shader's name (`compact/sort_hist`; variants add `:variant`).
@@ -254,10 +275,12 @@ pub struct StageRun {
 /// assert_eq!(gpu.download(&dst)?[999], 999);
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
+#[cfg(feature = "wgpu")]
 pub struct Stages<'r> {
     mode: Mode<'r>,
 }
 
+#[cfg(feature = "wgpu")]
 enum Mode<'r> {
     /// The GPU path: straight into the recorder; `bufs` are the buffers handed out, as words.
     Record { rec: &'r mut Recorder, bufs: Vec<Buffer<u32>> },
@@ -267,6 +290,7 @@ enum Mode<'r> {
 
 /// Checks that `binds` are a uniform's worth short of what `stage` binds, and of `stages`'s
 /// `bufs` buffers.
+#[cfg(feature = "wgpu")]
 fn check_binds(stage: &Stage, binds: &[Bind], bufs: usize) -> Result<()> {
     let (shader, entry, used) = (stage.shader.name, stage.entry, stage.bindings);
     if used.first() != Some(&0) || used.len() != binds.len() + 1 {
@@ -282,6 +306,7 @@ fn check_binds(stage: &Stage, binds: &[Bind], bufs: usize) -> Result<()> {
 }
 
 /// Checks that every bind of a recorded stage's `inputs` is a whole buffer (`words(id)` long).
+#[cfg(feature = "wgpu")]
 fn check_whole(inputs: &[Bind], bufs: usize, words: impl Fn(usize) -> usize) -> Result<()> {
     match inputs.iter().find(|b| b.id >= bufs || b.words != (0..words(b.id))) {
         Some(b) => Err(Error::Input(format!("a recorded stage takes whole buffers, not words {:?}", b.words))),
@@ -291,6 +316,7 @@ fn check_whole(inputs: &[Bind], bufs: usize, words: impl Fn(usize) -> usize) -> 
 
 /// The bind group of `kernel` with `uniform` at binding 0 and `buffers` at the bindings it
 /// uses after it, in order.
+#[cfg(feature = "wgpu")]
 fn bind_group<'a>(
     gpu: &Gpu,
     kernel: &Kernel,
@@ -309,6 +335,7 @@ fn bind_group<'a>(
     })
 }
 
+#[cfg(feature = "wgpu")]
 impl<'r> Stages<'r> {
     /// The GPU path: every stage is recorded into `rec` as its dispatch, every buffer is a
     /// GPU buffer, and twins are never called.
@@ -317,6 +344,7 @@ impl<'r> Stages<'r> {
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl Stages<'static> {
     /// Every stage as its CPU twin, without a GPU; buffers are never cut into pieces.
     ///
@@ -355,6 +383,7 @@ impl Stages<'static> {
     }
 }
 
+#[cfg(feature = "wgpu")]
 impl Stages<'_> {
     /// The GPU, if any stage can run there.
     ///
@@ -776,12 +805,14 @@ impl Stages<'_> {
 }
 
 /// Adds a GPU buffer to the GPU path's buffers.
+#[cfg(feature = "wgpu")]
 fn register<T: Pod>(bufs: &mut Vec<Buffer<u32>>, buffer: Buffer<T>) -> Result<Buf<T>> {
     let len = buffer.len();
     bufs.push(buffer.cast()?);
     Ok(Buf::new(bufs.len() - 1, len))
 }
 
+#[cfg(feature = "wgpu")]
 fn not_ours(id: usize) -> Error {
     Error::Input(format!("buffer #{id} is not of these stages"))
 }
