@@ -195,8 +195,9 @@ pub fn gbuffer_cpu(p: &Prepared, view: &View, query: &QueryOptions) -> Result<GB
 }
 
 impl Agree for GBuffer {
-    /// Flags exactly, vectors within `tol`; up to one pixel in a thousand (at least one)
-    /// may see another triangle (a primary ray grazing an edge, see `lumbre_kdtree::Hits`).
+    /// Flags exactly, vectors within `tol`; up to one pixel in a thousand (at least one), or
+    /// the fraction `tol.beyond` if larger, may see another triangle (a primary ray grazing
+    /// an edge, see `lumbre_kdtree::Hits`).
     fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
         if (self.width, self.height) != (gpu.width, gpu.height) || self.pixels.len() != gpu.pixels.len() {
             return Some(format!("{}x{} vs {}x{}", self.width, self.height, gpu.width, gpu.height));
@@ -212,7 +213,7 @@ impl Agree for GBuffer {
                     || !close(a.emission, b.emission)
             })
             .collect();
-        let allowed = (self.pixels.len() / 1000).max(1);
+        let allowed = (self.pixels.len() / 1000).max(1).max((tol.beyond * self.pixels.len() as f64) as usize);
         (bad.len() > allowed).then(|| {
             let i = bad[0];
             format!(

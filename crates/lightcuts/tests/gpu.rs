@@ -44,9 +44,15 @@ fn vpls_gpu_equal_cpu() {
         let vpls = if exact_device(&gpu) {
             conformance(&pass, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{paths} paths: {e}"))
         } else {
-            // A path grazing an edge may end on one side and go on on the other.
+            // A path grazing an edge may end on one side and go on on the other, with all its
+            // later bounces: the counts agree within 3%.
             let (cpu, on_gpu) = (pass.cpu(&p).unwrap(), pass.gpu(&gpu, &p).unwrap());
-            assert!(cpu.len().abs_diff(on_gpu.len()) * 100 <= cpu.len().max(100), "{} vs {}", cpu.len(), on_gpu.len());
+            assert!(
+                cpu.len().abs_diff(on_gpu.len()) * 100 <= 3 * cpu.len().max(100),
+                "{} vs {}",
+                cpu.len(),
+                on_gpu.len()
+            );
             on_gpu
         };
         assert!(vpls.len() as u32 >= direct && vpls.len() as u64 <= pass.options.slots());
@@ -81,9 +87,9 @@ fn morton_tree_gpu_equals_cpu() {
 /// Trees: children and representatives exactly (their keys and intensity sums take no
 /// rounding a device may change); cones within 1e-3 elsewhere than on lavapipe, where
 /// square roots and divisions may be off by an ulp or two and a cone's cosine near 1
-/// amplifies that.
+/// amplifies that, but for 2% of the nodes, whose children's axes are nearly opposite.
 fn tree_tolerance(gpu: &lumbre_gpu::Gpu) -> Tolerance {
-    if exact_device(gpu) { Tolerance::EXACT } else { Tolerance::within(1e-3, 1e-3) }
+    if exact_device(gpu) { Tolerance::EXACT } else { Tolerance::within(1e-3, 1e-3).beyond(0.02) }
 }
 
 #[test]

@@ -62,9 +62,14 @@ pub fn relative_error(a: Vec3, b: Vec3) -> f32 {
 /// How closely the GPU must agree with the CPU on `gpu`: exactly on lavapipe (f32 operations
 /// one by one, as IEEE 754 rounds them, as the kernels are written for); on other devices,
 /// which may fuse multiply-adds and divide or take square roots to an ulp or two, within
-/// 1e-4 relative (1e-5 absolute, in units of the test scenes' size of about 2).
+/// 1e-4 relative (1e-5 absolute, in units of the test scenes' size of about 2), but for 1%
+/// of the pixels, whose rays may graze an edge and see another triangle.
 pub fn device_tolerance(gpu: &lumbre_gpu::Gpu) -> lumbre_gpu::Tolerance {
-    if exact_device(gpu) { lumbre_gpu::Tolerance::EXACT } else { lumbre_gpu::Tolerance::within(1e-5, 1e-4) }
+    if exact_device(gpu) {
+        lumbre_gpu::Tolerance::EXACT
+    } else {
+        lumbre_gpu::Tolerance::within(1e-5, 1e-4).beyond(0.01)
+    }
 }
 
 /// Whether `gpu` rounds f32 operations one by one as the CPU does (lavapipe), where CPU and
