@@ -26,8 +26,11 @@
 //! assert_eq!(ancestors[0], 0);
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod code;
 mod encode;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod key;
 mod quantize;
@@ -37,6 +40,7 @@ pub use code::{
     BITS_32, BITS_64, compact_u32, compact_u64, decode_u32, decode_u64, encode_u32, encode_u64, spread_u32, spread_u64,
 };
 pub use encode::{Keys, MortonEncode};
+#[cfg(feature = "gpu")]
 pub use gpu::{GpuKeys, GpuPoints, GpuRadixTree};
 pub use key::{NodeKey32, NodeKey64, level_offset};
 pub use quantize::{QuantizeError, Quantizer};
