@@ -56,6 +56,7 @@ impl Predicate {
     }
 
     /// (op code, operand) as `compact/compact.wgsl` reads them.
+    #[cfg(feature = "gpu")]
     pub(crate) fn code(self) -> (u32, u32) {
         match self {
             Predicate::NonZero => (0, 0),

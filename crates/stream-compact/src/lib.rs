@@ -22,7 +22,10 @@
 //! assert_eq!(out, vec![0, 3, 4]);
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod compact;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod hpyramid;
 mod pieces;
@@ -30,8 +33,11 @@ mod scan;
 mod sort;
 
 pub use compact::{COMPACT_TILE, COMPACT_TWO_PASS_MIN, Compact, Emit, Predicate, Select, Stream, compact_cpu};
+#[cfg(feature = "gpu")]
 pub use gpu::compact::{GpuCompacted, GpuStream};
+#[cfg(feature = "gpu")]
 pub use gpu::scan::{ScanScratch, record_scan, record_scan_with};
+#[cfg(feature = "gpu")]
 pub use gpu::sort::{record_sort, record_sort_bits, record_sort_stages};
 pub use hpyramid::HistoPyramid;
 pub use scan::{Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, scan_cpu};

@@ -4,6 +4,7 @@
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
+#[cfg(feature = "gpu")]
 use lumbre_shaders::Shader;
 use rayon::prelude::*;
 
@@ -27,6 +28,7 @@ pub trait ScanElem: Pod + Default + Send + Sync + std::fmt::Debug {
     /// The addition the scan uses.
     fn add(self, other: Self) -> Self;
     /// The GPU shader: `(plain, subgroups)` variants.
+    #[cfg(feature = "gpu")]
     fn shaders() -> (Shader, Shader);
 }
 
@@ -34,6 +36,7 @@ impl ScanElem for u32 {
     fn add(self, other: Self) -> Self {
         self.wrapping_add(other)
     }
+    #[cfg(feature = "gpu")]
     fn shaders() -> (Shader, Shader) {
         (lumbre_shaders::compact::SCAN_U32_PLAIN, lumbre_shaders::compact::SCAN_U32_SUBGROUPS)
     }
@@ -43,6 +46,7 @@ impl ScanElem for f32 {
     fn add(self, other: Self) -> Self {
         self + other
     }
+    #[cfg(feature = "gpu")]
     fn shaders() -> (Shader, Shader) {
         (lumbre_shaders::compact::SCAN_F32_PLAIN, lumbre_shaders::compact::SCAN_F32_SUBGROUPS)
     }
@@ -122,6 +126,7 @@ impl Default for Lookback {
 
 impl Lookback {
     /// The kernels' tuning word: the spin limit in bits 0-30, `walk_to_tile_zero` in bit 31.
+    #[cfg(feature = "gpu")]
     pub(crate) fn tuning(&self) -> u32 {
         self.spin_limit.min(0x7fff_ffff) | (self.walk_to_tile_zero as u32) << 31
     }

@@ -44,6 +44,7 @@ pub struct CompactParams {
     /// Output position where the bound `out` starts.
     pub out_base: u32,
 }
+#[cfg(feature = "gpu")]
 const _: () = assert!(size_of::<CompactParams>() == lumbre_shaders::compact::COMPACT_PLAIN_COMPACT_PARAMS_SIZE);
 
 /// Keep-bit words per tile in the two-pass compaction: one per thread of the workgroup

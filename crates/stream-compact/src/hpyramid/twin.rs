@@ -35,6 +35,7 @@ pub struct HpParams {
     /// Zero (padding).
     pub _pad2: [u32; 2],
 }
+#[cfg(feature = "gpu")]
 const _: () = assert!(size_of::<HpParams>() == lumbre_shaders::compact::HPYRAMID_HP_PARAMS_SIZE);
 
 /// Threads per workgroup of the pyramid's kernels.

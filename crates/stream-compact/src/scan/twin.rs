@@ -38,6 +38,7 @@ pub struct ScanParams {
     /// (see [`Lookback`](crate::Lookback)).
     pub lookback: u32,
 }
+#[cfg(feature = "gpu")]
 const _: () = assert!(
     size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_U32_PLAIN_SCAN_PARAMS_SIZE
         && size_of::<ScanParams>() == lumbre_shaders::compact::SCAN_F32_PLAIN_SCAN_PARAMS_SIZE

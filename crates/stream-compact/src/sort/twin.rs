@@ -42,6 +42,7 @@ pub struct SortParams {
     /// Length of the scatter's window: destinations outside it are not written.
     pub out_len: u32,
 }
+#[cfg(feature = "gpu")]
 const _: () = assert!(
     size_of::<SortParams>() == lumbre_shaders::compact::SORT_HIST_SORT_PARAMS_SIZE
         && size_of::<SortParams>() == lumbre_shaders::compact::SORT_OFFSETS_SORT_PARAMS_SIZE
