@@ -58,8 +58,11 @@
 //! recomputation shows the hit to be one of these; they find at most a few per family of
 //! a few hundred grazing rays, and none elsewhere.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod aabb;
 mod build;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod node;
 mod points;
@@ -69,6 +72,7 @@ mod triangle;
 
 pub use aabb::Aabb;
 pub use build::{BuildOptions, BuildStats};
+#[cfg(feature = "gpu")]
 pub use gpu::{GpuKdTree, GpuQueryBatch};
 pub use node::{KdNode, KdStats, KdTree, MAX_DEPTH};
 pub use points::PointKdTree;
