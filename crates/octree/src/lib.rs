@@ -26,9 +26,12 @@
 //! assert_eq!(tree.nodes[0].mean_color(), [1.0, 128.0 / 255.0, 0.0]);
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod attrs;
 mod build;
 mod dense;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod node;
 mod packed;
@@ -38,7 +41,9 @@ mod update;
 pub use attrs::Attrs;
 pub use build::{BuildReport, GpuBuild, MAX_POINTS, OctreeError, Points, quantizer_of};
 pub use dense::{DenseCounts, MAX_DENSE_DEPTH, dense_bytes, dense_counts};
+#[cfg(feature = "gpu")]
 pub use gpu::build::GpuCloud;
+#[cfg(feature = "gpu")]
 pub use gpu::packed::GpuOctree;
 pub use node::{MAX_DEPTH, NO_CHILD, Node, Octree, Root};
 pub use packed::{Inner, PackedOctree, Payload};

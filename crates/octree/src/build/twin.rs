@@ -31,6 +31,7 @@ pub struct BuildParams {
     /// Capacity of the level being built: the stride of its word planes.
     pub out_cap: u32,
 }
+#[cfg(feature = "gpu")]
 const _: () = assert!(
     size_of::<BuildParams>() == lumbre_shaders::octree::BUILD_KEY32_PARAMS_SIZE
         && size_of::<BuildParams>() == lumbre_shaders::octree::BUILD_KEY64_PARAMS_SIZE

@@ -36,6 +36,7 @@ pub struct PackedParams {
     /// Zero (padding).
     pub _pad: [u32; 2],
 }
+#[cfg(feature = "gpu")]
 const _: () = assert!(size_of::<PackedParams>() == lumbre_shaders::octree::PACKED_PARAMS_SIZE);
 
 /// Word `f` after the key of node `j` of the level.
