@@ -53,11 +53,14 @@
 //! # let _ = Vec3::ZERO;
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod camera;
 mod compose;
 mod emitters;
 mod error;
 mod gltf;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod image;
 mod material;
@@ -77,6 +80,7 @@ pub use camera::Camera;
 pub use compose::{BOX_FACES, SceneBuilder, stand_on};
 pub use emitters::{Emitter, EmitterSample, Emitters};
 pub use error::LoadError;
+#[cfg(feature = "gpu")]
 pub use gpu::{GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage};
 pub use material::{Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};

@@ -18,6 +18,7 @@
 
 pub use crate::camera::GpuCamera;
 pub use crate::emitters::NOT_AN_EMITTER;
+#[cfg(feature = "gpu")]
 pub use crate::gpu::{GpuEmitter, GpuEmitters, SAMPLES_PER_DISPATCH};
 pub use crate::material::GpuMaterial;
 pub use crate::path::{
