@@ -70,6 +70,7 @@ impl Acc {
     }
 
     /// The inverse of [`Acc::words`].
+    #[cfg(feature = "gpu")]
     pub fn from_words(w: &[u32]) -> Acc {
         let word = |i: usize| w[i] as u64 | (w[i + 1] as u64) << 32;
         Acc { count: w[0], power: [word(2), word(4), word(6)] }

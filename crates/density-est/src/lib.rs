@@ -50,6 +50,8 @@
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod boxes;
 mod brute;
 mod bvh;
@@ -59,6 +61,7 @@ mod density;
 mod disks;
 mod estimate;
 mod fixed;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod nearest;
 mod octree;
@@ -72,11 +75,17 @@ pub use camera::{CameraDensity, CameraEstimate};
 pub use density::{Density, Method};
 pub use disks::{CameraDiskPass, CameraDisks, NO_DISK, camera_disks, disks_at};
 pub use estimate::{Estimate, MAX_FLIP_RATE};
+#[cfg(feature = "gpu")]
 pub use gpu::camera::GpuCameraEstimate;
+#[cfg(feature = "gpu")]
 pub use gpu::disks::{GpuCameraDisks, GpuDisks};
+#[cfg(feature = "gpu")]
 pub use gpu::estimate::GpuEstimate;
+#[cfg(feature = "gpu")]
 pub use gpu::photons::{GpuPhotonScene, GpuPhotons};
+#[cfg(feature = "gpu")]
 pub use gpu::problem::GpuProblem;
+#[cfg(feature = "gpu")]
 pub use gpu::progressive::GpuProgressive;
 pub use nearest::nearest_radii;
 pub use octree::{Filter, OctreeOptions};
