@@ -52,6 +52,8 @@
 //! # Ok::<(), lumbre_gpu::Error>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod cluster;
 mod coherent;
 pub mod colours;
@@ -59,6 +61,7 @@ mod display;
 mod factor;
 pub mod file;
 mod formfactor;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod jacobi;
 mod layout;
@@ -77,6 +80,7 @@ pub use coherent::{Coherence, CoherenceReport};
 pub use display::{Shading, corner_radiosity, render_radiosity};
 pub use factor::{Factorization, Form};
 pub use formfactor::{FormFactors, Occluders, full_form_factors, point_to_shape};
+#[cfg(feature = "gpu")]
 pub use gpu::{
     GpuFactor, GpuFactored, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuRows,
     GpuSystem,
@@ -84,7 +88,9 @@ pub use gpu::{
 pub use jacobi::{FullSystem, Jacobi};
 pub use layout::Storage;
 pub use lowrank::LowRank;
-pub use matrix::{BlockMatrix, Matrix};
+#[cfg(feature = "gpu")]
+pub use matrix::BlockMatrix;
+pub use matrix::Matrix;
 pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh};
 pub use outline::{Bound, Clusters, Outlines, area_cdf, contour, sample};
 pub use precompute::{Precompute, Precomputed};

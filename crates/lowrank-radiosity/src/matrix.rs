@@ -1,6 +1,8 @@
 //! Dense row-major matrices on the host, and their row blocks on the GPU.
 
-use lumbre_gpu::{Agree, Buffer, Error, Gpu, Result, Tolerance, compare_slices};
+use lumbre_gpu::{Agree, Error, Result, Tolerance, compare_slices};
+#[cfg(feature = "gpu")]
+use lumbre_gpu::{Buffer, Gpu};
 
 /// A dense row-major `rows x cols` matrix of f32.
 ///
@@ -60,6 +62,7 @@ impl Agree for Matrix {
 
 /// A matrix on the GPU in row blocks, each its own buffer that fits one storage binding
 /// (a matrix may be larger than a binding and than a buffer).
+#[cfg(feature = "gpu")]
 #[derive(Clone, Debug)]
 pub struct BlockMatrix {
     /// Number of rows.
@@ -74,6 +77,7 @@ pub struct BlockMatrix {
 
 /// Rows per block for rows of `row_bytes` bytes: as many as fit one binding, a multiple of
 /// `align` rows, capped by `cap` (tests lower it to reach several blocks).
+#[cfg(feature = "gpu")]
 pub(crate) fn block_rows(gpu: &Gpu, row_bytes: u64, align: usize, cap: Option<usize>) -> Result<usize> {
     let max = gpu.limits().max_storage_buffer_binding_size / row_bytes.max(1);
     let rows = (max as usize / align) * align;
@@ -91,6 +95,7 @@ pub(crate) fn block_rows(gpu: &Gpu, row_bytes: u64, align: usize, cap: Option<us
     })
 }
 
+#[cfg(feature = "gpu")]
 impl BlockMatrix {
     /// A zeroed `rows x cols` matrix in blocks of at most `block_rows` rows.
     pub fn zeroed(gpu: &Gpu, rows: usize, cols: usize, block_rows: usize) -> Result<BlockMatrix> {

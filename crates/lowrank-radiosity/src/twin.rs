@@ -3,6 +3,7 @@
 //! stage and for the conformance tests.
 
 pub use crate::formfactor::{element_seed, kernel, pair_seeds};
+#[cfg(feature = "gpu")]
 pub use crate::gpu::solve::RHS_PER_PASS;
 pub use crate::jacobi::jacobi_sweep_cpu;
 pub use crate::layout::{f16_bits, f16_scale, f16_value, layout_cpu, padded_k};
