@@ -47,9 +47,12 @@
 //! its VPLs in dispatches of 128, and a pixel's cut loop must stay under that there (cuts of
 //! a few hundred clusters).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod bounds;
 mod cuts;
 mod gbuffer;
+#[cfg(feature = "gpu")]
 mod gpu;
 mod greedy;
 mod instant;
@@ -66,6 +69,7 @@ pub mod workloads;
 pub use bounds::Cone;
 pub use cuts::{CUT_INEXACT, CUT_MAX_REACHED, CutOptions, CutPixel, Lightcuts};
 pub use gbuffer::{GBuffer, GBufferPass, GPixel, View, gbuffer_cpu};
+#[cfg(feature = "gpu")]
 pub use gpu::{
     GpuGBuffer, GpuLightTree, GpuLights, GpuLit, GpuRenderScene, GpuRendering, GpuShading, GpuVpl, GpuVplList,
     GpuVplScene, HEAP_SIZES,

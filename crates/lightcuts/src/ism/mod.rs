@@ -62,6 +62,7 @@ pub(crate) mod pull_push;
 pub(crate) mod random;
 pub(crate) mod splat;
 
+#[cfg(feature = "gpu")]
 pub use crate::gpu::ism::{
     GpuIsmAtlas, GpuIsmInput, GpuIsmQueries, GpuIsmScene, GpuPoolInput, GpuScenePoints, upload_vpls,
 };
