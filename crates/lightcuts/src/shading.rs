@@ -3,7 +3,7 @@
 //! the shading stages' input and output (their GPU forms are in `gpu/shading.rs`).
 
 use glam::Vec3;
-use lumbre_gpu::{Agree, Compute, Error, Progress, Report, Result, Tolerance};
+use lumbre_gpu::{Agree, Error, Progress, Report, Result, Tolerance};
 use lumbre_kdtree::{QueryOptions, Ray};
 use lumbre_raytrace::{Image, Prepared};
 
@@ -53,6 +53,7 @@ impl Visibility {
     }
 
     /// Bit 2 of the kernels' `flags`: shadow rays.
+    #[cfg(feature = "gpu")]
     pub(crate) fn ray_flag(&self) -> u32 {
         ((*self == Visibility::Rays) as u32) << 2
     }
@@ -86,7 +87,7 @@ pub(crate) fn ism_cpu(
 ) -> Result<Option<(IsmAtlas, Report)>> {
     let Visibility::Ism(options) = visibility else { return Ok(None) };
     let scene = IsmScene { triangles: input.prepared.tris.clone(), vpls: input.tree.vpls.clone() };
-    Ok(Some(Ism { options: *options }.cpu_reported(&scene, progress)?))
+    Ok(Some(Ism { options: *options }.run_cpu(&scene, progress)?))
 }
 
 /// The clamped geometric term between receiver `x` (unit normal `n`) and light `vpl`:
