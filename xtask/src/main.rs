@@ -1,7 +1,8 @@
 //! `cargo xtask <task>`: the project's developer tasks.
 //!
 //! - `test`: make sure a Vulkan driver exists (installing Mesa's lavapipe when run as root
-//!   with apt-get), then fmt check, clippy, rustdoc with warnings as errors, shader
+//!   with apt-get), then fmt check, clippy, the algorithm crates built without their `gpu`
+//!   feature (and free of wgpu and naga), rustdoc with warnings as errors, shader
 //!   validation, the workspace tests with `LUMBRE_REQUIRE_GPU=1`, and the package check
 //!   (`cargo publish --workspace --dry-run`).
 //! - `package`: the package check alone.
@@ -150,11 +151,49 @@ fn test() -> Result<(), String> {
     ensure_vulkan()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    without_gpu()?;
     run(cargo().args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings"))?;
     validate_shaders()?;
     run(cargo().args(["test", "--workspace"]).env("LUMBRE_REQUIRE_GPU", "1"))?;
     package()?;
     println!("all checks passed");
+    Ok(())
+}
+
+/// The algorithm crates: each builds without its `gpu` feature.
+const ALGORITHMS: &[&str] = &[
+    "lumbre-morton",
+    "lumbre-compact",
+    "lumbre-kdtree",
+    "lumbre-octree",
+    "lumbre-raytrace",
+    "lumbre-density",
+    "lumbre-radiosity",
+    "lumbre-lightcuts",
+];
+
+/// Every algorithm crate builds without its default features (one check; the features of
+/// each package are its own), and then depends on neither wgpu nor naga.
+fn without_gpu() -> Result<(), String> {
+    let mut check = cargo();
+    check.args(["check", "--no-default-features"]);
+    for name in ALGORITHMS {
+        check.args(["-p", name]);
+    }
+    run(&mut check)?;
+    for name in ALGORITHMS {
+        let mut tree = cargo();
+        tree.args(["tree", "-p", name, "--no-default-features", "-e", "normal", "--prefix", "none"]);
+        let out = tree.current_dir(root()).output().map_err(|e| format!("{tree:?}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("{tree:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let deps = String::from_utf8_lossy(&out.stdout);
+        let gpu = deps.lines().find(|l| l.starts_with("wgpu") || l.starts_with("naga "));
+        if let Some(dep) = gpu {
+            return Err(format!("{name} without default features still depends on {dep}"));
+        }
+    }
     Ok(())
 }
 
