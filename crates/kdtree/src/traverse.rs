@@ -106,8 +106,9 @@ pub struct RayQuery {
     pub opts: QueryOptions,
     /// Any-hit (occlusion) instead of closest hit.
     pub any_hit: bool,
-    /// For tests: a 2-entry short stack instead of 16, so the stack traversal overflows and
-    /// takes its restart fallback all the time.
+    /// A test knob, not part of the API: a 2-entry short stack instead of 16, so the stack
+    /// traversal overflows and takes its restart fallback all the time.
+    #[doc(hidden)]
     pub tiny_stack: bool,
 }
 
