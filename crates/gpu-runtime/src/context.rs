@@ -228,9 +228,13 @@ pub(crate) struct Inner {
 }
 
 impl Drop for Inner {
-    /// Keeps the pipelines compiled by this context for the next run.
+    /// Keeps the pipelines compiled by this context for the next run, unless the device was
+    /// lost: it has nothing to give, and drivers may crash when asked for its cache's data.
     fn drop(&mut self) {
-        if let Some(c) = &self.disk_cache {
+        let lost = self.lost.lock().map_or(true, |l| l.is_some());
+        if let Some(c) = &self.disk_cache
+            && !lost
+        {
             c.save_or_warn();
         }
     }

@@ -3,9 +3,17 @@
 //! a folder that cannot be written) a warning that leaves the run without a cache.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 
 use lumbre_gpu::testing::{TempDir, gpu_required, try_test_gpu};
 use lumbre_gpu::{CopyKernel, Gpu, GpuOptions, PipelineCacheState};
+
+/// The tests take turns: run at once on NVIDIA's driver (contexts loading and saving caches
+/// while another test destroys its device), the process crashed or hung.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A context with its pipeline cache in `dir`, or `None` to skip (no GPU, not required).
 fn gpu_with_cache(dir: &std::path::Path) -> Option<Gpu> {
@@ -41,6 +49,7 @@ fn compile_some(gpu: &Gpu) {
 
 #[test]
 fn a_second_context_starts_from_the_first_ones_pipelines() {
+    let _turn = one_at_a_time();
     let dir = TempDir::new("cache-warm");
     let Some(gpu) = gpu_with_cache(dir.path()) else { return };
     let Some(file) = cache_file(&gpu) else { return };
@@ -66,6 +75,7 @@ fn a_second_context_starts_from_the_first_ones_pipelines() {
 
 #[test]
 fn a_damaged_file_is_a_warning_and_a_cold_start() {
+    let _turn = one_at_a_time();
     let dir = TempDir::new("cache-damaged");
     let Some(gpu) = gpu_with_cache(dir.path()) else { return };
     let Some(file) = cache_file(&gpu) else { return };
@@ -90,6 +100,7 @@ fn a_damaged_file_is_a_warning_and_a_cold_start() {
 
 #[test]
 fn a_folder_that_cannot_be_written_leaves_the_run_working() {
+    let _turn = one_at_a_time();
     let dir = TempDir::new("cache-unwritable");
     // A file where the folder should be: the cache cannot be read from or written to it.
     let blocker = dir.path().join("not-a-folder");
@@ -107,6 +118,7 @@ fn a_folder_that_cannot_be_written_leaves_the_run_working() {
 
 #[test]
 fn no_folder_means_no_cache() {
+    let _turn = one_at_a_time();
     let opts = GpuOptions { pipeline_cache: None, ..GpuOptions::from_env() };
     let Some(gpu) = try_test_gpu(&opts, wgpu::Features::empty(), gpu_required()).unwrap() else { return };
     assert_eq!(gpu.pipeline_cache_state(), &PipelineCacheState::Off);
@@ -116,6 +128,7 @@ fn no_folder_means_no_cache() {
 
 #[test]
 fn a_lost_device_with_a_cache_drops_quietly() {
+    let _turn = one_at_a_time();
     let dir = TempDir::new("cache-lost");
     let Some(gpu) = gpu_with_cache(dir.path()) else { return };
     compile_some(&gpu);
