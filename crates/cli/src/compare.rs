@@ -7,6 +7,7 @@ use lumbre_raytrace::Image;
 use lumbre_raytrace::metrics::{CompareError, DiffMap, Region, compare, false_colour};
 
 use crate::error::Result;
+use crate::out::out;
 
 /// Compare a rendering with a reference: RMSE, relative error (overall and per region)
 /// and CIE94 ΔE, with an optional false-colour difference image.
@@ -87,8 +88,8 @@ impl CompareArgs {
             CompareError::RegionOutside { .. } | CompareError::EmptyRegion(_) => format!("--regions: {e}"),
             other => other.to_string(),
         })?;
-        println!("{} against the reference {}", self.test.display(), self.reference.display());
-        println!("{metrics}");
+        out!("{} against the reference {}", self.test.display(), self.reference.display())?;
+        out!("{metrics}")?;
         if let Some(path) = &self.diff {
             let map = match self.diff_of {
                 DiffChoice::Relative => DiffMap::Relative,
@@ -96,7 +97,7 @@ impl CompareArgs {
             };
             let image = false_colour(&test, &reference, map)?;
             image.save(path)?;
-            println!("{}: {}", path.display(), map.legend());
+            out!("{}: {}", path.display(), map.legend())?;
         }
         Ok(())
     }

@@ -4,6 +4,7 @@ use clap::Args;
 use lumbre_gpu::{Gpu, GpuOptions, adapters};
 
 use crate::error::Result;
+use crate::out::out;
 use crate::table::Table;
 
 /// List adapters and show the chosen one's features and limits.
@@ -61,13 +62,13 @@ impl InfoArgs {
                 Ok(gpu) => chosen_table(gpu).json(),
                 Err(e) => crate::table::json_string(&e.to_string()),
             };
-            println!("{{\"adapters\": {}, \"chosen\": {}}}", adapters.json(), chosen_json);
+            out!("{{\"adapters\": {}, \"chosen\": {}}}", adapters.json(), chosen_json)?;
         } else {
-            print!("{}", adapters.text());
-            println!();
+            crate::out::text(&adapters.text())?;
+            out!()?;
             match &chosen {
-                Ok(gpu) => print!("{}", chosen_table(gpu).text()),
-                Err(e) => println!("no adapter chosen: {e}"),
+                Ok(gpu) => crate::out::text(&chosen_table(gpu).text())?,
+                Err(e) => out!("no adapter chosen: {e}")?,
             }
         }
         chosen?;

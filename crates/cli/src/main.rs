@@ -14,6 +14,7 @@ mod error;
 mod info;
 mod lightcuts;
 mod limits;
+mod out;
 mod progress;
 mod radiosity;
 mod render;

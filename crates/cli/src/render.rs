@@ -14,6 +14,7 @@ use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOp
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
 use crate::limits::in_range;
+use crate::out::out;
 use crate::progress::progress;
 use crate::view::View;
 
@@ -154,7 +155,7 @@ impl RenderArgs {
             render.run_placed(&placed, progress)
         })?;
         let rays = done.totals.get("rays").unwrap_or(0.0);
-        println!(
+        out!(
             "{header}, upload {:.1} ms; Whitted: {} samples per pixel, {rays:.0} rays in {:.3} s rendering, {:.3} s in \
          all: {}/s; {} intermediate writes -> {}",
             upload.as_secs_f64() * 1e3,
@@ -164,7 +165,7 @@ impl RenderArgs {
             rate(rays, done.render_time.as_secs_f64(), "rays"),
             done.writes,
             out.display()
-        );
+        )?;
         Ok(())
     }
 
@@ -197,7 +198,7 @@ impl RenderArgs {
         let rays = totals.get("rays").unwrap_or(0.0);
         let paths = totals.get("paths").unwrap_or(0.0);
         let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
-        println!(
+        out!(
             "{header}, upload {:.1} ms; path tracing: {} samples per pixel, {paths:.0} paths, {rays:.0} rays \
          (mean path length {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
             upload.as_secs_f64() * 1e3,
@@ -207,7 +208,7 @@ impl RenderArgs {
             rate(rays, done.render_time.as_secs_f64(), "rays"),
             done.writes,
             out.display()
-        );
+        )?;
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use lumbre_raytrace::{
 };
 
 use crate::error::{Error, Result};
+use crate::out::out;
 use crate::table::Table;
 
 /// The scene set: list the named scenes (`set:NAME`, accepted wherever a scene file goes)
@@ -224,7 +225,7 @@ fn scenes(only: &[String], write: Option<&Path>, small: Option<&Path>) -> Result
     for command in missing {
         table.note(format!("to make a missing reference (see testdata/reference/README.md): {command}"));
     }
-    println!("{}", table.text());
+    out!("{}", table.text())?;
     Ok(())
 }
 

@@ -14,6 +14,7 @@ use lumbre_raytrace::{
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
 use crate::limits::{MAX_FRAMES, available_memory, human, in_range};
+use crate::out::out;
 use crate::progress::progress;
 use crate::view::View;
 
@@ -249,14 +250,14 @@ impl VolumeArgs {
             Some(c) => Camera::parse(c)?,
             None => Camera::frame(bounds, aspect),
         };
-        println!(
+        out!(
             "{}: {loaded}, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
             self.cloud,
             self.depth,
             load.as_secs_f64() * 1e3,
             build.as_secs_f64() * 1e3,
             backend.describe(),
-        );
+        )?;
         if self.moving > 0 {
             let centre = (bounds.0 + bounds.1) * 0.5;
             let bar = progress(self.moving as u64, "animate");
@@ -287,13 +288,13 @@ impl VolumeArgs {
                 let path = frame_path(out, i, self.moving);
                 img.save(&path)?;
                 bar.suspend(|| {
-                    println!(
+                    out!(
                         "frame {i}: update {:.2} ms, render {:.2} ms, {nodes} -> {}",
                         update.as_secs_f64() * 1e3,
                         render.as_secs_f64() * 1e3,
                         path.display()
                     )
-                });
+                })?;
                 bar.inc(1);
             }
             bar.finish_and_clear();
@@ -309,16 +310,16 @@ impl VolumeArgs {
                 total += rt;
                 let path = frame_path(out, i, self.orbit);
                 img.save(&path)?;
-                bar.suspend(|| println!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()));
+                bar.suspend(|| out!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()))?;
                 bar.inc(1);
             }
             bar.finish_and_clear();
-            println!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / self.orbit as f64);
+            out!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / self.orbit as f64)?;
             return Ok(());
         }
         let (img, rt) = render_once(&placed, self.depth, &camera, options)?;
         img.save(out)?;
-        println!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, out.display());
+        out!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, out.display())?;
         Ok(())
     }
 }

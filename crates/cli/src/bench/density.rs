@@ -52,7 +52,7 @@ impl OnBackend for DensityArgs {
         let methods = parse_methods(&self.methods)?;
         let effort = Effort::new(self.warmup, self.repeats)?;
         let tables = density(backend, self.rows, methods, !self.no_cpu, effort)?;
-        super::print(&tables, self.json);
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

@@ -41,7 +41,7 @@ impl OnBackend for GiArgs {
 
     fn run(self, backend: &Backend) -> Result<()> {
         let table = gi(&self.scenes, backend, self.out.as_deref())?;
-        super::print(&[table], self.json);
+        super::print(&[table], self.json)?;
         Ok(())
     }
 }

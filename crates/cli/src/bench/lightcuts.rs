@@ -99,7 +99,7 @@ impl OnBackend for LightcutsArgs {
             effort,
         };
         let tables = lightcuts(backend, &options)?;
-        super::print(&tables, self.json);
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

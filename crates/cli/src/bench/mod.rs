@@ -16,6 +16,7 @@ use lumbre_gpu::GpuOptions;
 
 use crate::backend;
 use crate::error::Result;
+use crate::out::out;
 use crate::table::Table;
 
 /// The benchmarks.
@@ -71,13 +72,14 @@ pub fn median(mut times: Vec<std::time::Duration>) -> std::time::Duration {
 }
 
 /// Prints `tables` as text, or with `json` as one JSON array.
-pub fn print(tables: &[Table], json: bool) {
+pub fn print(tables: &[Table], json: bool) -> Result {
     if json {
         let all: Vec<String> = tables.iter().map(|t| t.json()).collect();
-        println!("[{}]", all.join(", "));
+        out!("[{}]", all.join(", "))?;
     } else {
         for t in tables {
-            println!("{}", t.text());
+            out!("{}", t.text())?;
         }
     }
+    Ok(())
 }

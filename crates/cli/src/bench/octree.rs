@@ -68,7 +68,7 @@ impl OnBackend for OctreeArgs {
     fn run(self, backend: &Backend) -> Result<()> {
         let effort = Effort::new(self.warmup, self.repeats)?;
         let tables = octree(backend, &self.counts()?, self.depth, effort)?;
-        super::print(&tables, self.json);
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

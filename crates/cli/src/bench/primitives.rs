@@ -75,7 +75,7 @@ impl OnBackend for PrimitivesArgs {
         let effort = Effort::new(self.warmup, self.repeats)?;
         let lookback = Lookback { spin_limit: self.lookback_spins, ..Default::default() };
         let tables = primitives(backend, self.max_log2, effort, lookback, self.only.as_deref())?;
-        super::print(&tables, self.json);
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

@@ -70,7 +70,7 @@ impl OnBackend for RadiosityArgs {
             (self.samples, self.synthetic, self.cpu_pairs, self.error_side);
         let options = Options { samples, synthetic, cpu_pairs, cpu: !self.no_cpu, error_side, effort };
         let tables = radiosity(backend, &sizes, &options)?;
-        super::print(&tables, self.json);
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

@@ -80,7 +80,7 @@ impl OnBackend for RaytraceArgs {
     fn run(self, backend: &Backend) -> Result<()> {
         let build = BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() };
         let t = raytrace(backend, &self.scenes()?, &build, self.frames, self.cpu_frames)?;
-        super::print(&[t], self.json);
+        super::print(&[t], self.json)?;
         Ok(())
     }
 }

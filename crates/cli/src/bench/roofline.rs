@@ -73,7 +73,7 @@ impl OnBackend for RooflineArgs {
         if let (true, Some(g)) = (self.variants, backend.gpu()) {
             tables.push(copy_variants(g, 1 << max.min(30), effort)?);
         }
-        super::print(&tables, self.json);
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

@@ -18,6 +18,7 @@ use crate::bench::Effort;
 use crate::bench::roofline::roofline;
 use crate::error::{Error, Result};
 use crate::info::{adapter_table, chosen_table};
+use crate::out::out;
 use crate::table::Table;
 
 /// Run every capability on the bundled data; write outputs and a report.
@@ -91,8 +92,8 @@ fn demo(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
     let path = out.join("report.md");
     lumbre_raytrace::write_file(&path, report.as_bytes())?;
     for t in &tables {
-        println!("{}", t.text());
+        out!("{}", t.text())?;
     }
-    println!("report written to {}", path.display());
+    out!("report written to {}", path.display())?;
     Ok(())
 }
