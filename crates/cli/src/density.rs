@@ -17,7 +17,7 @@ use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
 
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
-use crate::limits::in_range;
+use crate::limits::{available_memory, human, in_range};
 use crate::progress::{bar_progress, progress};
 use crate::view::View;
 
@@ -37,10 +37,11 @@ pub struct DensityArgs {
     /// 1e6 on the CPU.
     #[arg(long)]
     photons: Option<u32>,
-    /// Disk radius (scene units); with --k, the largest radius.
+    /// Disk radius (scene units); with --k, the largest radius. At least 1e-6 and at most 1
+    /// times the scene's diagonal.
     #[arg(long, default_value_t = 0.05)]
     radius: f32,
-    /// Radius from the k-th nearest photon hit, clamped to [radius / 16, radius].
+    /// Radius from the k-th nearest photon hit, clamped to [radius / 16, radius]; 1..=4096.
     #[arg(long)]
     k: Option<usize>,
     /// Write the estimated irradiance instead of radiance.
@@ -57,7 +58,7 @@ pub struct DensityArgs {
     #[arg(long, default_value_t = 0)]
     seed: u32,
     /// Progressive passes of --photons new photons each; after each, every disk's radius
-    /// shrinks (Hachisuka's progressive photon mapping), so the estimate converges.
+    /// shrinks (Hachisuka's progressive photon mapping), so the estimate converges; 1..=1000.
     #[arg(long, default_value_t = 1)]
     passes: u32,
     /// The fraction of a pass's crossings a progressive disk keeps, in (0, 1].
@@ -251,13 +252,68 @@ fn split(r: &Report) -> (Duration, Duration, Duration, Duration) {
     (trace, disks, build, gather)
 }
 
+/// Most `--passes`: each pass traces all of `--photons` again and prints its progress.
+const MAX_PASSES: u32 = 1000;
+/// Most `--k`: the nearest-photon search keeps k hits per disk.
+const MAX_K: usize = 4096;
+/// `--radius` relative to the scene's diagonal: below the smallest, a disk's area
+/// (`pi r^2` in f32) loses its precision and the estimate becomes infinite; above the
+/// largest, one disk covers the whole scene.
+const RADIUS_RANGE: (f32, f32) = (1e-6, 1.0);
+/// Host bytes per photon on the CPU: about 1.3 kept flights of 40 bytes each, their index
+/// and the gather's lists (4.5 GB measured for 1e8 photons in the Cornell box), with margin.
+const CPU_BYTES_PER_PHOTON: u64 = 64;
+
+/// An error naming `--radius` unless it is within [`RADIUS_RANGE`] of the scene's diagonal.
+fn check_radius(radius: f32, scene: &lumbre_raytrace::Scene) -> Result<()> {
+    let diagonal = (scene.bounds.1 - scene.bounds.0).length();
+    let (lo, hi) = (RADIUS_RANGE.0 * diagonal, RADIUS_RANGE.1 * diagonal);
+    if diagonal.is_finite() && diagonal > 0.0 && !(lo..=hi).contains(&radius) {
+        return Err(format!(
+            "--radius {radius:e}: must be {lo:e}..={hi:e} for this scene ({}..={} times its diagonal of {diagonal:e})",
+            RADIUS_RANGE.0, RADIUS_RANGE.1
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// An error naming `--photons` when, on the CPU, their flights cannot fit the host's free
+/// memory.
+fn check_photons(photons: u32, backend: &Backend) -> Result<()> {
+    // The GPU traces in batches that fit its buffers.
+    if backend.gpu().is_some() {
+        return Ok(());
+    }
+    let (bytes, available) = (u64::from(photons) * CPU_BYTES_PER_PHOTON, available_memory());
+    if bytes > available {
+        return Err(format!(
+            "--photons {photons}: about {} of memory ({CPU_BYTES_PER_PHOTON} bytes a photon), more than the {} \
+             available: fewer --photons (more --passes give the same light in pieces), or --backend gpu",
+            human(bytes),
+            human(available)
+        )
+        .into());
+    }
+    Ok(())
+}
+
 impl OnBackend for DensityArgs {
     fn backend_args(&self) -> &BackendArgs {
         &self.view.backend
     }
 
     fn check(&self) -> Result<()> {
-        in_range("--passes", self.passes, 1, 100_000)?;
+        in_range("--passes", self.passes, 1, MAX_PASSES)?;
+        if let Some(k) = self.k {
+            in_range("--k", k, 1, MAX_K)?;
+        }
+        if let Some(photons) = self.photons {
+            in_range("--photons", photons, 1, u32::MAX)?;
+        }
+        if !(self.radius.is_finite() && self.radius > 0.0) {
+            return Err(format!("--radius {:e}: must be a positive number (scene units)", self.radius).into());
+        }
         if let Some(spp) = self.spp {
             in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
         }
@@ -280,6 +336,8 @@ impl OnBackend for DensityArgs {
         let (width, height) = (self.view.width, self.view.height);
         let t = Instant::now();
         let (scene, camera) = crate::render::load_scene(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
+        check_radius(self.radius, &scene)?;
+        check_photons(options.photons, backend)?;
         let prepared = Prepared::new(scene, &BuildOptions::default());
         let load = t.elapsed();
         let bar = progress(options.photons as u64, "density");

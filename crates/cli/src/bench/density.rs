@@ -11,6 +11,7 @@ use lumbre_gpu::Backend;
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
+use crate::limits::{check_runs, in_range};
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
@@ -18,7 +19,7 @@ use crate::table::{Table, sig};
 #[derive(Args)]
 #[command(mut_arg("backend", gpu_by_default))]
 pub struct DensityArgs {
-    /// How many of Table 1's rows (1e4x1e4, 1e5x1e5, 1e5x5e5, 1e5x1e6, 1e6x1e7).
+    /// How many of Table 1's rows (1e4x1e4, 1e5x1e5, 1e5x5e5, 1e5x1e6, 1e6x1e7), 1..=5.
     #[arg(long, default_value_t = 4)]
     rows: usize,
     /// Comma-separated: brute, octree, octree-hp, bvh.
@@ -44,8 +45,8 @@ impl OnBackend for DensityArgs {
 
     fn check(&self) -> Result<()> {
         parse_methods(&self.methods)?;
-        Effort::new(self.warmup, self.repeats)?;
-        Ok(())
+        in_range("--rows", self.rows, 1, table1::WORKLOADS.len())?;
+        check_runs(self.warmup, self.repeats)
     }
 
     fn run(self, backend: &Backend) -> Result<()> {

@@ -19,6 +19,7 @@ use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::lightcuts::{STAGES, VisibilityChoice};
+use crate::limits::{available_memory, check_runs, human};
 use crate::progress::progress;
 use crate::table::{Table, sig};
 use frames::{ErrorFigures, FrameRow, cut_sizes, greedy_build_time, scaling};
@@ -77,8 +78,7 @@ impl OnBackend for LightcutsArgs {
     }
 
     fn check(&self) -> Result<()> {
-        Effort::new(self.warmup, self.repeats)?;
-        Ok(())
+        check_runs(self.warmup, self.repeats)
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
@@ -167,8 +167,40 @@ impl Options {
             ism.check()?;
             ism_size_for(backend, ism.vpls, VisibilityChoice::Ism, self.ism_size)?;
         }
+        if backend.gpu().is_some() {
+            for &n in &self.ism_vpls {
+                check_ism_vpls(backend, n, available_memory())?;
+            }
+        }
         Ok(())
     }
+}
+
+/// Side of the maps of the ISM build table ([`ism::standard`]).
+const ISM_TABLE_SIZE: u32 = 64;
+
+/// An error naming `--ism-vpls` when the ISM table's atlas of `vpls` maps cannot fit: the
+/// `lightcuts` command's check against the GPU's largest binding, and the host's `available`
+/// bytes for the CPU's atlas and the GPU's read back, to which it is compared.
+fn check_ism_vpls(backend: &Backend, vpls: u32, available: u64) -> Result<()> {
+    let refuse = |why: String| format!("--ism-vpls {vpls}: {why}: fewer --ism-vpls, or 0 to skip the table");
+    let one = crate::lightcuts::LightcutsOptions {
+        vpls,
+        visibility: VisibilityChoice::Ism,
+        ism_size: ISM_TABLE_SIZE,
+        ..Default::default()
+    };
+    one.check_memory(backend).map_err(|e| refuse(format!("its {ISM_TABLE_SIZE}x{ISM_TABLE_SIZE} maps: {e}")))?;
+    let host = u64::from(vpls) * u64::from(ISM_TABLE_SIZE).pow(2) * 4 * 2;
+    if host > available {
+        return Err(refuse(format!(
+            "the atlas on the CPU and the GPU's read back need about {}, more than the {} available",
+            human(host),
+            human(available)
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The benchmark's scene (bundled), seen from the reference view.
@@ -388,5 +420,12 @@ mod tests {
         assert!(e.contains("--ism-size 64"));
         // Shadow rays keep the asked size whatever it would weigh as maps.
         assert_eq!(ism_size_for(&cpu, 1_000_000, VisibilityChoice::Rays, 128).unwrap(), (128, None));
+    }
+
+    #[test]
+    fn the_ism_table_is_refused_beyond_the_host() {
+        assert!(check_ism_vpls(&Backend::Cpu, 1000, 1 << 30).is_ok());
+        let e = check_ism_vpls(&Backend::Cpu, 100_000_000, 1 << 30).unwrap_err().to_string();
+        assert!(e.starts_with("--ism-vpls 100000000:") && e.contains("GiB"), "{e}");
     }
 }

@@ -14,6 +14,7 @@ use lumbre_gpu::Backend;
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
+use crate::limits::{available_memory, check_runs, human, in_range};
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
@@ -26,7 +27,7 @@ pub struct RadiosityArgs {
     /// `s:t` pairs (s x s elements and t x t patches per wall); default: the paper's 12.
     #[arg(long, value_delimiter = ',')]
     sizes: Vec<String>,
-    /// Form factor samples per element-patch pair.
+    /// Form factor samples per element-patch pair, 1..=4096.
     #[arg(long, default_value_t = 16)]
     samples: u32,
     /// Time solves on synthetic factorisations (no form factors or precompute).
@@ -39,7 +40,8 @@ pub struct RadiosityArgs {
     /// Skip the CPU solve column.
     #[arg(long)]
     no_cpu: bool,
-    /// Elements per wall side of the error table (n = 6 s^2; 0 skips it).
+    /// Elements per wall side of the error table (n = 6 s^2; 0 skips it), at most 192 and
+    /// as the host's memory allows (its reference is the full n x n matrix).
     #[arg(long, default_value_t = 48)]
     error_side: u32,
     #[arg(long, default_value_t = 2)]
@@ -52,6 +54,28 @@ pub struct RadiosityArgs {
     backend: BackendArgs,
 }
 
+/// Most `--samples` per element-patch pair.
+const MAX_SAMPLES: u32 = 4096;
+/// Most `--error-side`: the paper's largest box (n = 221184).
+const MAX_ERROR_SIDE: u32 = 192;
+
+/// An error naming `--error-side` when the error table's full n x n matrix (f32, held twice
+/// on the way) cannot fit `available` bytes.
+fn check_error_side(side: u32, available: u64) -> Result<()> {
+    let n = 6 * u64::from(side).pow(2);
+    let bytes = n * n * 4 * 2;
+    if bytes > available {
+        return Err(format!(
+            "--error-side {side}: the full {n} x {n} matrix of the error table needs about {}, more than the {} \
+             available: a smaller --error-side, or 0 to skip the table",
+            human(bytes),
+            human(available)
+        )
+        .into());
+    }
+    Ok(())
+}
+
 impl OnBackend for RadiosityArgs {
     fn backend_args(&self) -> &BackendArgs {
         &self.backend
@@ -59,8 +83,10 @@ impl OnBackend for RadiosityArgs {
 
     fn check(&self) -> Result<()> {
         parse_sizes(&self.sizes)?;
-        Effort::new(self.warmup, self.repeats)?;
-        Ok(())
+        check_runs(self.warmup, self.repeats)?;
+        in_range("--samples", self.samples, 1, MAX_SAMPLES)?;
+        in_range("--error-side", self.error_side, 0, MAX_ERROR_SIDE)?;
+        check_error_side(self.error_side, available_memory())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {

@@ -1,0 +1,124 @@
+//! Hostile flags of `density`, `radiosity`, `lightcuts` and their benchmarks, run as a
+//! program: counts out of range, requests larger than the host, scenes without light and
+//! two outputs on one path are refused before any work, naming the flag; never a panic.
+
+use std::path::Path;
+use std::process::Command;
+
+#[allow(dead_code)] // each test program uses part of it
+mod common;
+use common::TempDir;
+
+const CB: &str = "../../testdata/scenes/CornellBox-Diffuse.obj";
+const SZ: [&str; 4] = ["--width", "8", "--height", "8"];
+
+/// What a run of `lumbre` did.
+struct Run {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `args` from the crate's folder; never a panic or a kill by a signal.
+fn lumbre(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_lumbre"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run lumbre");
+    let run = Run {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(out.status.code().is_some(), "killed by a signal: {args:?}\n{}", run.stderr);
+    assert!(!run.stderr.contains("panicked"), "{args:?} panicked:\n{}", run.stderr);
+    run
+}
+
+/// Runs `args` and expects an error whose message contains every one of `words`.
+fn refused(args: &[&str], words: &[&str]) -> String {
+    let run = lumbre(args);
+    assert!(!run.ok, "{args:?} succeeded:\n{}", run.stdout);
+    for w in words {
+        assert!(run.stderr.contains(w), "{args:?}: {w:?} not in\n{}", run.stderr);
+    }
+    run.stderr
+}
+
+/// Runs `args` and expects success.
+fn succeeds(args: &[&str]) -> Run {
+    let run = lumbre(args);
+    assert!(run.ok, "{args:?} failed:\n{}", run.stderr);
+    run
+}
+
+/// `command scene --width 8 --height 8` followed by `rest`.
+fn on_cb<'a>(command: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![command, CB];
+    args.extend(SZ);
+    args.extend(rest);
+    args
+}
+
+#[test]
+fn count_flags_are_bounded_before_work() {
+    refused(&on_cb("radiosity", &["--elements", "4294967296"]), &["--elements 4294967296", "lower --elements"]);
+    refused(&on_cb("density", &["--passes", "100000"]), &["--passes 100000", "1..=1000"]);
+    refused(&on_cb("density", &["--k", "0"]), &["--k 0"]);
+    refused(&on_cb("density", &["--radius", "1e30"]), &["--radius 1e30", "diagonal"]);
+    // A disk too small for f32 gave infinite and NaN estimates.
+    refused(&on_cb("density", &["--radius", "1e-30"]), &["--radius 1e-30", "diagonal"]);
+    refused(&on_cb("density", &["--photons", "0"]), &["--photons 0"]);
+    let cpu = ["--backend", "cpu"];
+    let bench = |rest: &[&'static str]| [&["bench"], rest, &cpu[..]].concat();
+    refused(&bench(&["radiosity", "--samples", "0"]), &["--samples 0"]);
+    refused(&bench(&["radiosity", "--error-side", "100000"]), &["--error-side 100000"]);
+    refused(&bench(&["radiosity", "--error-side", "192"]), &["--error-side 192", "matrix"]);
+    refused(&bench(&["density", "--rows", "6"]), &["--rows 6", "1..=5"]);
+    refused(&bench(&["density", "--rows", "0"]), &["--rows 0"]);
+    for b in ["density", "radiosity", "lightcuts", "octree", "primitives"] {
+        refused(&bench(&[b, "--warmup", "4294967296"]), &["--warmup 4294967296", "0..=1000"]);
+        refused(&bench(&[b, "--repeats", "100000"]), &["--repeats 100000", "1..=1000"]);
+    }
+}
+
+#[test]
+fn too_few_patches_are_clamped_with_a_note() {
+    let dir = TempDir::new("hostile-patches");
+    let out = dir.path().join("r.png");
+    let run = succeeds(&on_cb("radiosity", &["--elements", "100", "--patches", "1", "-o", out.to_str().unwrap()]));
+    assert!(run.stderr.contains("warning: n = ") && run.stderr.contains("1 patches asked"), "{}", run.stderr);
+    assert!(out.is_file());
+}
+
+/// A fan of `n` triangles under one emitter, as OBJ and MTL in `dir`.
+fn fan(dir: &Path, n: usize) -> String {
+    let mut obj = String::from("mtllib fan.mtl\nusemtl white\nv 0 0 0\n");
+    for i in 0..=n {
+        let a = std::f32::consts::PI * i as f32 / n as f32;
+        obj += &format!("v {} {} 0\n", a.cos(), a.sin());
+    }
+    for i in 0..n {
+        obj += &format!("f 1 {} {}\n", i + 2, i + 3);
+    }
+    obj += &format!("usemtl light\nv -0.2 0.3 1\nv 0.2 0.3 1\nv 0 0.6 1\nf {} {} {}\n", n + 3, n + 5, n + 4);
+    std::fs::write(dir.join("fan.mtl"), "newmtl white\nKd 0.7 0.7 0.7\nnewmtl light\nKd 0 0 0\nKe 5 5 5\n").unwrap();
+    let path = dir.join("fan.obj");
+    std::fs::write(&path, obj).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn memory_is_checked_before_work() {
+    // Many triangles with few elements: the per-triangle data stays within its estimate.
+    let dir = TempDir::new("hostile-memory");
+    let scene = fan(dir.path(), 20_000);
+    let out = dir.path().join("fan.png");
+    let mut args = vec!["radiosity", &scene, "-o", out.to_str().unwrap(), "--elements", "500", "--patches", "50"];
+    args.extend(SZ);
+    let run = succeeds(&args);
+    assert!(run.stdout.contains("resources for --elements 500 --patches 50"), "{}", run.stdout);
+    refused(&on_cb("radiosity", &["--elements", "100000000"]), &["--elements 100000000", "host memory"]);
+    refused(&on_cb("density", &["--photons", "4294967295", "--backend", "cpu"]), &["--photons 4294967295", "GiB"]);
+}
