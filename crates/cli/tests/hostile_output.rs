@@ -96,5 +96,62 @@ fn full_standard_output_is_an_error() {
         assert!(!run.ok, "{args:?} succeeded on a full standard output");
         assert!(run.stderr.contains("cannot write to standard output"), "{args:?}:\n{}", run.stderr);
     }
-    let _ = (refused, succeeds);
+}
+
+/// Output paths that are symbolic links are refused, their targets untouched: an image
+/// (`render -o`), a factor file (`radiosity --save`), and a link planted in `demo -o DIR`
+/// (refused before any work).
+#[cfg(unix)]
+#[test]
+fn links_are_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let dir = TempDir::new("links");
+    let target = dir.write("target.txt", "keep");
+    let link = dir.join("link.png");
+    symlink(&target, &link).unwrap();
+    let link_s = link.display().to_string();
+    let tiny = ["--width", "8", "--height", "8", "--backend", "cpu"];
+    let render = [&["render", CB, "--spp", "1", "-o", &link_s][..], &tiny].concat();
+    refused(&render, &["link.png", "symbolic link"]);
+    let lrr = dir.join("f.lrr");
+    symlink(&target, &lrr).unwrap();
+    let (lrr_s, png) = (lrr.display().to_string(), dir.join("r.png").display().to_string());
+    let save =
+        [&["radiosity", CB, "--elements", "100", "--patches", "10", "--save", &lrr_s, "-o", &png][..], &tiny].concat();
+    refused(&save, &["f.lrr", "symbolic link"]);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+
+    let demo = TempDir::new("demo-link");
+    symlink(&target, demo.join("report.md")).unwrap();
+    let out = demo.path().display().to_string();
+    refused(&["demo", "-o", &out, "--backend", "cpu"], &["report.md", "symbolic link", "-o"]);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+}
+
+/// A factor file that cannot be written leaves nothing behind: a folder that is a file, and
+/// (where permissions hold, not as root) a read-only folder.
+#[test]
+fn failed_factor_file_leaves_nothing() {
+    let dir = TempDir::new("lrr-fail");
+    let file = dir.write("plain", "x");
+    let png = dir.join("r.png").display().to_string();
+    let tiny = ["--width", "8", "--height", "8", "--backend", "cpu", "--elements", "100", "--patches", "10"];
+    let inside = file.join("f.lrr").display().to_string();
+    refused(&[&["radiosity", CB, "--save", &inside, "-o", &png][..], &tiny].concat(), &["f.lrr"]);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "only the plain file is left");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = TempDir::new("lrr-readonly");
+        std::fs::set_permissions(ro.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+        let probe = std::fs::File::create(ro.join("probe")).is_err();
+        if probe {
+            let lrr = ro.join("f.lrr").display().to_string();
+            refused(&[&["radiosity", CB, "--save", &lrr, "-o", &png][..], &tiny].concat(), &["f.lrr"]);
+            assert_eq!(std::fs::read_dir(ro.path()).unwrap().count(), 0);
+        }
+        std::fs::set_permissions(ro.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let _ = succeeds;
 }

@@ -17,7 +17,7 @@
 //! | end - 8 | 8 | checksum of every byte before it ([`checksum`]) |
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use lumbre_gpu::{Error, Result};
@@ -150,7 +150,7 @@ fn io(path: &Path, e: std::io::Error) -> Error {
 }
 
 /// Writes f32 values little-endian into `w`, hashing them.
-fn put(w: &mut impl Write, hash: &mut Hasher, values: &[f32]) -> std::io::Result<()> {
+fn put(w: &mut dyn Write, hash: &mut Hasher, values: &[f32]) -> std::io::Result<()> {
     for chunk in values.chunks(1 << 18) {
         let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
         hash.update(&bytes);
@@ -254,23 +254,23 @@ impl Factorization {
         h
     }
 
-    /// Writes the factor file (see the module's table).
+    /// Writes the factor file (see the module's table) whole or not at all, never through a
+    /// symbolic link ([`lumbre_raytrace::write_with`]).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let file = File::create(path).map_err(|e| io(path, e))?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        let mut hash = Hasher::default();
-        let header = self.header();
-        hash.update(&header);
-        w.write_all(&header).map_err(|e| io(path, e))?;
-        match &self.form {
-            Form::Dense { y } => put(&mut w, &mut hash, &y.data),
-            Form::Factored { f, w: wm, rho } => put(&mut w, &mut hash, &f.data)
-                .and_then(|_| put(&mut w, &mut hash, wm))
-                .and_then(|_| put(&mut w, &mut hash, &rho.iter().flatten().copied().collect::<Vec<f32>>())),
-        }
-        .map_err(|e| io(path, e))?;
-        w.write_all(&hash.finish().to_le_bytes()).map_err(|e| io(path, e))?;
-        w.flush().map_err(|e| io(path, e))
+        lumbre_raytrace::write_with(path, |w| {
+            let mut hash = Hasher::default();
+            let header = self.header();
+            hash.update(&header);
+            w.write_all(&header)?;
+            match &self.form {
+                Form::Dense { y } => put(w, &mut hash, &y.data),
+                Form::Factored { f, w: wm, rho } => put(w, &mut hash, &f.data)
+                    .and_then(|_| put(w, &mut hash, wm))
+                    .and_then(|_| put(w, &mut hash, &rho.iter().flatten().copied().collect::<Vec<f32>>())),
+            }?;
+            w.write_all(&hash.finish().to_le_bytes())
+        })
+        .map_err(|e| Error::Input(e.to_string()))
     }
 
     /// Reads a factor file. With `expected` the scene's fingerprint, a file made for another

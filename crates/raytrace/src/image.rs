@@ -1,6 +1,6 @@
 //! Linear RGB images: PNG and EXR files and sRGB conversion (comparisons are in `metrics`).
 
-use std::io::{Cursor, Write as _};
+use std::io::Cursor;
 use std::path::Path;
 
 use ::image::{DynamicImage, ImageBuffer, ImageFormat, ImageReader, Rgb, RgbImage};
@@ -8,6 +8,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::error::LoadError;
+use crate::write::write_file;
 
 /// A linear-RGB floating-point image, row-major, top row first.
 ///
@@ -206,46 +207,6 @@ fn encode(image: DynamicImage, format: ImageFormat, path: &Path) -> Result<Vec<u
     let mut bytes = Cursor::new(Vec::new());
     image.write_to(&mut bytes, format).map_err(|e| LoadError::new(path, format!("cannot encode {format:?}: {e}")))?;
     Ok(bytes.into_inner())
-}
-
-/// Writes `bytes` to `path` whole or not at all: a regular file (or a new one) is written
-/// to a temporary file in the same folder, synced and renamed into place, so a failed
-/// write (a full disk) leaves the old file, or nothing, behind; anything else (a device
-/// such as `/dev/null`) is written directly. Errors name the path.
-///
-/// ```
-/// let path = std::env::temp_dir().join(format!("lumbre-write-doc-{}.txt", std::process::id()));
-/// lumbre_raytrace::write_file(&path, b"whole").unwrap();
-/// assert_eq!(std::fs::read(&path).unwrap(), b"whole");
-/// assert!(lumbre_raytrace::write_file("/nonexistent-folder/x.png".as_ref(), b"").is_err());
-/// # std::fs::remove_file(&path).unwrap();
-/// ```
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), LoadError> {
-    let fail = |e: std::io::Error| LoadError::new(path, format!("cannot write: {e}"));
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
-            let mut f = std::fs::OpenOptions::new().write(true).open(path).map_err(fail)?;
-            return f.write_all(bytes).and_then(|_| f.flush()).map_err(fail);
-        }
-        _ => {}
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

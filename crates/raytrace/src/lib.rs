@@ -74,8 +74,9 @@ mod scene;
 pub mod twin;
 mod volume;
 mod whitted;
+mod write;
 
-pub use crate::image::{Image, linear_to_srgb, srgb_to_linear, write_file};
+pub use crate::image::{Image, linear_to_srgb, srgb_to_linear};
 pub use camera::Camera;
 pub use compose::{BOX_FACES, SceneBuilder, stand_on};
 pub use emitters::{Emitter, EmitterSample, Emitters};
@@ -92,3 +93,4 @@ pub use volume::{
     render_volume_cpu,
 };
 pub use whitted::{MAX_PIXELS, MAX_SPP, MAX_TRACE_DEPTH, RenderOptions, RenderStats, WhittedRender, add_default_light};
+pub use write::{write_file, write_with};

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::LoadError;
-use crate::image::write_file;
 use crate::material::{Material, MaterialKind};
 use crate::scene::{Light, Scene};
+use crate::write::write_file;
 
 /// The MTL `illum` model that [`Scene::load_obj`] maps back to `kind` (see [`Material`]).
 fn illum(kind: MaterialKind) -> u8 {

@@ -4,7 +4,6 @@ mod ply;
 mod slices;
 
 use std::fs;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 pub(crate) use slices::{Ellipsoid, SHEPP_LOGAN_3D, phantom_value};
@@ -154,9 +153,7 @@ impl PointCloud {
     /// the same f32, so a save/load round trip is exact (as long as no colour is above 1).
     pub fn save_text(&self, path: &Path) -> Result<(), LoadError> {
         self.check().map_err(|e| LoadError::new(path, e))?;
-        let file = fs::File::create(path).map_err(|e| LoadError::write(path, &e))?;
-        let mut w = BufWriter::new(file);
-        let mut write = || -> std::io::Result<()> {
+        crate::write::write_with(path, |w| {
             writeln!(w, "# x y z r g b reflection refraction (colours 0..1), {} points", self.len())?;
             for i in 0..self.len() {
                 let (p, c) = (self.positions[i], self.colors[i]);
@@ -166,9 +163,8 @@ impl PointCloud {
                     p[0], p[1], p[2], c[0], c[1], c[2], self.reflection[i], self.refraction[i]
                 )?;
             }
-            w.flush()
-        };
-        write().map_err(|e| LoadError::write(path, &e))
+            Ok(())
+        })
     }
 
     /// Loads a PLY point cloud: `format ascii 1.0` or `format binary_little_endian 1.0`.

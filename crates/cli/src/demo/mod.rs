@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use clap::Args;
 use lumbre_gpu::{Backend, GpuOptions};
+use lumbre_raytrace::LoadError;
 
 use crate::backend::{BackendArgs, BackendChoice, gpu_by_default};
 use crate::bench::Effort;
@@ -43,9 +44,27 @@ impl DemoArgs {
     }
 }
 
+/// An error, before any work, when the output folder holds a symbolic link: a report or
+/// image written there would land outside the folder.
+fn refuse_links(out: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(out).map_err(|e| Error::File(LoadError::read(out, &e)))?;
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            return Err(format!(
+                "-o {}: {} is a symbolic link; remove it or choose another folder (the demo never writes through links)",
+                out.display(),
+                entry.path().display()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 fn demo(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
     let start = Instant::now();
     std::fs::create_dir_all(out).map_err(|e| Error::folder(out, e))?;
+    refuse_links(out)?;
     let mut report = String::from("# Lumbre demo report\n\n");
     let mut tables: Vec<Table> = vec![adapter_table()];
 

@@ -1,7 +1,7 @@
 //! PLY point clouds: ascii and binary little-endian, read and written.
 
 use std::fs;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use super::{Clamped, PointCloud, PointReport};
@@ -451,16 +451,13 @@ fn save(
     point: impl Fn(&mut dyn Write, usize) -> std::io::Result<()>,
 ) -> Result<(), LoadError> {
     cloud.check().map_err(|e| LoadError::new(path, e))?;
-    let file = fs::File::create(path).map_err(|e| LoadError::write(path, &e))?;
-    let mut w = BufWriter::new(file);
-    let mut write = || -> std::io::Result<()> {
+    crate::write::write_with(path, |w| {
         w.write_all(header_text(cloud, format).as_bytes())?;
         for i in 0..cloud.len() {
-            point(&mut w, i)?;
+            point(&mut *w, i)?;
         }
-        w.flush()
-    };
-    write().map_err(|e| LoadError::write(path, &e))
+        Ok(())
+    })
 }
 
 /// [`PointCloud::save_ply_ascii`].

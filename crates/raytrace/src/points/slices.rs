@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ::image::{GrayImage, ImageFormat, ImageReader, RgbImage};
+use ::image::{DynamicImage, GrayImage, ImageFormat, ImageReader, RgbImage};
 use glam::{DMat3, DVec3, Vec3};
 use rayon::prelude::*;
 
@@ -107,18 +107,18 @@ pub fn write_slices(dir: &Path, slices: &[Image]) -> Result<Vec<PathBuf>, LoadEr
             let path = dir.join(format!("slice_{i:04}.png"));
             let size_err = || LoadError::new(&path, "image size does not match its pixel count");
             let grey = img.pixels.iter().all(|p| p.x == p.y && p.y == p.z);
-            let result = if grey {
+            let image = if grey {
                 let bytes = img.pixels.iter().map(|p| q(p.x)).collect();
-                GrayImage::from_raw(img.width, img.height, bytes)
-                    .ok_or_else(size_err)?
-                    .save_with_format(&path, ImageFormat::Png)
+                DynamicImage::ImageLuma8(GrayImage::from_raw(img.width, img.height, bytes).ok_or_else(size_err)?)
             } else {
                 let bytes = img.pixels.iter().flat_map(|p| p.to_array().map(q)).collect();
-                RgbImage::from_raw(img.width, img.height, bytes)
-                    .ok_or_else(size_err)?
-                    .save_with_format(&path, ImageFormat::Png)
+                DynamicImage::ImageRgb8(RgbImage::from_raw(img.width, img.height, bytes).ok_or_else(size_err)?)
             };
-            result.map_err(|e| LoadError::new(&path, format!("cannot write PNG: {e}")))?;
+            let mut png = std::io::Cursor::new(Vec::new());
+            image
+                .write_to(&mut png, ImageFormat::Png)
+                .map_err(|e| LoadError::new(&path, format!("cannot encode PNG: {e}")))?;
+            crate::write::write_file(&path, png.get_ref())?;
             Ok(path)
         })
         .collect()
