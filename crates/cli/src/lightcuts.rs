@@ -4,7 +4,7 @@
 //! or by instant radiosity (every VPL), with visibility by shadow rays or imperfect shadow
 //! maps.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -19,6 +19,7 @@ use lumbre_raytrace::{Camera, Image, Prepared};
 
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::{Error, Result};
+use crate::limits::distinct_outputs;
 use crate::progress::{bar_progress, progress};
 use crate::view::image_path;
 
@@ -452,6 +453,8 @@ impl OnBackend for LightcutsArgs {
                 return Err("--heatmap shows cut sizes: it needs --method lightcuts".into());
             }
             image_path("--heatmap", path)?;
+            let out = self.view.out.as_deref().unwrap_or(Path::new(OUT));
+            distinct_outputs(("-o", out), ("--heatmap", path))?;
         }
         self.view.check(OUT)
     }

@@ -2,6 +2,8 @@
 //! against the GPU's largest buffer, and the flags' allowed ranges (see the README's "Bad
 //! input" section for the rule every command follows).
 
+use std::path::{Path, PathBuf};
+
 use lumbre_gpu::Backend;
 
 use crate::error::Result;
@@ -102,6 +104,48 @@ pub fn in_range<T: PartialOrd + Copy + std::fmt::Display>(flag: &str, value: T, 
     Ok(())
 }
 
+/// `path` as the file system names it: canonical where it exists, else its folder's
+/// canonical path joined with its name, else as given.
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (dir.canonicalize(), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// An error naming both flags when two outputs of one run are the same file (one would
+/// silently replace the other).
+pub fn distinct_outputs(a: (&str, &Path), b: (&str, &Path)) -> Result<()> {
+    if resolved(a.1) == resolved(b.1) {
+        return Err(format!(
+            "{} {} and {} {}: one file for two outputs; give them different paths",
+            a.0,
+            a.1.display(),
+            b.0,
+            b.1.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// An error naming `flag` unless the folder `path` is written into exists.
+pub fn folder_exists(flag: &str, path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Err(format!("{flag} {}: the folder {} does not exist", path.display(), dir.display()).into())
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +161,16 @@ mod tests {
         let e = check_image(100_000, 30_000, &cpu, 16 << 30).unwrap_err().to_string();
         assert!(e.contains("more than the 16.0 GiB available") && e.contains("lower --width"), "{e}");
         assert!(available_memory() > 0);
+    }
+
+    #[test]
+    fn two_outputs_on_one_path_are_refused() {
+        let (a, b) = (Path::new("same.png"), Path::new("./same.png"));
+        let e = distinct_outputs(("-o", a), ("--heatmap", b)).unwrap_err().to_string();
+        assert!(e.contains("-o same.png and --heatmap ./same.png"), "{e}");
+        assert!(distinct_outputs(("-o", a), ("--save", Path::new("same.lrr"))).is_ok());
+        assert!(folder_exists("--save", Path::new("no-such-folder/f.lrr")).is_err());
+        assert!(folder_exists("--save", Path::new("f.lrr")).is_ok());
     }
 
     #[test]

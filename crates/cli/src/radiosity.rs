@@ -16,7 +16,7 @@ use lumbre_radiosity::{
 
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
-use crate::limits::{MAX_FRAMES, available_memory, human, in_range};
+use crate::limits::{MAX_FRAMES, available_memory, distinct_outputs, folder_exists, human, in_range};
 use crate::progress::{bar_progress, progress};
 use crate::view::View;
 
@@ -95,6 +95,10 @@ impl OnBackend for RadiosityArgs {
     fn check(&self) -> Result<()> {
         in_range("--spp", self.spp, 1, lumbre_raytrace::MAX_SPP)?;
         in_range("--relight", self.relight, 0, MAX_FRAMES)?;
+        if let Some(save) = &self.save {
+            folder_exists("--save", save)?;
+            distinct_outputs(("-o", self.view.out.as_deref().unwrap_or(Path::new(OUT))), ("--save", save))?;
+        }
         self.view.check(OUT)
     }
 

@@ -122,3 +122,32 @@ fn memory_is_checked_before_work() {
     refused(&on_cb("radiosity", &["--elements", "100000000"]), &["--elements 100000000", "host memory"]);
     refused(&on_cb("density", &["--photons", "4294967295", "--backend", "cpu"]), &["--photons 4294967295", "GiB"]);
 }
+
+#[test]
+fn radiosity_refuses_a_dark_scene_and_shows_the_loaders_warnings() {
+    let dir = TempDir::new("hostile-dark");
+    let scene = dir.path().join("dark.obj");
+    // One triangle without an emitter, and one dropped for its NaN corner.
+    std::fs::write(&scene, "v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan 0 0\nf 1 2 3\nf 1 2 4\n").unwrap();
+    let mut args = vec!["radiosity", scene.to_str().unwrap()];
+    args.extend(SZ);
+    let e = refused(&args, &["no emitting triangles", "Ke > 0"]);
+    assert!(e.contains("warning:") && e.contains("1 non-finite"), "{e}");
+}
+
+#[test]
+fn two_outputs_on_one_path_are_refused() {
+    let dir = TempDir::new("hostile-same");
+    let out = dir.path().join("o.png");
+    let o = out.to_str().unwrap();
+    // The same file by another name is the same file.
+    let again = format!("{}/./o.png", dir.path().display());
+    refused(
+        &on_cb("lightcuts", &["--vpls", "16", "--heatmap", &again, "-o", o]),
+        &["-o", "--heatmap", "one file for two outputs"],
+    );
+    refused(&on_cb("radiosity", &["--save", o, "-o", o]), &["--save", "one file for two outputs"]);
+    let missing = dir.path().join("missing/f.lrr");
+    refused(&on_cb("radiosity", &["--save", missing.to_str().unwrap(), "-o", o]), &["--save", "does not exist"]);
+    assert!(!out.exists(), "nothing is written before the refusal");
+}
