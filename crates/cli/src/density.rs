@@ -18,6 +18,7 @@ use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
 use crate::limits::{available_memory, human, in_range};
+use crate::out::out;
 use crate::progress::{bar_progress, progress};
 use crate::view::View;
 
@@ -344,7 +345,7 @@ impl OnBackend for DensityArgs {
         let est = estimate(&prepared, camera, width, height, &options, backend, &bar_progress(&bar))?;
         bar.finish_and_clear();
         est.image.save(&out)?;
-        println!(
+        out!(
             "{}: {} triangles on {}, load and kd-tree {:.1} ms; {} -> {}",
             self.scene.display(),
             prepared.tris.len(),
@@ -352,7 +353,7 @@ impl OnBackend for DensityArgs {
             load.as_secs_f64() * 1e3,
             est.summary,
             out.display()
-        );
+        )?;
         Ok(())
     }
 }

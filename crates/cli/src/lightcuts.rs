@@ -20,6 +20,7 @@ use lumbre_raytrace::{Camera, Image, Prepared};
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::{Error, Result};
 use crate::limits::distinct_outputs;
+use crate::out::out;
 use crate::progress::{bar_progress, progress};
 use crate::view::image_path;
 
@@ -482,7 +483,7 @@ impl OnBackend for LightcutsArgs {
             map.save(path)?;
             written += &format!(", cut sizes (blue 1 .. red {}) -> {}", o.max_cut, path.display());
         }
-        println!(
+        out!(
             "{}: {} triangles on {}, load and kd-tree {:.1} ms; {}: {} -> {written}",
             self.scene.display(),
             prepared.tris.len(),
@@ -490,7 +491,7 @@ impl OnBackend for LightcutsArgs {
             load.as_secs_f64() * 1e3,
             o.method_name(),
             lit.summary,
-        );
+        )?;
         Ok(())
     }
 }

@@ -17,6 +17,7 @@ use lumbre_radiosity::{
 use crate::backend::{BackendArgs, OnBackend};
 use crate::error::Result;
 use crate::limits::{MAX_FRAMES, available_memory, distinct_outputs, folder_exists, human, in_range};
+use crate::out::out;
 use crate::progress::{bar_progress, progress};
 use crate::view::View;
 
@@ -324,11 +325,11 @@ impl RadiosityArgs {
             .into());
         }
         let (announced, line) = check_resources(self, counts, scene.triangles.len(), backend)?;
-        println!("{line}");
+        out!("{line}")?;
         let t = Instant::now();
         let mesh = meshes(self, counts, Surfaces::from_scene(scene)?)?;
         let a = mesh.area_stats();
-        println!(
+        out!(
             "{}: {loaded}, load {}; n = {} elements (area {:.3e} .. {:.3e}, spread {:.1}%), k = {} patches ({:?}, {} \
          pieces), kd-tree and meshes in {}",
             self.scene.display(),
@@ -341,21 +342,21 @@ impl RadiosityArgs {
             self.method,
             mesh.pieces.len(),
             ms(t.elapsed())
-        );
+        )?;
         if self.load.is_none() {
             let ff = FormFactors { samples: self.samples, ..FormFactors::default() };
-            println!(
+            out!(
                 "form factors: {} x {} pairs, {} samples each, about {:.1} s on {}",
                 mesh.n(),
                 mesh.k(),
                 self.samples,
                 form_factor_seconds(&ff, &mesh, backend),
                 backend.name()
-            );
+            )?;
         }
         let mut held = None;
         let (placed, how, factor_gpu) = factor(self, &mesh, backend, &mut held)?;
-        println!("{how} on {}", backend.describe());
+        out!("{how} on {}", backend.describe())?;
 
         // One lighting, or a ramp of the emitters' intensity over the frames.
         let frames = self.relight.max(1);
@@ -380,22 +381,22 @@ impl RadiosityArgs {
             solutions.push(b.0.into_iter().next().unwrap_or_default());
         }
         let per = |d: Duration| d.as_secs_f64() / frames as f64;
-        println!(
+        out!(
             "solve ({storage:?}): {:.3} ms per lighting ({:.0} solves/s), {:.3} ms wall",
             per(kernel) * 1e3,
             1.0 / per(kernel).max(1e-12),
             per(solve_wall) * 1e3
-        );
+        )?;
         if frames > 1 {
             let solve = Solve { lights: lights.clone(), storage, block_rows: None };
             let t = Instant::now();
             let (_, report) = solve.run_placed(&placed, &())?;
             let all = report.gpu.unwrap_or_else(|| t.elapsed());
-            println!(
+            out!(
                 "relighting: {frames} lightings in one pass over Y: {} ({:.0} solves/s)",
                 ms(all),
                 frames as f64 / all.as_secs_f64().max(1e-12)
-            );
+            )?;
         }
         let shading = if self.smooth { Shading::Smooth } else { Shading::Flat };
         let bar = progress(solutions.len() as u64, "images");
@@ -412,12 +413,12 @@ impl RadiosityArgs {
             Backend::Gpu(_) => format!("GPU {}, ", ms(factor_gpu.unwrap_or_default() + kernel)),
             Backend::Cpu => String::new(),
         };
-        println!(
+        out!(
             "-> {} ({gpu}{}wall {:.2} s)",
             frame_path(out, (self.relight > 0).then_some(0)).display(),
             peak.unwrap_or_default(),
             wall.elapsed().as_secs_f64()
-        );
+        )?;
         Ok(())
     }
 }

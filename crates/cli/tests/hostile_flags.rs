@@ -151,3 +151,27 @@ fn two_outputs_on_one_path_are_refused() {
     refused(&on_cb("radiosity", &["--save", missing.to_str().unwrap(), "-o", o]), &["--save", "does not exist"]);
     assert!(!out.exists(), "nothing is written before the refusal");
 }
+
+#[test]
+fn a_full_standard_output_is_an_error_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let dir = TempDir::new("hostile-full");
+    for (command, name, rest) in [
+        ("density", "d.exr", &["--photons", "1000", "--spp", "1"][..]),
+        ("radiosity", "r.png", &["--elements", "100", "--patches", "10"][..]),
+        ("lightcuts", "l.png", &["--vpls", "16"][..]),
+    ] {
+        let out = dir.path().join(name);
+        let mut args = on_cb(command, rest);
+        args.extend(["-o", out.to_str().unwrap()]);
+        let run = Command::new(env!("CARGO_BIN_EXE_lumbre"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .expect("run lumbre");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{args:?}\n{stderr}");
+        assert!(stderr.contains("cannot write to standard output") && !stderr.contains("panicked"), "{stderr}");
+    }
+}
