@@ -155,3 +155,33 @@ fn failed_factor_file_leaves_nothing() {
     }
     let _ = succeeds;
 }
+
+/// Input that is not a regular file, or is larger than any scene, is refused at once naming
+/// the file: a device, a FIFO, a folder, a link to a device, and a 3 GiB (sparse) file.
+#[cfg(unix)]
+#[test]
+fn non_regular_and_huge_inputs_are_refused_before_reading() {
+    let dir = TempDir::new("inputs");
+    let tiny = ["--width", "8", "--height", "8", "--backend", "cpu"];
+    let render = |scene: &str, words: &[&str]| {
+        let start = std::time::Instant::now();
+        refused(&[&["render", scene][..], &tiny].concat(), words);
+        assert!(start.elapsed().as_secs() < 10, "render {scene} was not refused at once");
+    };
+    render("/dev/zero", &["/dev/zero"]);
+    let fifo = dir.join("pipe.obj");
+    if Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        render(&fifo.display().to_string(), &["pipe.obj", "not a regular file"]);
+    }
+    let folder = dir.join("folder.obj");
+    std::fs::create_dir(&folder).unwrap();
+    render(&folder.display().to_string(), &["folder.obj", "a folder"]);
+    let link = dir.join("zero.obj");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    render(&link.display().to_string(), &["zero.obj", "not a regular file"]);
+    let huge = dir.join("huge.obj");
+    File::create(&huge).unwrap().set_len(3 << 30).unwrap();
+    render(&huge.display().to_string(), &["huge.obj", "2 GiB"]);
+    let vol = dir.join("v.png").display().to_string();
+    refused(&[&["volume", "/dev/zero", "-o", &vol][..], &tiny].concat(), &["/dev/zero", "not a regular file"]);
+}

@@ -7,7 +7,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -70,8 +69,8 @@ impl Scene {
     /// assert_eq!(scene.cameras[0].eye, glam::Vec3::new(0.0, 1.0, 3.9));
     /// ```
     pub fn load_gltf(path: &Path) -> Result<(Scene, LoadReport), LoadError> {
-        let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
-        Self::load_gltf_with(path, &bytes, &|full: &Path| fs::read(full))
+        let bytes = crate::read::read_input(path)?;
+        Self::load_gltf_with(path, &bytes, &|full: &Path| crate::read::read_input_io(full))
     }
 
     /// Loads a glTF file held in memory, with the files its URIs name taken from `files`

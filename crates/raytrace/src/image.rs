@@ -191,6 +191,7 @@ pub(crate) fn stored_rgb(img: &DynamicImage) -> Vec<[f32; 3]> {
 
 /// Opens and decodes an image file that must be in `format`.
 pub(crate) fn decode(path: &Path, format: ImageFormat) -> Result<DynamicImage, LoadError> {
+    crate::read::check_input(path)?;
     let reader = ImageReader::open(path).map_err(|e| LoadError::read(path, &e))?;
     let reader = reader.with_guessed_format().map_err(|e| LoadError::read(path, &e))?;
     match reader.format() {

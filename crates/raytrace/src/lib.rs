@@ -69,6 +69,7 @@ mod obj;
 mod obj_write;
 mod path;
 mod points;
+mod read;
 pub mod sampling;
 mod scene;
 pub mod twin;
@@ -87,6 +88,7 @@ pub use material::{Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};
 pub use path::{PathCounts, PathOptions, PathRender};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
+pub use read::{MAX_INPUT_BYTES, check_input, read_input};
 pub use scene::{Light, LoadReport, Prepared, SCENE_SIZE_RANGE, Scene, Triangle};
 pub use volume::{
     MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,

@@ -3,7 +3,6 @@
 mod ply;
 mod slices;
 
-use std::fs;
 use std::path::Path;
 
 pub(crate) use slices::{Ellipsoid, SHEPP_LOGAN_3D, phantom_value};
@@ -103,7 +102,7 @@ impl PointCloud {
     /// ```
     pub fn load_text(path: &Path) -> Result<(PointCloud, PointReport), LoadError> {
         const FIELDS: [&str; 8] = ["x", "y", "z", "r", "g", "b", "reflection", "refraction"];
-        let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
+        let bytes = crate::read::read_input(path)?;
         let mut rows: Vec<([f32; 8], usize)> = Vec::new();
         let mut report = PointReport::default();
         for item in text_lines(path, &bytes) {

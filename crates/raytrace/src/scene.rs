@@ -3,7 +3,6 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -265,8 +264,8 @@ impl Scene {
     /// assert_eq!(scene.emissive_triangles().len(), 2);
     /// ```
     pub fn load_obj(path: &Path) -> Result<(Scene, LoadReport), LoadError> {
-        let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
-        Self::load_obj_with(path, &bytes, &|full: &Path| fs::read(full))
+        let bytes = crate::read::read_input(path)?;
+        Self::load_obj_with(path, &bytes, &|full: &Path| crate::read::read_input_io(full))
     }
 
     /// Loads an OBJ file held in memory, with the MTL libraries it names taken from

@@ -1,6 +1,5 @@
 //! PLY point clouds: ascii and binary little-endian, read and written.
 
-use std::fs;
 use std::io::Write;
 use std::path::Path;
 
@@ -264,7 +263,7 @@ impl VertexLayout {
 
 /// [`PointCloud::load_ply`].
 pub(crate) fn load(path: &Path) -> Result<(PointCloud, PointReport), LoadError> {
-    let bytes = fs::read(path).map_err(|e| LoadError::read(path, &e))?;
+    let bytes = crate::read::read_input(path)?;
     let header = parse_header(path, &bytes)?;
     let mut report = PointReport::default();
     let vertex = header

@@ -13,6 +13,7 @@ use crate::image::{Image, stored_rgb};
 
 /// One decoded slice: `(width, height, stored RGB values in [0, 1])`.
 fn read_slice(path: &Path) -> Result<(u32, u32, Vec<[f32; 3]>), LoadError> {
+    crate::read::check_input(path)?;
     let reader = ImageReader::open(path).map_err(|e| LoadError::read(path, &e))?;
     let reader = reader.with_guessed_format().map_err(|e| LoadError::read(path, &e))?;
     let img = reader.decode().map_err(|e| LoadError::new(path, format!("cannot decode image: {e}")))?;
