@@ -57,11 +57,26 @@ fn load(path: &Path) -> Result<Image> {
     Ok(image?)
 }
 
+/// The fewest rows `--regions cornell` accepts.
+const CORNELL_MIN_ROWS: u32 = 48;
+
 /// The regions `--regions` names for a `width` x `height` image.
 fn regions(spec: Option<&str>, width: u32, height: u32) -> Result<Vec<Region>> {
     match spec.map(str::trim) {
         None => Ok(Vec::new()),
-        Some("cornell") => Ok(Region::cornell(width, height)),
+        Some("cornell") => {
+            // From 48 rows every region pixel lies wholly on its surface; an image much
+            // narrower than square cuts a wall out of view.
+            let cornell = Region::cornell(width, height);
+            if height < CORNELL_MIN_ROWS || cornell.iter().any(|r| r.width == 0 || r.height == 0) {
+                return Err(format!(
+                    "--regions cornell: the images are {width}x{height}; the Cornell regions need at least \
+                     {CORNELL_MIN_ROWS} rows and every wall in view (e.g. 64x48, 4:3 from the reference camera)"
+                )
+                .into());
+            }
+            Ok(cornell)
+        }
         Some(text) => Ok(Region::parse_list(text).map_err(|e| format!("--regions: {e}"))?),
     }
 }
@@ -98,6 +113,21 @@ impl CompareArgs {
             let image = false_colour(&test, &reference, map)?;
             image.save(path)?;
             out!("{}: {}", path.display(), map.legend())?;
+        }
+        if metrics.non_finite > 0 {
+            // The figures above leave those pixels out, so they do not judge the whole image.
+            let bad = |img: &Image| img.pixels.iter().filter(|p| !p.is_finite()).count();
+            return Err(format!(
+                "{} of {} pixels are NaN or infinite ({} in {}, {} in the reference {}) and left out of every \
+                 figure above, which judge only the rest",
+                metrics.non_finite,
+                metrics.width as usize * metrics.height as usize,
+                bad(&test),
+                self.test.display(),
+                bad(&reference),
+                self.reference.display()
+            )
+            .into());
         }
         Ok(())
     }

@@ -65,7 +65,10 @@ fn prints_the_table_and_writes_the_diff_image() {
     assert_eq!((px[0], px[7]), ([255, 0, 0], [0, 0, 0]));
     assert!(stdout.contains("100% and more red"), "{stdout}");
 
-    // The PNG of the test image against the EXR reference, the Cornell regions, a ΔE map.
+    // The PNG of the test image against the EXR reference, the Cornell regions (which need
+    // 48 rows), a ΔE map.
+    let dir = TempDir::new("compare-cornell");
+    let (_, reference) = write_pair(&dir, 64, 48);
     let de = dir.join("de.exr");
     let out = lumbre(&[
         &dir.join("test.png"),
@@ -82,7 +85,7 @@ fn prints_the_table_and_writes_the_diff_image() {
     for name in ["left wall", "right wall", "back wall", "ceiling", "floor", "tall box", "short box"] {
         assert!(stdout.contains(name), "missing {name:?} in\n{stdout}");
     }
-    assert_eq!(Image::load_exr(&de).unwrap().width, 8);
+    assert_eq!(Image::load_exr(&de).unwrap().width, 64);
 }
 
 #[test]

@@ -185,3 +185,43 @@ fn non_regular_and_huge_inputs_are_refused_before_reading() {
     let vol = dir.join("v.png").display().to_string();
     refused(&[&["volume", "/dev/zero", "-o", &vol][..], &tiny].concat(), &["/dev/zero", "not a regular file"]);
 }
+
+/// `compare`: non-finite pixels are counted and fail the comparison (never RMSE 0 and exit 0),
+/// and the Cornell regions are refused on an image too small for them, naming its size.
+#[test]
+fn compare_refuses_non_finite_pixels_and_misfit_regions() {
+    let dir = TempDir::new("compare-nan");
+    let grey = Image::from_pixels(8, 8, vec![glam::Vec3::splat(0.5); 64]).unwrap();
+    let mut half = grey.clone();
+    for i in 0..32 {
+        half.pixels[i] = glam::Vec3::NAN;
+    }
+    let (g, h) = (dir.join("grey.exr"), dir.join("half.exr"));
+    grey.save(&g).unwrap();
+    half.save(&h).unwrap();
+    let (g, h) = (g.display().to_string(), h.display().to_string());
+    let e = refused(&["compare", &h, &g], &["32 of 64 pixels are NaN or infinite", "half.exr", "left out"]);
+    assert!(e.contains("32 in"), "{e}");
+    refused(&["compare", &g, &g, "--regions", "cornell"], &["--regions cornell", "8x8", "48 rows"]);
+    succeeds(&["compare", &g, &g]);
+}
+
+/// Camera coordinates beyond f32 ray arithmetic name the value; benchmark counts are bounded
+/// and their ranges are the real ones.
+#[test]
+fn camera_and_benchmark_counts_name_the_value() {
+    let tiny = ["--width", "8", "--height", "8", "--backend", "cpu"];
+    let camera = [&["render", CB, "--camera", "0,1,1e30,0,1,0,0,1,0,40"][..], &tiny].concat();
+    refused(&camera, &["eye z 1e30", "beyond"]);
+    let roofline = |extra: &[&str], words: &[&str]| {
+        refused(&[&["bench", "roofline", "--backend", "cpu"][..], extra].concat(), words);
+    };
+    // Beyond any host's memory: the error gives the real range, not "70..=33".
+    let e = refused(&["bench", "roofline", "--backend", "cpu", "--min-log2", "70"], &["--min-log2 70: must be 4..="]);
+    assert!(!e.contains("70..="), "{e}");
+    roofline(&["--warmup", "4294967296"], &["--warmup 4294967296", "at most 1000"]);
+    roofline(&["--repeats", "1001"], &["--repeats 1001", "at most 1000"]);
+    roofline(&["--repeats", "0"], &["--repeats 0: must be at least 1"]);
+    refused(&["bench", "raytrace", "--frames", "100000"], &["--frames 100000", "at most 1000"]);
+    refused(&["bench", "raytrace", "--cpu-frames", "100000"], &["--cpu-frames 100000", "at most 1000"]);
+}

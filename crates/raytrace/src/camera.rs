@@ -96,9 +96,14 @@ impl Camera {
         Camera { eye: centre + dir * distance, target: centre, up: Vec3::Y, fov_y_deg: Camera::FRAME_FOV_Y_DEG }
     }
 
+    /// The largest magnitude of a coordinate [`Camera::parse`] accepts: far beyond any scene
+    /// ([`crate::SCENE_SIZE_RANGE`]), small enough for f32 ray arithmetic.
+    pub const MAX_COORD: f32 = 1e15;
+
     /// Parses the CLI form `ex,ey,ez,tx,ty,tz,ux,uy,uz,fov` (eye, target, up, vertical field
     /// of view in degrees; spaces around numbers allowed), and checks the camera is usable:
-    /// finite numbers, `0 < fov < 180`, eye ≠ target, up not parallel to the view direction.
+    /// finite numbers within [`Camera::MAX_COORD`] of the origin, `0 < fov < 180`,
+    /// eye ≠ target, up not parallel to the view direction.
     ///
     /// ```
     /// use lumbre_raytrace::Camera;
@@ -106,6 +111,7 @@ impl Camera {
     /// assert_eq!(cam.fov_y_deg, 45.0);
     /// assert_eq!(Camera::parse(&cam.to_string()), Ok(cam));
     /// assert!(Camera::parse("0,1,5,0,1,0,0,1,0").unwrap_err().contains("10"));
+    /// assert!(Camera::parse("0,1,1e30,0,1,0,0,1,0,45").unwrap_err().contains("eye z 1e30"));
     /// ```
     pub fn parse(s: &str) -> Result<Camera, String> {
         const FORM: &str = "ex,ey,ez,tx,ty,tz,ux,uy,uz,fov";
@@ -113,11 +119,20 @@ impl Camera {
         if fields.len() != 10 {
             return Err(format!("camera: expected 10 comma-separated numbers ({FORM}), found {}", fields.len()));
         }
+        const NAMES: [&str; 9] =
+            ["eye x", "eye y", "eye z", "target x", "target y", "target z", "up x", "up y", "up z"];
         let mut v = [0.0f32; 10];
-        for (slot, f) in v.iter_mut().zip(&fields) {
+        for (i, (slot, f)) in v.iter_mut().zip(&fields).enumerate() {
             *slot = f.parse().map_err(|_| format!("camera: malformed number \"{f}\" in {FORM}"))?;
             if !slot.is_finite() {
                 return Err(format!("camera: non-finite number \"{f}\""));
+            }
+            if i < 9 && slot.abs() > Self::MAX_COORD {
+                return Err(format!(
+                    "camera: {} {f} is beyond ±{:e}; give eye, target and up within that of the origin",
+                    NAMES[i],
+                    Self::MAX_COORD
+                ));
             }
         }
         let cam = Camera {
@@ -139,11 +154,12 @@ impl Camera {
         if !(self.fov_y_deg > 0.0 && self.fov_y_deg < 180.0) {
             return Err(format!("camera: fov {} is not between 0 and 180 degrees", self.fov_y_deg));
         }
-        let view = self.target - self.eye;
+        // In f64, so that large coordinates cannot overflow the products below.
+        let (up, view) = (self.up.as_dvec3(), self.target.as_dvec3() - self.eye.as_dvec3());
         if view.length_squared() == 0.0 {
             return Err("camera: eye and target are the same point".into());
         }
-        if self.up.cross(view).length() <= 1e-6 * self.up.length() * view.length() {
+        if up.cross(view).length() <= 1e-6 * up.length() * view.length() {
             return Err("camera: up is zero or parallel to the view direction".into());
         }
         Ok(())

@@ -134,6 +134,8 @@ fn parse_accepts_the_cli_form_and_rejects_the_rest() {
         ("1,1,1,1,1,1,0,1,0,40", "same point"),
         ("0,5,0,0,0,0,0,1,0,40", "parallel"),
         ("0,0,5,0,0,0,0,0,0,40", "parallel"),
+        ("0,1,1e30,0,1,0,0,1,0,40", "eye z 1e30 is beyond"),
+        ("0,1,3.9,0,1,0,0,-2e16,0,40", "up y -2e16"),
     ] {
         let err = Camera::parse(input).unwrap_err();
         assert!(err.contains(needle), "{input:?}: {err}");

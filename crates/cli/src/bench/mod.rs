@@ -48,6 +48,21 @@ impl BenchCommand {
     }
 }
 
+/// The most warm-up runs, repeats or frames a benchmark flag asks for: enough for any
+/// median, and a bound on the time a mistyped count costs.
+pub const MAX_RUNS: usize = 1000;
+
+/// An error naming `flag` unless `lo <= value <= hi`.
+pub fn count(flag: &str, value: usize, lo: usize, hi: usize) -> Result<()> {
+    if value < lo {
+        return Err(format!("{flag} {value}: must be at least {lo} (and at most {hi})").into());
+    }
+    if value > hi {
+        return Err(format!("{flag} {value}: must be at most {hi}").into());
+    }
+    Ok(())
+}
+
 /// Warm-up runs and measured repeats for every figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Effort {
@@ -56,11 +71,11 @@ pub struct Effort {
 }
 
 impl Effort {
-    /// `--warmup` and `--repeats`: an error unless at least one run is timed.
+    /// `--warmup` and `--repeats`: an error unless at least one run is timed and each count
+    /// is at most [`MAX_RUNS`].
     pub fn new(warmup: usize, repeats: usize) -> Result<Effort> {
-        if repeats == 0 {
-            return Err("--repeats 0: must be at least 1".into());
-        }
+        count("--warmup", warmup, 0, MAX_RUNS)?;
+        count("--repeats", repeats, 1, MAX_RUNS)?;
         Ok(Effort { warmup, repeats })
     }
 }

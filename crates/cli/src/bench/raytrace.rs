@@ -67,9 +67,8 @@ impl OnBackend for RaytraceArgs {
     }
 
     fn check(&self) -> Result<()> {
-        if self.frames == 0 {
-            return Err("--frames 0: must be at least 1".into());
-        }
+        super::count("--frames", self.frames as usize, 1, super::MAX_RUNS)?;
+        super::count("--cpu-frames", self.cpu_frames as usize, 0, super::MAX_RUNS)?;
         if self.leaf_size == 0 {
             return Err("--leaf-size 0: must be at least 1".into());
         }

@@ -24,8 +24,10 @@ pub struct RooflineArgs {
     /// max_buffer_size when smaller; a larger value given here is an error).
     #[arg(long)]
     max_log2: Option<u32>,
+    /// Untimed runs per size, 0..=1000.
     #[arg(long, default_value_t = 3)]
     warmup: usize,
+    /// Timed runs per size (the median is reported), 1..=1000.
     #[arg(long, default_value_t = 10)]
     repeats: usize,
     /// Print JSON instead of a table.
@@ -56,19 +58,19 @@ impl OnBackend for RooflineArgs {
         // The CPU copies hold a source and a destination of the largest size.
         let memory = 63 - (available_memory() / 2).max(1).leading_zeros();
         let most = cap.min(memory);
+        let limit = |e: crate::error::Error| match backend.gpu() {
+            Some(_) => format!("{e} (the GPU's max_buffer_size is 2^{cap} bytes; free memory holds twice 2^{memory})"),
+            None => format!("{e} (free memory holds twice 2^{memory} bytes)"),
+        };
+        // The smallest size first, against the real range, so that its error names it.
+        in_range("--min-log2", min_log2, 4, most).map_err(limit)?;
         let max = match self.max_log2 {
             Some(m) => {
-                in_range("--max-log2", m, min_log2, most).map_err(|e| match backend.gpu() {
-                    Some(_) => {
-                        format!("{e} (the GPU's max_buffer_size is 2^{cap} bytes; free memory holds twice 2^{memory})")
-                    }
-                    None => format!("{e} (free memory holds twice 2^{memory} bytes)"),
-                })?;
+                in_range("--max-log2", m, min_log2, most).map_err(limit)?;
                 m
             }
-            None => 30.min(most),
+            None => 30.min(most).max(min_log2),
         };
-        in_range("--min-log2", min_log2, 4, max)?;
         let mut tables = vec![roofline(backend, min_log2, max, effort)?];
         if let (true, Some(g)) = (self.variants, backend.gpu()) {
             tables.push(copy_variants(g, 1 << max.min(30), effort)?);
