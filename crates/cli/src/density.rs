@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use glam::Vec3;
-use lumbre_density::{Bounces, CameraDensity, PhotonOptions};
+use lumbre_density::{Bounces, CameraDensity, PhotonOptions, PhotonTracer};
 use lumbre_gpu::{Backend, Compute, Progress, Report};
 use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
@@ -125,13 +125,18 @@ fn time_of(report: &Report, wall: Duration) -> Duration {
     report.gpu.unwrap_or(wall)
 }
 
+/// The photons of these options: the indirect flights, unless the irradiance of all of
+/// them is wanted.
+fn photon_options(o: &DensityOptions) -> PhotonOptions {
+    let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
+    PhotonOptions { photons: o.photons, seed: o.seed, bounces, ..Default::default() }
+}
+
 /// The library's algorithm for these options.
 fn camera_density(camera: Camera, width: u32, height: u32, o: &DensityOptions) -> CameraDensity {
-    // Photons: the indirect flights, unless the irradiance of all of them is wanted.
-    let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
     CameraDensity {
         k: o.k,
-        photons: PhotonOptions { photons: o.photons, seed: o.seed, bounces, ..Default::default() },
+        photons: photon_options(o),
         passes: o.passes,
         alpha: o.alpha,
         ..CameraDensity::new(camera, width, height, o.radius)
@@ -299,6 +304,54 @@ fn check_photons(photons: u32, backend: &Backend) -> Result<()> {
     Ok(())
 }
 
+/// Photons of the pilot that measures the flights kept per photon before a GPU run.
+const PILOT_PHOTONS: u32 = 4096;
+/// GPU bytes per photon besides its flights: its count, offset, kept count and kept offset.
+const GPU_BYTES_PER_PHOTON: u64 = 16;
+/// GPU bytes per kept flight: its geometry (32) and power (16).
+const GPU_BYTES_PER_FLIGHT: u64 = 48;
+
+/// An error naming `--photons` when the flights they keep, counted by a pilot of
+/// [`PILOT_PHOTONS`] on the CPU (with a fifth more for the noise), cannot fit the GPU's
+/// largest buffer (32 bytes of geometry each), or, on lavapipe (whose memory is the host's),
+/// the host's free memory.
+fn check_gpu_flights(prepared: &Prepared, o: &DensityOptions, gpu: &lumbre_gpu::Gpu, host: bool) -> Result<()> {
+    let options = PhotonOptions { photons: PILOT_PHOTONS.min(o.photons), ..photon_options(o) };
+    let kept = PhotonTracer { options }.cpu(prepared)?.segments.len();
+    let per_photon = kept as f64 / f64::from(options.photons) * 1.2;
+    let flights = (f64::from(o.photons) * per_photon).ceil() as u64;
+    let refuse = |what: String| {
+        format!(
+            "--photons {}: about {flights} flights kept ({per_photon:.2} a photon), {what}: fewer --photons (more \
+             --passes give the same light in pieces)",
+            o.photons
+        )
+    };
+    let largest = gpu.limits().max_buffer_size;
+    if 32 * flights > largest {
+        return Err(refuse(format!(
+            "{} of geometry, more than {}'s largest buffer of {} (at most about {} --photons)",
+            human(32 * flights),
+            gpu.adapter_name(),
+            human(largest),
+            (largest as f64 / 32.0 / per_photon.max(1e-9)) as u64
+        ))
+        .into());
+    }
+    let bytes = u64::from(o.photons) * GPU_BYTES_PER_PHOTON + flights * GPU_BYTES_PER_FLIGHT;
+    let available = available_memory();
+    if host && bytes > available {
+        return Err(refuse(format!(
+            "about {} of {}'s memory (the host's), more than the {} available",
+            human(bytes),
+            gpu.adapter_name(),
+            human(available)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 impl OnBackend for DensityArgs {
     fn backend_args(&self) -> &BackendArgs {
         &self.view.backend
@@ -340,6 +393,9 @@ impl OnBackend for DensityArgs {
         check_radius(self.radius, &scene)?;
         check_photons(options.photons, backend)?;
         let prepared = Prepared::new(scene, &BuildOptions::default());
+        if let Backend::Gpu(gpu) = backend {
+            check_gpu_flights(&prepared, &options, gpu, crate::lightcuts::is_lavapipe(backend))?;
+        }
         let load = t.elapsed();
         let bar = progress(options.photons as u64, "density");
         let est = estimate(&prepared, camera, width, height, &options, backend, &bar_progress(&bar))?;

@@ -19,16 +19,6 @@ pub const BYTES_PER_PIXEL: u64 = 96;
 /// Most frames of `--orbit` and `--move`: a minute at 60 frames per second.
 pub const MAX_FRAMES: u32 = 3600;
 
-/// Most `--warmup` and `--repeats` of a benchmark: each is a full run of its table.
-pub const MAX_RUNS: usize = 1000;
-
-/// An error naming `--warmup` or `--repeats` unless both are within `0..=`[`MAX_RUNS`]
-/// (`--repeats` at least 1).
-pub fn check_runs(warmup: usize, repeats: usize) -> Result<()> {
-    in_range("--warmup", warmup, 0, MAX_RUNS)?;
-    in_range("--repeats", repeats, 1, MAX_RUNS)
-}
-
 /// Bytes of memory available to this process: `MemAvailable` of `/proc/meminfo`, or 4 GiB
 /// where that cannot be read.
 pub fn available_memory() -> u64 {
@@ -179,8 +169,5 @@ mod tests {
         assert_eq!(in_range("--spp", 0u32, 1, 4).unwrap_err().to_string(), "--spp 0: must be 1..=4");
         assert!(in_range("--background", -1.0f32, 0.0, 1.0).is_err());
         assert!(in_range("--background", f32::NAN, 0.0, 1.0).is_err());
-        assert!(check_runs(0, 1).is_ok());
-        assert_eq!(check_runs(4_294_967_296, 1).unwrap_err().to_string(), "--warmup 4294967296: must be 0..=1000");
-        assert!(check_runs(1, 0).unwrap_err().to_string().starts_with("--repeats 0"));
     }
 }

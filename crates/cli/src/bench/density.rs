@@ -11,7 +11,7 @@ use lumbre_gpu::Backend;
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
-use crate::limits::{check_runs, in_range};
+use crate::limits::in_range;
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
@@ -46,7 +46,8 @@ impl OnBackend for DensityArgs {
     fn check(&self) -> Result<()> {
         parse_methods(&self.methods)?;
         in_range("--rows", self.rows, 1, table1::WORKLOADS.len())?;
-        check_runs(self.warmup, self.repeats)
+        Effort::new(self.warmup, self.repeats)?;
+        Ok(())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {

@@ -19,7 +19,7 @@ use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::lightcuts::{STAGES, VisibilityChoice};
-use crate::limits::{available_memory, check_runs, human};
+use crate::limits::{available_memory, human};
 use crate::progress::progress;
 use crate::table::{Table, sig};
 use frames::{ErrorFigures, FrameRow, cut_sizes, greedy_build_time, scaling};
@@ -78,7 +78,8 @@ impl OnBackend for LightcutsArgs {
     }
 
     fn check(&self) -> Result<()> {
-        check_runs(self.warmup, self.repeats)
+        Effort::new(self.warmup, self.repeats)?;
+        Ok(())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {

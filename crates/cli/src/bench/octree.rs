@@ -16,7 +16,7 @@ use lumbre_raytrace::{
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
-use crate::limits::{check_runs, in_range};
+use crate::limits::in_range;
 use crate::progress::progress;
 use crate::table::Table;
 use crate::volume::advect;
@@ -60,7 +60,7 @@ impl OnBackend for OctreeArgs {
 
     fn check(&self) -> Result<()> {
         in_range("--depth", self.depth, 1, lumbre_octree::MAX_DEPTH)?;
-        check_runs(self.warmup, self.repeats)?;
+        Effort::new(self.warmup, self.repeats)?;
         self.counts()?;
         Ok(())
     }

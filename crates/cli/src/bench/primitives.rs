@@ -17,7 +17,7 @@ use lumbre_morton::{Keys, MortonEncode, Quantizer};
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
-use crate::limits::{available_memory, check_runs, human, in_range};
+use crate::limits::{available_memory, human, in_range};
 use crate::progress::progress;
 use crate::table::Table;
 
@@ -57,7 +57,7 @@ impl OnBackend for PrimitivesArgs {
     fn check(&self) -> Result<()> {
         let max_log2 = self.max_log2;
         in_range("--max-log2", max_log2, 16, 28)?;
-        check_runs(self.warmup, self.repeats)?;
+        Effort::new(self.warmup, self.repeats)?;
         // Inputs, outputs and the CPU's copies: about 16 bytes per element at the largest size.
         let (need, available) = (16u64 << max_log2, available_memory());
         if need > available {

@@ -14,7 +14,7 @@ use lumbre_gpu::Backend;
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
-use crate::limits::{available_memory, check_runs, human, in_range};
+use crate::limits::{available_memory, human, in_range};
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
 
@@ -83,7 +83,7 @@ impl OnBackend for RadiosityArgs {
 
     fn check(&self) -> Result<()> {
         parse_sizes(&self.sizes)?;
-        check_runs(self.warmup, self.repeats)?;
+        Effort::new(self.warmup, self.repeats)?;
         in_range("--samples", self.samples, 1, MAX_SAMPLES)?;
         in_range("--error-side", self.error_side, 0, MAX_ERROR_SIDE)?;
         check_error_side(self.error_side, available_memory())
