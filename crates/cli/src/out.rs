@@ -1,6 +1,6 @@
 //! Standard output that never panics: `out!` is `println!` returning an error when the text
 //! cannot be written (a full device, a closed file or pipe), so the command ends with
-//! "error: cannot write to standard output: <why>" and status 1 instead of a panic.
+//! `error: cannot write to standard output: <why>` and status 1 instead of a panic.
 //!
 //! A closed pipe (`lumbre info | head -1`) is an error too: the output was cut short, and
 //! the exit status says so (Rust ignores SIGPIPE, so the process is not killed silently).
