@@ -54,7 +54,7 @@ pub struct RadiosityArgs {
     /// 2mf (regular patches) or 2mce (patches split where the view changes).
     #[arg(long, value_enum, default_value_t = MeshMethod::Fixed)]
     method: MeshMethod,
-    /// Form factor samples per element-patch pair (each with a shadow ray).
+    /// Form factor samples per element-patch pair (each with a shadow ray), 1..=4096.
     #[arg(long, default_value_t = 16)]
     samples: u32,
     /// Store Y as its factors F and W (a third of the bytes per solve, no n k^2 product).
@@ -87,6 +87,8 @@ pub struct RadiosityArgs {
 
 /// The image `lumbre radiosity` writes without `-o`.
 const OUT: &str = "radiosity.png";
+/// Most `--samples` per element-patch pair.
+const MAX_SAMPLES: u32 = 4096;
 
 impl OnBackend for RadiosityArgs {
     fn backend_args(&self) -> &BackendArgs {
@@ -96,6 +98,7 @@ impl OnBackend for RadiosityArgs {
     fn check(&self) -> Result<()> {
         in_range("--spp", self.spp, 1, lumbre_raytrace::MAX_SPP)?;
         in_range("--relight", self.relight, 0, MAX_FRAMES)?;
+        in_range("--samples", self.samples, 1, MAX_SAMPLES)?;
         if let Some(save) = &self.save {
             folder_exists("--save", save)?;
             distinct_outputs(("-o", self.view.out.as_deref().unwrap_or(Path::new(OUT))), ("--save", save))?;
@@ -306,9 +309,6 @@ impl RadiosityArgs {
     fn radiosity(&self, out: &Path, counts: Counts, backend: &Backend) -> Result<()> {
         if !(self.light_scale.is_finite() && self.light_scale >= 0.0) {
             return Err(format!("--light-scale must be a finite number >= 0, got {}", self.light_scale).into());
-        }
-        if self.samples == 0 {
-            return Err("--samples must be at least 1".into());
         }
         lumbre_radiosity::TwoMesh::check_request(counts.elements, counts.patches)?;
         let t = Instant::now();

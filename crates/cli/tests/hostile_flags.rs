@@ -75,6 +75,8 @@ fn on_cb<'a>(command: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
 #[test]
 fn count_flags_are_bounded_before_work() {
     refused(&on_cb("radiosity", &["--elements", "4294967296"]), &["--elements 4294967296", "lower --elements"]);
+    refused(&on_cb("radiosity", &["--samples", "0"]), &["--samples 0", "1..=4096"]);
+    refused(&on_cb("radiosity", &["--samples", "4294967295"]), &["--samples 4294967295"]);
     refused(&on_cb("density", &["--passes", "100000"]), &["--passes 100000", "1..=1000"]);
     refused(&on_cb("density", &["--k", "0"]), &["--k 0"]);
     refused(&on_cb("density", &["--radius", "1e30"]), &["--radius 1e30", "diagonal"]);
