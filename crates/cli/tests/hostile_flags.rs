@@ -90,6 +90,10 @@ fn count_flags_are_bounded_before_work() {
     refused(&bench(&["radiosity", "--error-side", "192"]), &["--error-side 192", "matrix"]);
     refused(&bench(&["density", "--rows", "6"]), &["--rows 6", "1..=5"]);
     refused(&bench(&["density", "--rows", "0"]), &["--rows 0"]);
+    for b in ["density", "radiosity", "lightcuts", "octree", "primitives"] {
+        refused(&bench(&[b, "--warmup", "4294967296"]), &["--warmup 4294967296", "at most 1000"]);
+        refused(&bench(&[b, "--repeats", "100000"]), &["--repeats 100000", "at most 1000"]);
+    }
 }
 
 #[test]
