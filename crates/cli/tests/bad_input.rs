@@ -4,7 +4,6 @@
 //! Images are tiny so that the GPU cases stay fast on lavapipe.
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use glam::Vec3;
@@ -14,44 +13,7 @@ use lumbre_raytrace::Image;
 
 #[allow(dead_code)] // each test program uses part of it
 mod common;
-use common::TempDir;
-
-/// What a run of `lumbre` did.
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-fn lumbre(args: &[&str]) -> Run {
-    let out: Output = Command::new(env!("CARGO_BIN_EXE_lumbre")).args(args).output().expect("run lumbre");
-    let run = Run {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    // Never a panic or an abort, whatever the input.
-    assert!(out.status.code().is_some(), "killed by a signal: {args:?}\n{}", run.stderr);
-    assert!(!run.stderr.contains("panicked"), "{args:?} panicked:\n{}", run.stderr);
-    run
-}
-
-/// Runs `args` and expects an error whose message contains every one of `words`.
-fn refused(args: &[&str], words: &[&str]) -> String {
-    let run = lumbre(args);
-    assert!(!run.ok, "{args:?} succeeded:\n{}", run.stdout);
-    for w in words {
-        assert!(run.stderr.contains(w), "{args:?}: {w:?} not in\n{}", run.stderr);
-    }
-    run.stderr
-}
-
-/// Runs `args` and expects success.
-fn succeeds(args: &[&str]) -> Run {
-    let run = lumbre(args);
-    assert!(run.ok, "{args:?} failed:\n{}", run.stderr);
-    run
-}
+use common::{TempDir, refused, succeeds};
 
 /// The backends to try: the CPU, and the GPU where there is one (always with
 /// `LUMBRE_REQUIRE_GPU=1`).

@@ -10,51 +10,10 @@ use lumbre_gpu::testing::{gpu_required, try_test_gpu};
 
 #[allow(dead_code)] // each test program uses part of it
 mod common;
-use common::TempDir;
+use common::{TempDir, refused, succeeds};
 
 const CB: &str = "../../testdata/scenes/CornellBox-Diffuse.obj";
 const SZ: [&str; 4] = ["--width", "8", "--height", "8"];
-
-/// What a run of `lumbre` did.
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `args` from the crate's folder; never a panic or a kill by a signal.
-fn lumbre(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_lumbre"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run lumbre");
-    let run = Run {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(out.status.code().is_some(), "killed by a signal: {args:?}\n{}", run.stderr);
-    assert!(!run.stderr.contains("panicked"), "{args:?} panicked:\n{}", run.stderr);
-    run
-}
-
-/// Runs `args` and expects an error whose message contains every one of `words`.
-fn refused(args: &[&str], words: &[&str]) -> String {
-    let run = lumbre(args);
-    assert!(!run.ok, "{args:?} succeeded:\n{}", run.stdout);
-    for w in words {
-        assert!(run.stderr.contains(w), "{args:?}: {w:?} not in\n{}", run.stderr);
-    }
-    run.stderr
-}
-
-/// Runs `args` and expects success.
-fn succeeds(args: &[&str]) -> Run {
-    let run = lumbre(args);
-    assert!(run.ok, "{args:?} failed:\n{}", run.stderr);
-    run
-}
 
 /// Whether a GPU is there (always with `LUMBRE_REQUIRE_GPU=1`).
 fn has_gpu() -> bool {

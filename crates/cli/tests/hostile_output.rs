@@ -4,56 +4,15 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use lumbre_raytrace::Image;
 
 #[allow(dead_code)] // each test program uses part of it
 mod common;
-use common::TempDir;
+use common::{TempDir, lumbre_to, refused, succeeds};
 
 const CB: &str = "../../testdata/scenes/CornellBox-Diffuse.obj";
-
-/// What a run of `lumbre` did.
-struct Run {
-    ok: bool,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `args` with standard output going to `stdout` (captured when `None`); never a
-/// panic or a kill by a signal.
-fn lumbre_to(args: &[&str], stdout: Option<File>) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lumbre"));
-    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR")).stderr(Stdio::piped());
-    cmd.stdout(stdout.map_or_else(Stdio::piped, Stdio::from));
-    let out = cmd.output().expect("run lumbre");
-    let run = Run {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(out.status.code().is_some(), "killed by a signal: {args:?}\n{}", run.stderr);
-    assert!(!run.stderr.contains("panicked"), "{args:?} panicked:\n{}", run.stderr);
-    run
-}
-
-/// Runs `args` and expects an error whose message contains every one of `words`.
-fn refused(args: &[&str], words: &[&str]) -> String {
-    let run = lumbre_to(args, None);
-    assert!(!run.ok, "{args:?} succeeded:\n{}", run.stdout);
-    for w in words {
-        assert!(run.stderr.contains(w), "{args:?}: {w:?} not in\n{}", run.stderr);
-    }
-    run.stderr
-}
-
-/// Runs `args` and expects success.
-fn succeeds(args: &[&str]) -> Run {
-    let run = lumbre_to(args, None);
-    assert!(run.ok, "{args:?} failed:\n{}", run.stderr);
-    run
-}
 
 /// A command whose standard output is a full device fails with a message naming standard
 /// output, never a panic.
