@@ -1,8 +1,21 @@
-"""Peer baselines through PyTorch (CUB and cuBLAS) for the tables of `lumbre bench`.
+"""Peer baselines through PyTorch for the tables of `lumbre bench`: the copy and cuBLAS.
 
 Run in the same call as the `lumbre bench` it is compared with: `python3 benches/peers.py`.
 Prints one table: the operation, its size, the median of 10 timed runs after 3 warm-ups
-(CUDA events), and GB/s counting bytes read plus bytes written.
+(CUDA events), and GB/s counting bytes read plus bytes written. What each row moves:
+
+- copy (clone) u32, 2^28: reads n u32 and writes n u32 (8 B per element), the roofline;
+- mv f32, one channel, n x k: reads the n x k f32 matrix (4 B per entry; the k-vector read and
+  the n results written, about 1/k of that, are not counted);
+- mm f32, 3 lightings, n x k x 3: reads the same matrix once for three right-hand sides (GB/s
+  counts the matrix only);
+- mv f32, RGB bytes, n x 3k: reads three n x k matrices' worth (12 B per entry of one), the
+  bytes of the radiosity RGB solve.
+
+Scan, compaction and radix sort are measured against CUB called directly
+(`benches/peers/cub.cu`), not through PyTorch, whose calls do other work: `torch.cumsum` of
+int32 accumulates and writes int64, `torch.sort` also returns int64 indices, and
+`torch.masked_select` is not CUB's select.
 """
 
 import torch
@@ -36,14 +49,7 @@ def main():
     n = 1 << 28
     x = torch.randint(0, 1 << 30, (n,), dtype=torch.int32, device=dev)
     row("copy (clone) u32", "2^28", median_ms(lambda: x.clone()), 8 * n)
-    row("inclusive scan (cumsum) u32", "2^28", median_ms(lambda: torch.cumsum(x, 0, dtype=torch.int32)), 8 * n)
-    keep = (x & 1).bool()
-    row("compaction by flag (masked_select), half kept", "2^28", median_ms(lambda: torch.masked_select(x, keep)), 4 * n + n + 2 * n)
-    del keep
-    k = 1 << 26
-    keys = x[:k].clone()
-    row("sort u32 keys (torch.sort)", "2^26", median_ms(lambda: torch.sort(keys)), 8 * k)
-    del x, keys
+    del x
     # The radiosity solve B = E - Y (V^T E) per channel: an n x k product (cuBLAS gemv/gemm).
     for n_el, k_p in [(13824, 864), (55296, 3456), (221184, 864), (221184, 3456)]:
         y = torch.rand((n_el, k_p), dtype=torch.float32, device=dev)
