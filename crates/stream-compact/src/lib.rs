@@ -8,7 +8,8 @@
 //!   leaves one keep bit per element for the second); [`HistoPyramid`]: the same by the
 //!   density paper's histogram pyramid;
 //! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
-//!   keys only or with `u32` values;
+//!   keys only or with `u32` values, on the GPU in one sweep per digit where it has
+//!   subgroups ([`SortMethod`]);
 //! - [`twin`]: a CPU twin of every GPU stage. Each pipeline is written once and runs
 //!   recorded for the GPU or stage by stage with any stage on the CPU, to find a wrong one.
 //!
@@ -38,10 +39,10 @@ pub use gpu::compact::{GpuCompacted, GpuStream};
 #[cfg(feature = "gpu")]
 pub use gpu::scan::{ScanScratch, record_scan, record_scan_with};
 #[cfg(feature = "gpu")]
-pub use gpu::sort::{record_sort, record_sort_bits, record_sort_stages};
+pub use gpu::sort::{record_sort, record_sort_bits, record_sort_stages, record_sort_with};
 pub use hpyramid::HistoPyramid;
 pub use scan::{Lookback, REDUCE_THEN_SCAN_MIN, SCAN_TILE, Scan, ScanElem, ScanKind, ScanMethod, scan_cpu};
-pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey, radix_sort_cpu};
+pub use sort::{RadixSort, RadixSortPairs, SORT_TILE, SWEEP_TILE, SortKey, SortMethod, radix_sort_cpu};
 
 /// CPU twins of the GPU stages, one module per stage: a function per WGSL entry point, named
 /// like it, and the `*Params` structs that mirror the kernels' uniforms. A twin computes

@@ -13,6 +13,35 @@ pub mod twin;
 /// Keys per GPU sort tile (256 threads x 8), `SORT_TILE` in `compact/sort_params.wgsl`.
 pub const SORT_TILE: usize = 2048;
 
+/// Keys per tile of the one-sweep GPU sort's passes (256 threads x 16), `TILE` in
+/// `compact/sort_sweep.wgsl`.
+pub const SWEEP_TILE: usize = 4096;
+
+/// How the GPU radix sort runs its passes.
+///
+/// ```
+/// use lumbre_compact::{Lookback, SortMethod};
+/// assert_eq!(SortMethod::default(), SortMethod::Auto);
+/// let tested = SortMethod::OneSweep(Lookback { spin_limit: 0, walk_to_tile_zero: false });
+/// assert_ne!(tested, SortMethod::MultiPass);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortMethod {
+    /// [`OneSweep`](SortMethod::OneSweep) where the GPU has subgroups of 8 to 128 lanes and
+    /// the keys fit one storage binding and number fewer than 2^30, else
+    /// [`MultiPass`](SortMethod::MultiPass).
+    #[default]
+    Auto,
+    /// One count of every pass's digits, then per 8-bit digit one pass that ranks each tile's
+    /// keys with subgroup ballots and finds the tile's output positions by decoupled look-back
+    /// (tuned by [`Lookback`](crate::Lookback)): one read and one write of the keys per pass.
+    OneSweep(crate::Lookback),
+    /// Per digit a histogram pass, the tiles' output positions, and a scatter that sorts
+    /// each tile in workgroup memory: needs no subgroups, and sorts keys longer than one
+    /// binding in pieces.
+    MultiPass,
+}
+
 /// Keys the radix sort handles: 8-bit digits, least significant first.
 pub trait SortKey: Pod + Ord + Send + Sync + std::fmt::Debug {
     /// 32-bit words per key.

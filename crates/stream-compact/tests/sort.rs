@@ -3,8 +3,11 @@
 mod common;
 
 use common::{describe, gpus};
-use lumbre_compact::{RadixSort, RadixSortPairs, SORT_TILE, radix_sort_cpu};
-use lumbre_gpu::{Compute, Tolerance, conformance};
+use lumbre_compact::{
+    Lookback, RadixSort, RadixSortPairs, SORT_TILE, SWEEP_TILE, SortKey, SortMethod, radix_sort_cpu, record_sort_with,
+};
+use lumbre_gpu::stages::Stages;
+use lumbre_gpu::{Compute, Gpu, Tolerance, conformance};
 use proptest::prelude::*;
 
 fn keys32(n: usize, mask: u32) -> Vec<u32> {
@@ -48,7 +51,25 @@ fn u32_sorts_agree_at_tile_boundaries() {
     let t = SORT_TILE;
     for gpu in gpus() {
         // Tiles' output positions are found in chunks of 32 tiles: lengths across chunks too.
-        for n in [0usize, 1, 2, 255, t - 1, t, t + 1, 7 * t + 5, 50_001, 32 * t - 1, 32 * t + 1, 40 * t + 3] {
+        // And across the one-sweep sort's tiles.
+        let w = SWEEP_TILE;
+        for n in [
+            0usize,
+            1,
+            2,
+            255,
+            t - 1,
+            t,
+            t + 1,
+            7 * t + 5,
+            50_001,
+            32 * t - 1,
+            32 * t + 1,
+            40 * t + 3,
+            w - 1,
+            w + 1,
+            9 * w,
+        ] {
             for mask in [u32::MAX, 0xf, 0, 0xff00_0000] {
                 let keys = keys32(n, mask);
                 conformance(&RadixSort::<u32>::new(), &gpu, &keys, Tolerance::EXACT)
@@ -113,6 +134,50 @@ fn sorts_of_narrow_keys_skip_passes() {
             rec.submit().unwrap();
             let want = RadixSortPairs::<u32>::new().cpu(&(keys, vals)).unwrap();
             assert_eq!((gpu.download(&k).unwrap(), gpu.download(&v).unwrap()), want, "{} bits={bits}", describe(&gpu));
+        }
+    }
+}
+
+/// `keys` and `vals` sorted on `gpu` by `method`.
+fn sorted_by<K: SortKey + lumbre_gpu::Scalar>(
+    gpu: &Gpu,
+    keys: &[K],
+    vals: &[u32],
+    method: SortMethod,
+) -> (Vec<K>, Vec<u32>) {
+    let (k, v) = (gpu.upload(keys).unwrap(), gpu.upload(vals).unwrap());
+    let mut rec = gpu.recorder();
+    let mut s = Stages::record(&mut rec);
+    let (kb, vb) = (s.adopt(&k).unwrap(), s.adopt(&v).unwrap());
+    record_sort_with(&mut s, kb, Some(vb), 32 * K::WORDS, method).unwrap();
+    drop(s);
+    rec.submit().unwrap();
+    (gpu.download(&k).unwrap(), gpu.download(&v).unwrap())
+}
+
+#[test]
+fn one_sweep_look_back_is_exact_when_it_falls_back_or_walks_far() {
+    // Spin limit 0: every predecessor that has published nothing is reduced from its keys.
+    // Walks to tile zero: every tile sums all its predecessors' counts.
+    let lookbacks =
+        [Lookback { spin_limit: 0, walk_to_tile_zero: false }, Lookback { spin_limit: 4, walk_to_tile_zero: true }];
+    for gpu in gpus().into_iter().filter(|g| g.has_subgroups()) {
+        for n in [3usize, SWEEP_TILE + 1, 7 * SWEEP_TILE - 5] {
+            if 8 * n as u64 > gpu.limits().max_storage_buffer_binding_size {
+                continue;
+            }
+            let keys = keys32(n, 0x0fff_0f0f);
+            let vals: Vec<u32> = (0..n as u32).rev().collect();
+            let wide: Vec<u64> = keys.iter().map(|&k| (k as u64) << 31 ^ k as u64).collect();
+            let want = RadixSortPairs::<u32>::new().cpu(&(keys.clone(), vals.clone())).unwrap();
+            let want64 = RadixSortPairs::<u64>::new().cpu(&(wide.clone(), vals.clone())).unwrap();
+            for lb in lookbacks {
+                let what = format!("{} n={n} {lb:?}", describe(&gpu));
+                assert_eq!(sorted_by(&gpu, &keys, &vals, SortMethod::OneSweep(lb)), want, "{what}");
+                assert_eq!(sorted_by(&gpu, &wide, &vals, SortMethod::OneSweep(lb)), want64, "u64 {what}");
+            }
+            // The multi-pass sort on a GPU with subgroups (its subgroup scatter).
+            assert_eq!(sorted_by(&gpu, &keys, &vals, SortMethod::MultiPass), want, "{} n={n}", describe(&gpu));
         }
     }
 }

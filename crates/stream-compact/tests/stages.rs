@@ -7,12 +7,14 @@ mod common;
 use common::{describe, gpus};
 use lumbre_compact::{
     COMPACT_TILE, Compact, Emit, HistoPyramid, Predicate, RadixSort, RadixSortPairs, SORT_TILE, Scan, ScanKind,
-    ScanMethod, Select, Stream, record_sort_stages,
+    ScanMethod, Select, SortMethod, Stream, record_sort_with,
 };
 use lumbre_gpu::stages::{Buf, Stages};
 use lumbre_gpu::{Compute, Gpu, Result};
 use lumbre_shaders::Shader;
-use lumbre_shaders::compact::{HPYRAMID, SCAN_F32_PLAIN, SCAN_U32_PLAIN, SORT_HIST, SORT_OFFSETS, SORT_SCATTER_PLAIN};
+use lumbre_shaders::compact::{
+    HPYRAMID, SCAN_F32_PLAIN, SCAN_U32_PLAIN, SORT_COUNTS, SORT_HIST, SORT_OFFSETS, SORT_SCATTER_PLAIN, SORT_SWEEP,
+};
 use proptest::prelude::*;
 
 /// A stage: its shader (without the variant) and entry point.
@@ -101,16 +103,32 @@ fn histo_pyramid_staged(r: &mut Stages<'_>, hp: &HistoPyramid, s: &Stream) -> Re
     r.read_range(out, 0..count)
 }
 
-fn sort_pairs_staged(r: &mut Stages<'_>, keys: &[u32], vals: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+fn sort_pairs_staged(
+    r: &mut Stages<'_>,
+    keys: &[u32],
+    vals: &[u32],
+    method: SortMethod,
+) -> Result<(Vec<u32>, Vec<u32>)> {
     let (k, v) = (r.upload(keys)?, r.upload(vals)?);
-    record_sort_stages(r, k, Some(v), 32)?;
+    record_sort_with(r, k, Some(v), 32, method)?;
     Ok((r.read(k)?, r.read(v)?))
 }
 
-fn sort_u64_staged(r: &mut Stages<'_>, keys: &[u64]) -> Result<Vec<u64>> {
+fn sort_u64_staged(r: &mut Stages<'_>, keys: &[u64], method: SortMethod) -> Result<Vec<u64>> {
     let k = r.upload(keys)?;
-    record_sort_stages(r, k, None, 64)?;
+    record_sort_with(r, k, None, 64, method)?;
     r.read(k)
+}
+
+/// Both ways of sorting: one sweep per digit (where the keys fit) and several passes.
+const SORTS: [SortMethod; 2] = [
+    SortMethod::OneSweep(lumbre_compact::Lookback { spin_limit: 256, walk_to_tile_zero: false }),
+    SortMethod::MultiPass,
+];
+
+/// Whether `method` can sort `n` keys of `bytes` each on `r`.
+fn sortable(r: &Stages<'_>, method: SortMethod, n: usize, bytes: usize) -> bool {
+    method == SortMethod::MultiPass || (n * bytes) as u64 <= r.max_binding()
 }
 
 fn words(n: usize, seed: u32) -> Vec<u32> {
@@ -213,25 +231,38 @@ fn compactions_with_any_stage_on_the_cpu_equal_the_gpu_compaction() {
 
 #[test]
 fn sorts_with_any_stage_on_the_cpu_equal_the_gpu_sort() {
-    // The sort's own kernels, and the scan of its digit counts.
-    let stages = [stages_of(&[&SORT_HIST, &SORT_OFFSETS, &SORT_SCATTER_PLAIN]), vec![SCAN]].concat();
+    // The sorts' own kernels, and the scan of the multi-pass sort's digit counts.
+    let stages =
+        [stages_of(&[&SORT_HIST, &SORT_OFFSETS, &SORT_SCATTER_PLAIN, &SORT_COUNTS, &SORT_SWEEP]), vec![SCAN]].concat();
     let mut replaced = Vec::new();
     for gpu in gpus() {
         // 33 tiles make two chunks of tiles; on the 64 KiB context, 40 000 keys are three pieces
         // (and 40 000 u64 keys five), each scattered once per output window.
         for n in [2, 33 * SORT_TILE, 40_000] {
-            let keys = words(n, 5);
-            let vals: Vec<u32> = (0..n as u32).collect();
-            let want = RadixSortPairs::<u32>::new().gpu(&gpu, &(keys.clone(), vals.clone())).unwrap();
-            replaced.extend(each_stage_on_the_cpu(&gpu, &stages, &format!("u32 pairs n={n}"), &want, |r| {
-                sort_pairs_staged(r, &keys, &vals)
-            }));
-            if n != 33 * SORT_TILE {
-                let wide: Vec<u64> = keys.iter().zip(words(n, 9)).map(|(&a, b)| (a as u64) << 32 | b as u64).collect();
-                let want = RadixSort::<u64>::new().gpu(&gpu, &wide).unwrap();
-                replaced.extend(each_stage_on_the_cpu(&gpu, &stages, &format!("u64 n={n}"), &want, |r| {
-                    sort_u64_staged(r, &wide)
+            for method in SORTS {
+                let r = Stages::staged(&gpu, |_, _| false);
+                if !sortable(&r, method, n, 8) || (method != SortMethod::MultiPass && !gpu.has_subgroups()) {
+                    continue;
+                }
+                let keys = words(n, 5);
+                let vals: Vec<u32> = (0..n as u32).collect();
+                let want = RadixSortPairs::<u32>::new().cpu(&(keys.clone(), vals.clone())).unwrap();
+                let what = format!("u32 pairs n={n} {method:?}");
+                replaced.extend(each_stage_on_the_cpu(&gpu, &stages, &what, &want, |r| {
+                    sort_pairs_staged(r, &keys, &vals, method)
                 }));
+                if n != 33 * SORT_TILE {
+                    let wide: Vec<u64> =
+                        keys.iter().zip(words(n, 9)).map(|(&a, b)| (a as u64) << 32 | b as u64).collect();
+                    let want = RadixSort::<u64>::new().cpu(&wide).unwrap();
+                    replaced.extend(each_stage_on_the_cpu(
+                        &gpu,
+                        &stages,
+                        &format!("u64 n={n} {method:?}"),
+                        &want,
+                        |r| sort_u64_staged(r, &wide, method),
+                    ));
+                }
             }
         }
     }
@@ -285,9 +316,13 @@ fn every_stage_on_the_cpu_equals_the_cpu_path() {
             }
             let vals: Vec<u32> = (0..n as u32).rev().collect();
             let want = RadixSortPairs::<u32>::new().cpu(&(input.clone(), vals.clone())).unwrap();
-            assert_eq!(sort_pairs_staged(&mut r, &input, &vals).unwrap(), want, "n={n}");
             let wide: Vec<u64> = input.iter().map(|&k| (k as u64) << 29 ^ k as u64).collect();
-            assert_eq!(sort_u64_staged(&mut r, &wide).unwrap(), RadixSort::<u64>::new().cpu(&wide).unwrap());
+            let methods: Vec<_> = SORTS.into_iter().filter(|&m| sortable(&r, m, n, 8)).collect();
+            for method in methods {
+                assert_eq!(sort_pairs_staged(&mut r, &input, &vals, method).unwrap(), want, "n={n} {method:?}");
+                let want = RadixSort::<u64>::new().cpu(&wide).unwrap();
+                assert_eq!(sort_u64_staged(&mut r, &wide, method).unwrap(), want, "n={n} {method:?}");
+            }
             assert!(r.history().iter().all(|s| s.on_cpu));
         }
     }
@@ -324,7 +359,10 @@ proptest! {
         let mut r = Stages::cpu_with_binding_limit(64 << 10);
         let vals: Vec<u32> = (0..keys.len() as u32).collect();
         let want = RadixSortPairs::<u32>::new().cpu(&(keys.clone(), vals.clone())).unwrap();
-        prop_assert_eq!(sort_pairs_staged(&mut r, &keys, &vals).unwrap(), want);
+        let sorts: Vec<_> = SORTS.into_iter().filter(|&m| sortable(&r, m, keys.len(), 4)).collect();
+        for sort in sorts {
+            prop_assert_eq!(sort_pairs_staged(&mut r, &keys, &vals, sort).unwrap(), want.clone());
+        }
         let s = Stream { flags: keys.iter().map(|k| k & 1).collect(), values: keys.clone() };
         for c in compactions(method) {
             prop_assert_eq!(compact_staged(&mut r, &c, &s).unwrap(), c.cpu(&s).unwrap());

@@ -13,4 +13,10 @@ struct SortParams {
     tile_base: u32,
     out_base: u32,
     out_len: u32,
+    // one-sweep sort only: the pass (its row of digit starts), the passes of the whole sort,
+    // tiles per counting workgroup, and the look-back tuning word (lumbre_compact::Lookback)
+    digit_pass: u32,
+    passes: u32,
+    tiles_per_group: u32,
+    lookback: u32,
 }

@@ -1,14 +1,17 @@
-//! The radix sort on the GPU: per pass `compact/sort_hist.wgsl` (each tile's digit counts),
-//! `compact/sort_offsets.wgsl` around a scan (the tiles' output positions) and
-//! `compact/sort_scatter.wgsl`, the twin of `sort.rs`.
+//! The radix sort on the GPU, the twin of `sort.rs`. One sweep: `compact/sort_counts.wgsl`
+//! (every pass's digit counts and starts), then per pass `compact/sort_sweep.wgsl`. Multi-pass:
+//! per pass `compact/sort_hist.wgsl` (each tile's digit counts), `compact/sort_offsets.wgsl`
+//! around a scan (the tiles' output positions) and `compact/sort_scatter.wgsl`.
 
 use lumbre_gpu::stages::{Buf, Stages};
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, pieces};
-use lumbre_shaders::compact::{SORT_HIST, SORT_OFFSETS, SORT_SCATTER_PLAIN, SORT_SCATTER_SUBGROUPS};
+use lumbre_shaders::compact::{
+    SORT_COUNTS, SORT_HIST, SORT_OFFSETS, SORT_SCATTER_PLAIN, SORT_SCATTER_SUBGROUPS, SORT_SWEEP,
+};
 
-use crate::scan::{Scan, ScanKind};
+use crate::scan::{Lookback, Scan, ScanKind};
 use crate::sort::twin::{self, CHUNK, SortParams};
-use crate::sort::{RadixSort, RadixSortPairs, SORT_TILE, SortKey};
+use crate::sort::{RadixSort, RadixSortPairs, SORT_TILE, SWEEP_TILE, SortKey, SortMethod};
 
 /// Records a stable GPU radix sort of `keys` (and `values` with them), in place: 4 passes
 /// for `u32` keys, 8 for `u64`, each a histogram per tile, the tiles' output positions
@@ -54,7 +57,29 @@ pub fn record_sort_stages<K: SortKey>(
     values: Option<Buf<u32>>,
     key_bits: u32,
 ) -> Result<()> {
-    let passes = key_bits.min(32 * K::WORDS).div_ceil(8);
+    record_sort_with(s, keys, values, key_bits, SortMethod::Auto)
+}
+
+/// [`record_sort_stages`] by an explicit [`SortMethod`]. `OneSweep` runs its stages' twins
+/// where there is no GPU, and is an error for keys it cannot sort (2^30 or more, or longer
+/// than one binding).
+///
+/// ```
+/// use lumbre_compact::{Lookback, SortMethod, record_sort_with};
+/// use lumbre_gpu::stages::Stages;
+/// let mut s = Stages::cpu();
+/// let keys = s.upload(&[3u64 << 40, 1, 2 << 40])?;
+/// record_sort_with(&mut s, keys, None, 64, SortMethod::OneSweep(Lookback::default()))?;
+/// assert_eq!(s.read(keys)?, vec![1, 2 << 40, 3 << 40]);
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+pub fn record_sort_with<K: SortKey>(
+    s: &mut Stages<'_>,
+    keys: Buf<K>,
+    values: Option<Buf<u32>>,
+    key_bits: u32,
+    method: SortMethod,
+) -> Result<()> {
     let n = keys.len();
     if let Some(v) = values
         && v.len() != n
@@ -64,6 +89,104 @@ pub fn record_sort_stages<K: SortKey>(
     if n < 2 {
         return Ok(());
     }
+    let passes = key_bits.min(32 * K::WORDS).div_ceil(8);
+    let fits = n < 1 << 30 && (size_of::<K>() * n) as u64 <= s.max_binding();
+    let sweep = match method {
+        SortMethod::MultiPass => None,
+        SortMethod::OneSweep(lookback) if fits => Some(lookback),
+        SortMethod::OneSweep(_) => {
+            return Err(Error::Input(format!("one-sweep sort of {n} keys: at most 2^30 keys of one binding")));
+        }
+        SortMethod::Auto => {
+            let (min, max) = s.gpu().map_or((0, 0), |g| g.subgroup_size_range());
+            (fits && s.supports(&SORT_SWEEP) && min >= 8 && max <= 128).then(Lookback::default)
+        }
+    };
+    match sweep {
+        Some(lookback) => record_sweeps(s, keys, values, passes, lookback),
+        None => record_multi_pass(s, keys, values, passes),
+    }
+}
+
+/// The one-sweep sort: every pass's digit counts and starts, then one sweep per pass.
+fn record_sweeps<K: SortKey>(
+    s: &mut Stages<'_>,
+    keys: Buf<K>,
+    values: Option<Buf<u32>>,
+    passes: u32,
+    lookback: Lookback,
+) -> Result<()> {
+    let n = keys.len();
+    let tiles = n.div_ceil(SWEEP_TILE);
+    s.check_size("one-sweep look-back state", 4 * (8 + 256 * tiles as u64), Fit::Binding)?;
+    let keys_tmp = s.zeroed::<K>(n)?;
+    let vals_tmp = s.zeroed::<u32>(if values.is_some() { n } else { 1 })?;
+    let vals = match values {
+        Some(v) => v,
+        None => s.zeroed::<u32>(1)?,
+    };
+    let counts = s.zeroed::<u32>(256 * passes as usize)?;
+    let state = s.zeroed::<u32>(8 + 256 * tiles)?;
+    let count_k = s.stage(&SORT_COUNTS, "count_digits")?;
+    let starts_k = s.stage(&SORT_COUNTS, "digit_starts")?;
+    let sweep_k = s.stage(&SORT_SWEEP, "sweep")?;
+    // About 2048 counting workgroups: enough to fill a GPU, few global atomics each.
+    let tiles_per_group = tiles.div_ceil(2048);
+    let base = SortParams {
+        n: n as u32,
+        key_words: K::WORDS,
+        num_tiles: tiles as u32,
+        has_values: values.is_some() as u32,
+        passes,
+        tiles_per_group: tiles_per_group as u32,
+        lookback: lookback.tuning(),
+        ..bytemuck::Zeroable::zeroed()
+    };
+    let (k_in, k_tmp) = (keys.cast::<u32>()?, keys_tmp.cast::<u32>()?);
+    let p = s.uniform(&base)?;
+    s.dispatch(
+        "sort digit counts",
+        &count_k,
+        &p,
+        &[k_in.all(), counts.all()],
+        tiles.div_ceil(tiles_per_group) as u64,
+        |p, b| {
+            let [keys, counts] = b else { unreachable!() };
+            twin::count_digits(p, keys, counts);
+        },
+    )?;
+    s.dispatch("sort digit starts", &starts_k, &p, &[counts.all()], passes as u64, |p, b| {
+        let [counts] = b else { unreachable!() };
+        twin::digit_starts(p, counts);
+    })?;
+    for pass in 0..passes {
+        let (src_k, dst_k, src_v, dst_v) =
+            if pass % 2 == 0 { (k_in, k_tmp, vals, vals_tmp) } else { (k_tmp, k_in, vals_tmp, vals) };
+        let p = s.uniform(&SortParams { shift: 8 * (pass % 4), word: pass / 4, digit_pass: pass, ..base })?;
+        s.clear(state);
+        let binds = [src_k.all(), src_v.all(), counts.all(), state.all(), dst_k.all(), dst_v.all()];
+        s.dispatch("sort sweep", &sweep_k, &p, &binds, tiles as u64, |p, b| {
+            let [keys_in, vals_in, starts, state, keys_out, vals_out] = b else { unreachable!() };
+            twin::sweep(p, keys_in, vals_in, starts, state, keys_out, vals_out);
+        })?;
+    }
+    if passes % 2 == 1 {
+        s.copy(k_tmp, 0, k_in, 0, n * K::WORDS as usize)?;
+        if values.is_some() {
+            s.copy(vals_tmp, 0, vals, 0, n)?;
+        }
+    }
+    Ok(())
+}
+
+/// The multi-pass sort: per pass the tiles' histograms, their output positions and a scatter.
+fn record_multi_pass<K: SortKey>(
+    s: &mut Stages<'_>,
+    keys: Buf<K>,
+    values: Option<Buf<u32>>,
+    passes: u32,
+) -> Result<()> {
+    let n = keys.len();
     u32::try_from(n).map_err(|_| Error::Input("sort of more than 2^32 keys".into()))?;
     let tiles = n.div_ceil(SORT_TILE);
     s.check_size("radix sort histograms", 256 * 4 * tiles as u64, Fit::Binding)?;
@@ -110,6 +233,7 @@ pub fn record_sort_stages<K: SortKey>(
             tile_base: (part.0 / SORT_TILE) as u32,
             out_base: window.0 as u32,
             out_len: window.1 as u32,
+            ..bytemuck::Zeroable::zeroed()
         };
         for &part in &parts {
             let p = s.uniform(&params(part, (0, 0)))?;

@@ -2,7 +2,9 @@
 //! `compact/sort_hist.wgsl`), the tiles' output positions from them by chunks of tiles
 //! (`chunk_sums`, then the scan of the sums, then `chunk_offsets`,
 //! `compact/sort_offsets.wgsl`), and the scatter (`scatter`, `compact/sort_scatter.wgsl`,
-//! both variants of which compute the same).
+//! both variants of which compute the same); and the one-sweep sort's every digit count
+//! (`count_digits`), their scan per pass (`digit_starts`, both `compact/sort_counts.wgsl`)
+//! and its passes (`sweep`, `compact/sort_sweep.wgsl`).
 //!
 //! A twin takes the entry point's uniform and the buffers it binds, as slices in binding
 //! order (read-only as `&[T]`, written as `&mut [T]`), and computes what one dispatch
@@ -11,7 +13,7 @@
 
 use lumbre_gpu::stages::{get, put};
 
-use crate::sort::SORT_TILE;
+use crate::sort::{SORT_TILE, SWEEP_TILE};
 
 /// The uniform of the radix sort's kernels (`compact/radix_params.wgsl`): one pass over one
 /// piece of keys (and, for the scatter, one window of the output).
@@ -41,12 +43,22 @@ pub struct SortParams {
     pub out_base: u32,
     /// Length of the scatter's window: destinations outside it are not written.
     pub out_len: u32,
+    /// One-sweep sort: this pass (its row of digit starts and its ticket).
+    pub digit_pass: u32,
+    /// One-sweep sort: the passes of the whole sort (rows of digit counts).
+    pub passes: u32,
+    /// One-sweep sort: tiles each `count_digits` workgroup reads.
+    pub tiles_per_group: u32,
+    /// One-sweep sort: the look-back tuning word ([`Lookback`](crate::Lookback)).
+    pub lookback: u32,
 }
 #[cfg(feature = "gpu")]
 const _: () = assert!(
     size_of::<SortParams>() == lumbre_shaders::compact::SORT_HIST_SORT_PARAMS_SIZE
         && size_of::<SortParams>() == lumbre_shaders::compact::SORT_OFFSETS_SORT_PARAMS_SIZE
         && size_of::<SortParams>() == lumbre_shaders::compact::SORT_SCATTER_PLAIN_SORT_PARAMS_SIZE
+        && size_of::<SortParams>() == lumbre_shaders::compact::SORT_COUNTS_SORT_PARAMS_SIZE
+        && size_of::<SortParams>() == lumbre_shaders::compact::SORT_SWEEP_SORT_PARAMS_SIZE
 );
 
 /// Digit of the pass for key `g` of the piece (`keys` holds `key_words` words per key).
@@ -215,4 +227,100 @@ pub fn scatter(
             }
         }
     }
+}
+
+/// The pass's digit of key `g` for pass `pass` of a one-sweep sort.
+fn pass_digit(p: &SortParams, keys: &[u32], g: usize, pass: u32) -> usize {
+    digit(&SortParams { shift: 8 * (pass % 4), word: pass / 4, ..*p }, keys, g)
+}
+
+/// Twin of `count_digits`: adds the count of every digit of every pass over the `n` keys to
+/// `counts[pass * 256 + digit]` (the GPU splits the keys among its workgroups).
+///
+/// ```
+/// use lumbre_compact::twin::sort::{self, SortParams};
+/// let p = SortParams { n: 2, key_words: 1, passes: 2, ..Default::default() };
+/// let mut counts = vec![0u32; 2 * 256];
+/// sort::count_digits(&p, &[0x0102, 0x0302], &mut counts);
+/// assert_eq!((counts[2], counts[256 + 1], counts[256 + 3]), (2, 1, 1));
+/// ```
+pub fn count_digits(p: &SortParams, keys: &[u32], counts: &mut [u32]) {
+    for g in 0..p.n as usize {
+        for pass in 0..p.passes {
+            let at = pass as usize * 256 + pass_digit(p, keys, g, pass);
+            put(counts, at, get(counts, at).wrapping_add(1));
+        }
+    }
+}
+
+/// Twin of `digit_starts`: each pass's 256 counts replaced by their exclusive scan.
+///
+/// ```
+/// use lumbre_compact::twin::sort::{self, SortParams};
+/// let mut counts = vec![0u32; 256];
+/// (counts[0], counts[1], counts[5]) = (2, 3, 1);
+/// sort::digit_starts(&SortParams { passes: 1, ..Default::default() }, &mut counts);
+/// assert_eq!((counts[0], counts[1], counts[2], counts[5], counts[6]), (0, 2, 5, 5, 6));
+/// ```
+pub fn digit_starts(p: &SortParams, counts: &mut [u32]) {
+    for pass in 0..p.passes as usize {
+        let mut at = 0u32;
+        for d in 0..256 {
+            let c = get(counts, pass * 256 + d);
+            put(counts, pass * 256 + d, at);
+            at = at.wrapping_add(c);
+        }
+    }
+}
+
+/// State words before the tiles' in the one-sweep look-back: one ticket per pass.
+const TICKETS: usize = 8;
+/// Flag of a tile's published count that includes every tile before it.
+const INC: u32 = 0x8000_0000;
+
+/// Twin of `sweep`: one stable counting pass over all the keys, each digit's keys from its
+/// start in `starts` (row `pass`), tile by tile in order; `state` ends with every tile's
+/// inclusive count per digit, flagged as the GPU's look-back leaves it.
+///
+/// ```
+/// use lumbre_compact::twin::sort::{self, SortParams};
+/// let p = SortParams { n: 3, key_words: 1, num_tiles: 1, has_values: 1, passes: 1, ..Default::default() };
+/// let mut starts = [0u32; 256];
+/// (starts[1], starts[2]) = (0, 2);
+/// let (mut keys, mut vals, mut state) = ([0u32; 3], [0u32; 3], vec![0u32; 8 + 256]);
+/// sort::sweep(&p, &[2, 1, 1], &[7, 8, 9], &starts, &mut state, &mut keys, &mut vals);
+/// assert_eq!((keys, vals), ([1, 1, 2], [8, 9, 7]));
+/// ```
+pub fn sweep(
+    p: &SortParams,
+    keys_in: &[u32],
+    vals_in: &[u32],
+    starts: &[u32],
+    state: &mut [u32],
+    keys_out: &mut [u32],
+    vals_out: &mut [u32],
+) {
+    let (n, w) = (p.n as usize, p.key_words as usize);
+    let row = p.digit_pass as usize * 256;
+    let mut at: Vec<u32> = (0..256).map(|d| get(starts, row + d)).collect();
+    let mut inclusive = [0u32; 256];
+    for t in 0..p.num_tiles as usize {
+        for g in t * SWEEP_TILE..((t + 1) * SWEEP_TILE).min(n) {
+            let d = digit(p, keys_in, g);
+            let dst = at[d] as usize;
+            at[d] = at[d].wrapping_add(1);
+            inclusive[d] += 1;
+            for i in 0..w {
+                put(keys_out, dst * w + i, get(keys_in, g * w + i));
+            }
+            if p.has_values != 0 {
+                put(vals_out, dst, get(vals_in, g));
+            }
+        }
+        for (d, &c) in inclusive.iter().enumerate() {
+            put(state, TICKETS + t * 256 + d, INC | c);
+        }
+    }
+    let ticket = p.digit_pass as usize;
+    put(state, ticket, get(state, ticket).wrapping_add(p.num_tiles));
 }
