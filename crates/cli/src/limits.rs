@@ -19,17 +19,32 @@ pub const BYTES_PER_PIXEL: u64 = 96;
 /// Most frames of `--orbit` and `--move`: a minute at 60 frames per second.
 pub const MAX_FRAMES: u32 = 3600;
 
-/// Bytes of memory available to this process: `MemAvailable` of `/proc/meminfo`, or 4 GiB
-/// where that cannot be read.
+/// Bytes of memory available to this process: the least of `MemAvailable` of
+/// `/proc/meminfo` (4 GiB where that cannot be read) and the room left under the process's
+/// address-space limit (`ulimit -v`), where it has one.
 pub fn available_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
+    let free = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {
             let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
             let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
             Some(kib * 1024)
         })
-        .unwrap_or(FALLBACK_AVAILABLE)
+        .unwrap_or(FALLBACK_AVAILABLE);
+    free.min(address_space_left().unwrap_or(u64::MAX))
+}
+
+/// Bytes the process may still map under its address-space limit (`Max address space` of
+/// `/proc/self/limits` less `VmSize` of `/proc/self/status`); `None` without a limit.
+fn address_space_left() -> Option<u64> {
+    const NAME: &str = "Max address space";
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with(NAME))?;
+    // "unlimited" does not parse: no limit.
+    let limit: u64 = line[NAME.len()..].split_whitespace().next()?.parse().ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let size_kib: u64 = status.lines().find(|l| l.starts_with("VmSize:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(limit.saturating_sub(size_kib * 1024))
 }
 
 /// `bytes` in GiB with one decimal, or MiB below a GiB.

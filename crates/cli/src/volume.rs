@@ -99,9 +99,66 @@ impl OnBackend for VolumeArgs {
     }
 }
 
-/// Host bytes per point of a phantom cloud on its way to an octree: the cloud (32), the
-/// octree's input (17), its keys, sort and nodes, rounded up.
+/// Host bytes per point of a cloud on its way to an octree: the cloud (32), the octree's
+/// input (17), its keys and sort, rounded up.
 const BYTES_PER_POINT: u64 = 160;
+
+/// Host bytes per octree node at the peak of the CPU build and its packing: while building,
+/// each level's keys (8) and nodes (32) and their concatenation (32); while packing, the
+/// tree (32), its interior nodes per level and concatenated (12 + 12) and a payload (24) at
+/// most. On lavapipe the GPU build's word planes and packed tree are as large, in host memory.
+const BYTES_PER_NODE: u64 = 80;
+
+/// Host memory of the process before the cloud: the program and, on the GPU, the driver.
+const PROCESS_BASE_CPU: u64 = 96 << 20;
+const PROCESS_BASE_GPU: u64 = 512 << 20;
+
+/// The most nodes an octree of `points` at `depth` can have: no level holds more nodes than
+/// points, nor more than 8^level.
+fn max_nodes(points: u64, depth: u32) -> u64 {
+    (0..=depth).map(|l| if 3 * l >= 63 { points } else { points.min(1 << (3 * l)) }.max(1)).sum()
+}
+
+/// Host bytes of the octree of `points` at `depth` built on `backend`, with the process's
+/// base; a discrete GPU keeps the nodes in its own memory.
+fn tree_bytes(points: u64, depth: u32, backend: &Backend) -> u64 {
+    let nodes = max_nodes(points, depth) * BYTES_PER_NODE;
+    points * BYTES_PER_POINT
+        + match backend {
+            Backend::Cpu => PROCESS_BASE_CPU + nodes,
+            Backend::Gpu(_) if crate::lightcuts::is_lavapipe(backend) => PROCESS_BASE_GPU + nodes,
+            Backend::Gpu(_) => PROCESS_BASE_GPU,
+        }
+}
+
+/// An error naming `--depth` (and the cloud) when the octree of `points` at `depth` needs more
+/// host memory than `available`; else the bytes it needs.
+fn check_tree_memory(cloud: &str, points: u64, depth: u32, backend: &Backend, available: u64) -> Result<u64> {
+    let need = tree_bytes(points, depth, backend);
+    if need <= available {
+        return Ok(need);
+    }
+    // The deepest depth that fits, if any.
+    let fits = (1..depth).rev().find(|&d| tree_bytes(points, d, backend) <= available);
+    let hint = match fits {
+        Some(d) => format!("lower --depth (--depth {d} fits) or use fewer points"),
+        None => "use fewer points".to_owned(),
+    };
+    Err(format!(
+        "--depth {depth}: the octree of {cloud} ({points} points, at most {} nodes) needs about {} of host memory, \
+         more than the {} available: {hint}",
+        max_nodes(points, depth),
+        human(need),
+        human(available)
+    )
+    .into())
+}
+
+/// The points of `phantom:N` before it is made (about 0.26 N³); `None` for other clouds.
+fn phantom_points(spec: &str) -> Option<u64> {
+    let n: u32 = spec.strip_prefix("phantom:")?.parse().ok()?;
+    Some((0.2557 * f64::from(n).powi(3)) as u64)
+}
 
 /// Loads a cloud: a `.txt` file in the volumetric thesis's format, a `.ply` file, a folder
 /// of image slices, or `phantom:N` (the Shepp-Logan head phantom on an N³ grid). Dropped
@@ -118,7 +175,7 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String)> {
             )
             .into());
         }
-        let points = (0.2557 * f64::from(n).powi(3)) as u64;
+        let points = phantom_points(spec).unwrap_or(0);
         let (need, available) = (points * BYTES_PER_POINT, available_memory());
         if need > available {
             return Err(format!(
@@ -229,9 +286,15 @@ impl VolumeArgs {
     /// orbit or an animation.
     fn render(&self, out: &Path, options: &VolumeOptions, backend: &Backend) -> Result<()> {
         let t0 = Instant::now();
+        // A phantom's tree is checked before the phantom is made, any cloud's once loaded.
+        if let Some(points) = phantom_points(&self.cloud) {
+            check_tree_memory(&self.cloud, points, self.depth, backend, available_memory())?;
+        }
         let (cloud, loaded) = load_cloud(&self.cloud, self.background)?;
         let mut points = cloud_points(&cloud);
         drop(cloud);
+        let need =
+            check_tree_memory(&self.cloud, points.positions.len() as u64, self.depth, backend, available_memory())?;
         let load = t0.elapsed();
         let (root, framed) = cloud_root(&points.positions, options.level.min(self.depth))?;
         // Animations get a root with room to move: the cube around the points, 1.5 times as large.
@@ -251,9 +314,10 @@ impl VolumeArgs {
             None => Camera::frame(bounds, aspect),
         };
         out!(
-            "{}: {loaded}, depth {}: {size}; load {:.1} ms, build {:.2} ms on {}",
+            "{}: {loaded}, depth {}: {size}; host memory about {}; load {:.1} ms, build {:.2} ms on {}",
             self.cloud,
             self.depth,
+            human(need),
             load.as_secs_f64() * 1e3,
             build.as_secs_f64() * 1e3,
             backend.describe(),
@@ -319,7 +383,10 @@ impl VolumeArgs {
         }
         let (img, rt) = render_once(&placed, self.depth, &camera, options)?;
         img.save(out)?;
-        out!("render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, out.display())?;
+        let peak = crate::radiosity::peak_memory()
+            .map(|p| format!(", peak host memory {} of {} announced", human(p), human(need)))
+            .unwrap_or_default();
+        out!("render {:.2} ms -> {}{peak}", rt.as_secs_f64() * 1e3, out.display())?;
         Ok(())
     }
 }
@@ -331,5 +398,30 @@ fn mode(s: &str) -> Result<VolumeMode> {
         "depth" => Ok(VolumeMode::Depth),
         "phong" => Ok(VolumeMode::Phong),
         _ => Err(format!("--mode must be colour, depth or phong, not {s:?}").into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn octree_memory_names_the_depth() {
+        // Levels of a phantom: 8^l until the points run out, then one node per point.
+        assert_eq!(max_nodes(100, 2), 1 + 8 + 64);
+        assert_eq!(max_nodes(100, 4), 1 + 8 + 64 + 100 + 100);
+        assert_eq!(max_nodes(5, 21), 1 + 5 * 21);
+        let points = phantom_points("phantom:403").unwrap();
+        let need = tree_bytes(points, 21, &Backend::Cpu);
+        assert!(need > 15 << 30, "{need}");
+        let e = check_tree_memory("phantom:403", points, 21, &Backend::Cpu, 9 << 30).unwrap_err().to_string();
+        assert!(e.contains("--depth 21") && e.contains("more than the 9.0 GiB available"), "{e}");
+        assert!(e.contains("--depth 11 fits"), "{e}");
+        let e = check_tree_memory("c.ply", points, 21, &Backend::Cpu, 1 << 20).unwrap_err().to_string();
+        assert!(e.ends_with("use fewer points"), "{e}");
+        assert_eq!(
+            check_tree_memory("c.ply", points, 8, &Backend::Cpu, 9 << 30).unwrap(),
+            tree_bytes(points, 8, &Backend::Cpu)
+        );
     }
 }

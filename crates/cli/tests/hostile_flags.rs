@@ -1,5 +1,5 @@
-//! Hostile flags of `density`, `radiosity`, `lightcuts` and their benchmarks, run as a
-//! program: counts out of range, requests larger than the host, scenes without light and
+//! Hostile flags of `density`, `radiosity`, `lightcuts`, `volume` and the benchmarks, run as
+//! a program: counts out of range, requests larger than the host, scenes without light and
 //! two outputs on one path are refused before any work, naming the flag; never a panic.
 
 use std::path::Path;
@@ -150,5 +150,44 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert_eq!(run.status.code(), Some(1), "{args:?}\n{stderr}");
         assert!(stderr.contains("cannot write to standard output") && !stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn deep_octrees_are_checked_against_memory() {
+    let dir = TempDir::new("hostile-volume");
+    let out = dir.path().join("v.png");
+    let o = out.to_str().unwrap();
+    // Within the ranges, but about 20 GiB of nodes (it allocated 8.3 GB, then panicked).
+    let deep = ["volume", "phantom:403", "--depth", "21", "--width", "48", "--height", "48", "-o", o];
+    if cfg!(target_os = "linux") {
+        // Under a 4 GB address-space limit, whatever the host has free.
+        let run = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 4000000 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_lumbre"))
+            .args(deep)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run lumbre");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        for w in ["--depth 21", "phantom:403", "GiB of host memory", "lower --depth"] {
+            assert!(stderr.contains(w), "{w:?} not in\n{stderr}");
+        }
+        assert!(!out.exists());
+    }
+    // A small phantom at the deepest depth: its peak stays within what it announced.
+    let run = succeeds(&["volume", "phantom:48", "--depth", "21", "--width", "16", "--height", "16", "-o", o]);
+    assert!(run.stdout.contains("host memory about"), "{}", run.stdout);
+    if cfg!(target_os = "linux") {
+        let at = run.stdout.find("peak host memory ").expect("a peak") + "peak host memory ".len();
+        let (peak, rest) = run.stdout[at..].split_once(" of ").expect("peak of announced");
+        let announced = rest.split(" announced").next().unwrap();
+        let bytes = |t: &str| {
+            let (v, unit) = t.trim().split_once(' ').unwrap();
+            v.parse::<f64>().unwrap() * if unit.starts_with("GiB") { 1024.0 * 1024.0 * 1024.0 } else { 1024.0 * 1024.0 }
+        };
+        assert!(bytes(peak) <= bytes(announced), "{}", run.stdout);
     }
 }

@@ -35,6 +35,13 @@ pub enum OctreeError {
     Empty,
     /// More points than the 32-bit payload sums can hold.
     TooManyPoints(usize),
+    /// A level of this many nodes could not be allocated (the host's memory is exhausted).
+    OutOfMemory {
+        /// Nodes of the level.
+        nodes: usize,
+        /// The depth of the tree.
+        depth: u32,
+    },
 }
 
 impl fmt::Display for OctreeError {
@@ -48,6 +55,12 @@ impl fmt::Display for OctreeError {
                 f,
                 "{n} points: an octree holds at most {MAX_POINTS} (each node sums its points' 8-bit colours \
                  in 32 bits); use fewer points (subsample the cloud, or a smaller phantom grid)"
+            ),
+            OctreeError::OutOfMemory { nodes, depth } => write!(
+                f,
+                "depth {depth}: a level of {nodes} nodes ({} bytes) could not be allocated; use a smaller depth \
+                 or fewer points",
+                nodes * (size_of::<Node>() + size_of::<u64>())
             ),
         }
     }
@@ -226,8 +239,8 @@ impl Octree {
         let mut codes: Vec<u64> = keep.par_iter().map(|&i| leaf_code(&q, points[i as usize])).collect();
         let mut order = keep;
         sort_codes(&mut codes, &mut order, depth);
-        let leaves = leaf_level(&codes, &order, attrs, depth);
-        let tree = assemble(root, depth, leaves);
+        let leaves = leaf_level(&codes, &order, attrs, depth)?;
+        let tree = assemble(root, depth, leaves)?;
         let report = BuildReport { points: codes.len(), dropped_non_finite: dropped };
         Ok((tree, report))
     }
@@ -242,16 +255,27 @@ pub(crate) struct Level {
 impl Level {
     /// The level with one node per run of equal keys among `0..n` (`key` sorted), each made
     /// by `node` from its run. Built in parallel: chunks of indices count the runs that
-    /// start in them, then write those runs' nodes in place after the earlier chunks'.
-    fn from_runs(n: usize, key: impl Fn(usize) -> u64 + Sync, node: impl Fn(Range<usize>) -> Node + Sync) -> Level {
+    /// start in them, then write those runs' nodes in place after the earlier chunks'. A
+    /// level the allocator refuses is [`OctreeError::OutOfMemory`] (`depth` names the tree's).
+    fn from_runs(
+        n: usize,
+        depth: u32,
+        key: impl Fn(usize) -> u64 + Sync,
+        node: impl Fn(Range<usize>) -> Node + Sync,
+    ) -> Result<Level, OctreeError> {
         const CHUNK: usize = 1 << 14;
         let starts_run = |i: usize| i == 0 || key(i) != key(i - 1);
         let chunk = |c: usize| c * CHUNK..((c + 1) * CHUNK).min(n);
         let counts: Vec<usize> =
             (0..n.div_ceil(CHUNK)).into_par_iter().map(|c| chunk(c).filter(|&i| starts_run(i)).count()).collect();
         let total = counts.iter().sum();
-        // Zeroed by the allocator (fresh pages), not by a pass over them.
-        let mut level = Level { keys: vec![0; total], nodes: bytemuck::zeroed_vec(total) };
+        // Zeroed by the allocator (fresh pages), not by a pass over them; a refusal is an
+        // error, not a panic.
+        let refused = |()| OctreeError::OutOfMemory { nodes: total, depth };
+        let mut level = Level {
+            keys: bytemuck::try_zeroed_vec(total).map_err(refused)?,
+            nodes: bytemuck::try_zeroed_vec(total).map_err(refused)?,
+        };
         let mut parts = Vec::with_capacity(counts.len());
         let (mut keys, mut nodes) = (level.keys.as_mut_slice(), level.nodes.as_mut_slice());
         for &count in &counts {
@@ -275,15 +299,16 @@ impl Level {
                 i = end;
             }
         });
-        level
+        Ok(level)
     }
 }
 
 /// Leaf nodes from sorted leaf codes and the point index of each.
-pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u32) -> Level {
+pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u32) -> Result<Level, OctreeError> {
     let marker = 1u64 << (3 * depth);
     Level::from_runs(
         codes.len(),
+        depth,
         |i| marker | codes[i],
         |run| {
             let mut leaf = Node { first_child: NO_CHILD, count: run.len() as u32, ..Default::default() };
@@ -297,10 +322,12 @@ pub(crate) fn leaf_level(codes: &[u64], order: &[u32], attrs: &[Attrs], depth: u
     )
 }
 
-/// Parents of a sorted level; `first_child` holds the index within `children`.
-pub(crate) fn parent_level(children: &Level) -> Level {
+/// Parents of a sorted level of a tree of `depth`; `first_child` holds the index within
+/// `children`.
+pub(crate) fn parent_level(children: &Level, depth: u32) -> Result<Level, OctreeError> {
     Level::from_runs(
         children.keys.len(),
+        depth,
         |i| children.keys[i] >> 3,
         |run| {
             let mut parent = Node { first_child: run.start as u32, ..Default::default() };
@@ -318,14 +345,14 @@ pub(crate) fn parent_level(children: &Level) -> Level {
 
 /// The whole tree from its leaf level: parents up to the root, root first, with global
 /// child indices.
-pub(crate) fn assemble(root: Root, depth: u32, leaves: Level) -> Octree {
+pub(crate) fn assemble(root: Root, depth: u32, leaves: Level) -> Result<Octree, OctreeError> {
     let mut levels_rev = vec![leaves];
     for _ in 0..depth {
-        let parents = parent_level(levels_rev.last().expect("at least the leaves"));
+        let parents = parent_level(levels_rev.last().expect("at least the leaves"), depth)?;
         levels_rev.push(parents);
     }
     let (nodes, levels) = concat_levels(levels_rev.iter().rev().map(|l| l.nodes.as_slice()), |n| &mut n.first_child);
-    Octree { root, depth, nodes, levels }
+    Ok(Octree { root, depth, nodes, levels })
 }
 
 #[cfg(test)]
@@ -368,7 +395,7 @@ mod tests {
             .map(|i| Attrs { rgb: [i as u8, (i >> 8) as u8, 3], reflection: (i % 7) as u8, refraction: 1 })
             .collect();
         let depth = 10;
-        let leaves = leaf_level(&codes, &order, &attrs, depth);
+        let leaves = leaf_level(&codes, &order, &attrs, depth).unwrap();
         let marked: Vec<u64> = codes.iter().map(|c| (1 << 30) | c).collect();
         let want = sequential(&marked, |run| {
             let mut n = Node { first_child: NO_CHILD, count: run.len() as u32, ..Default::default() };
@@ -381,7 +408,7 @@ mod tests {
         });
         assert_eq!((&leaves.keys, &leaves.nodes), (&want.keys, &want.nodes));
 
-        let parents = parent_level(&leaves);
+        let parents = parent_level(&leaves, depth).unwrap();
         let shifted: Vec<u64> = leaves.keys.iter().map(|k| k >> 3).collect();
         let want = sequential(&shifted, |run| Node {
             first_child: run.start as u32,

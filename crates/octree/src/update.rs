@@ -40,7 +40,7 @@ impl Octree {
     /// Doubles the root towards `p`: the old root becomes octant `o` of the new one, the old
     /// leaf level merges into its parents (the depth stays), every key gains the octant.
     /// Returns the octant, to re-key old leaf codes.
-    fn grow_towards(&mut self, p: [f32; 3]) -> u32 {
+    fn grow_towards(&mut self, p: [f32; 3]) -> Result<u32, OctreeError> {
         let (root, octant) = self.root.grow_towards(p);
         let depth = self.depth;
         // Old level l becomes new level l + 1; old leaves (level depth) are dropped since
@@ -57,8 +57,8 @@ impl Octree {
             // A depth-0 tree is one node: the root itself is the leaf.
             leaves.keys.iter_mut().for_each(|k| *k = 1);
         }
-        *self = assemble(root, depth, leaves);
-        octant
+        *self = assemble(root, depth, leaves)?;
+        Ok(octant)
     }
 
     /// Moves the points from `old` to `new` positions (same length and order as the points
@@ -112,7 +112,7 @@ impl Octree {
             if report.root_growths >= 64 {
                 return Err(OctreeError::Outside { index: i as usize, point: new[i as usize] });
             }
-            let octant = self.grow_towards(new[i as usize]);
+            let octant = self.grow_towards(new[i as usize])?;
             report.root_growths += 1;
             let d = self.depth;
             for c in old_code.iter_mut().flatten() {
