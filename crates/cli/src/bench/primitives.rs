@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use lumbre_compact::{
-    Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, Scan, ScanKind, ScanMethod, Select, Stream,
-    compact_cpu, radix_sort_cpu, record_scan_with, record_sort, scan_cpu,
+    Compact, Emit, GpuCompacted, HistoPyramid, Lookback, Predicate, Scan, ScanKind, ScanMethod, Select, SortMethod,
+    Stream, compact_cpu, radix_sort_cpu, record_scan_with, record_sort_with, scan_cpu,
 };
+use lumbre_gpu::stages::Stages;
 use lumbre_gpu::{
     Agree, BUSY_SPAN, Backend, Compute, Fit, Gpu, KeepBusy, Tolerance, compare_slices, copy_time, copy_time_between,
     median_time,
@@ -26,10 +27,13 @@ use crate::table::Table;
 #[derive(Args)]
 #[command(mut_arg("backend", |a| gpu_by_default(a).help("`cpu` skips the GPU columns")))]
 pub struct PrimitivesArgs {
-    /// Cap every size at 2^this elements, 16..=28 (the defaults are the issue's: scan and
-    /// compaction 2^28, sort and Morton 2^26).
+    /// Cap every size at 2^this elements, 16..=28 (uncapped: scan and compaction 2^28, sort
+    /// and Morton 2^26).
     #[arg(long, default_value_t = 28)]
     max_log2: u32,
+    /// Sort 2^this keys in the sort rows, 16..=28 (capped by --max-log2).
+    #[arg(long, default_value_t = 26)]
+    sort_log2: u32,
     #[arg(long, default_value_t = 3)]
     warmup: usize,
     #[arg(long, default_value_t = 10)]
@@ -57,12 +61,15 @@ impl OnBackend for PrimitivesArgs {
     fn check(&self) -> Result<()> {
         let max_log2 = self.max_log2;
         in_range("--max-log2", max_log2, 16, 28)?;
+        in_range("--sort-log2", self.sort_log2, 16, 28)?;
         Effort::new(self.warmup, self.repeats)?;
-        // Inputs, outputs and the CPU's copies: about 16 bytes per element at the largest size.
-        let (need, available) = (16u64 << max_log2, available_memory());
+        // Inputs, outputs and the CPU's copies: about 16 bytes per element at the largest size,
+        // and 48 per key of the sorts (u64 keys, their copies, u32 keys and values).
+        let sort_log2 = self.sort_log2.min(max_log2);
+        let (need, available) = ((16u64 << max_log2).max(48 << sort_log2), available_memory());
         if need > available {
             return Err(format!(
-                "--max-log2 {max_log2}: about {} of memory needed, more than the {} available: lower it",
+                "--max-log2 {max_log2}, --sort-log2 {sort_log2}: about {} of memory needed, more than the {} available: lower them",
                 human(need),
                 human(available)
             )
@@ -74,7 +81,8 @@ impl OnBackend for PrimitivesArgs {
     fn run(self, backend: &Backend) -> Result<()> {
         let effort = Effort::new(self.warmup, self.repeats)?;
         let lookback = Lookback { spin_limit: self.lookback_spins, ..Default::default() };
-        let tables = primitives(backend, self.max_log2, effort, lookback, self.only.as_deref())?;
+        let sizes = (self.max_log2, self.sort_log2);
+        let tables = primitives(backend, sizes, effort, lookback, self.only.as_deref())?;
         super::print(&tables, self.json)?;
         Ok(())
     }
@@ -241,6 +249,8 @@ const ROWS: &[&str] = &[
     "compact by predicate, half kept",
     "compact by predicate, half kept, single pass",
     "sort u32 keys",
+    "sort u32 keys, multi-pass",
+    "sort 30-bit keys",
     "sort u32 keys + u32 values",
     "sort u64 keys",
     "Morton encode, 30 bit keys",
@@ -248,12 +258,13 @@ const ROWS: &[&str] = &[
     "histogram pyramid",
 ];
 
-/// `lookback` sets the scan's and the compaction's look-back (how long a tile waits for a
-/// predecessor before reducing its input itself); `only` keeps the rows whose operation
-/// contains it (`histogram pyramid` names the pyramid table).
+/// `(max_log2, sort_log2)` cap every size and set the sorts'; `lookback` sets the scan's and
+/// the compaction's look-back (how long a tile waits for a predecessor before reducing its
+/// input itself); `only` keeps the rows whose operation contains it (`histogram pyramid`
+/// names the pyramid table).
 pub fn primitives(
     backend: &Backend,
-    max_log2: u32,
+    (max_log2, sort_log2): (u32, u32),
     effort: Effort,
     lookback: Lookback,
     only: Option<&str>,
@@ -288,7 +299,7 @@ pub fn primitives(
     );
     let mut stage_notes = Vec::new();
     let scan_n = 1usize << 28.min(max_log2);
-    let sort_n = 1usize << 26.min(max_log2);
+    let sort_n = 1usize << sort_log2.min(max_log2);
     let morton_n = 1usize << 26.min(max_log2);
     let bar = progress(12, "primitives");
 
@@ -388,17 +399,23 @@ pub fn primitives(
 
     // Radix sorts (copy column: the bytes of one read and one write of the keys).
     let sort_n = if any("sort") { sort_n } else { 0 };
-    let keys = random_u32(sort_n, 7);
+    let all_keys = random_u32(sort_n, 7);
     let keys64: Vec<u64> =
         random_u32(2 * sort_n, 9).chunks_exact(2).map(|c| (c[0] as u64) << 32 | c[1] as u64).collect();
     let vals: Vec<u32> = (0..sort_n as u32).collect();
-    for (name, words, with_values) in
-        [("sort u32 keys", 1, false), ("sort u32 keys + u32 values", 1, true), ("sort u64 keys", 2, false)]
-    {
+    let (auto, multi) = (SortMethod::Auto, SortMethod::MultiPass);
+    for (name, words, with_values, bits, method) in [
+        ("sort u32 keys", 1, false, 32, auto),
+        ("sort u32 keys, multi-pass", 1, false, 32, multi),
+        ("sort 30-bit keys", 1, false, 30, auto),
+        ("sort u32 keys + u32 values", 1, true, 32, auto),
+        ("sort u64 keys", 2, false, 64, auto),
+    ] {
         bar.inc(1);
         if !wanted(name) {
             continue;
         }
+        let keys: Vec<u32> = all_keys.iter().map(|&k| k & (u32::MAX >> (32 - bits.min(32)))).collect();
         // The copies of the unsorted input are made outside the timed part.
         let (mut sorted, mut sorted64, mut sorted_vals) = (Vec::new(), Vec::new(), Vec::new());
         let cpu = median_time(effort.warmup.min(1), effort.repeats.min(5), || {
@@ -427,7 +444,9 @@ pub fn primitives(
                     let work = gpu.zeroed_fit::<u64>(sort_n, Fit::Pieces)?;
                     let timed = gpu_time_stages(gpu, effort, |rec| {
                         rec.copy(&pristine, &work)?;
-                        record_sort(rec, &work, None)
+                        let mut s = Stages::record(rec);
+                        let k = s.adopt(&work)?;
+                        record_sort_with(&mut s, k, None, bits, method)
                     })?;
                     check(name, &sorted64, &gpu.download(&work)?, Tolerance::EXACT)?;
                     let own = copy_time_between(gpu, &pristine, &work, effort.warmup, effort.repeats)?;
@@ -440,7 +459,10 @@ pub fn primitives(
                     let timed = gpu_time_stages(gpu, effort, |rec| {
                         rec.copy(&pristine, &work)?;
                         rec.copy(&pristine_vals, &v)?;
-                        record_sort(rec, &work, with_values.then_some(&v))
+                        let mut s = Stages::record(rec);
+                        let k = s.adopt(&work)?;
+                        let v = with_values.then(|| s.adopt(&v)).transpose()?;
+                        record_sort_with(&mut s, k, v, bits, method)
                     })?;
                     check(name, &sorted, &gpu.download(&work)?, Tolerance::EXACT)?;
                     if with_values {

@@ -96,7 +96,7 @@ fn demo(opts: &GpuOptions, out: &Path, backend: &BackendArgs) -> Result<()> {
     eprintln!("roofline ...");
     tables.push(roofline(&backend, 16, 24, effort)?);
     eprintln!("primitives ...");
-    tables.extend(crate::bench::primitives::primitives(&backend, 20, effort, Default::default(), None)?);
+    tables.extend(crate::bench::primitives::primitives(&backend, (20, 20), effort, Default::default(), None)?);
 
     eprintln!("renders ...");
     tables.push(gallery::renders(&backend, out)?);
