@@ -389,7 +389,11 @@ impl OnBackend for DensityArgs {
         };
         let (width, height) = (self.view.width, self.view.height);
         let t = Instant::now();
-        let (scene, camera) = crate::render::load_scene(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
+        let (mut scene, camera) =
+            crate::render::load_scene(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
+        // Traced with the emission normalised, scaled back in the image: a dim scene's light
+        // would underflow in the photons' f32 powers and fixed-point sums.
+        let unit = scene.normalize_emission();
         check_radius(self.radius, &scene)?;
         check_photons(options.photons, backend)?;
         let prepared = Prepared::new(scene, &BuildOptions::default());
@@ -398,8 +402,9 @@ impl OnBackend for DensityArgs {
         }
         let load = t.elapsed();
         let bar = progress(options.photons as u64, "density");
-        let est = estimate(&prepared, camera, width, height, &options, backend, &bar_progress(&bar))?;
+        let mut est = estimate(&prepared, camera, width, height, &options, backend, &bar_progress(&bar))?;
         bar.finish_and_clear();
+        est.image.pixels.iter_mut().for_each(|p| *p *= unit);
         est.image.save(&out)?;
         out!(
             "{}: {} triangles on {}, load and kd-tree {:.1} ms; {} -> {}",

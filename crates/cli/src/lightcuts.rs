@@ -469,12 +469,17 @@ impl OnBackend for LightcutsArgs {
         }
         let (width, height) = (self.view.width, self.view.height);
         let t = Instant::now();
-        let (scene, camera) = crate::render::load_scene(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
+        let (mut scene, camera) =
+            crate::render::load_scene(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
+        // Traced with the emission normalised, scaled back in the image: a dim scene's light
+        // would underflow in the VPLs' f32 intensities.
+        let unit = scene.normalize_emission();
         let prepared = Prepared::new(scene, &BuildOptions::default());
         let load = t.elapsed();
         let bar = progress(0, "lightcuts");
-        let lit = render(&prepared, camera, width, height, o, backend, &bar_progress(&bar))?;
+        let mut lit = render(&prepared, camera, width, height, o, backend, &bar_progress(&bar))?;
         bar.finish_and_clear();
+        lit.image.pixels.iter_mut().for_each(|p| *p *= unit);
         lit.image.save(&out)?;
         let mut written = out.display().to_string();
         if let Some(path) = &self.heatmap {

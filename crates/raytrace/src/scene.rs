@@ -438,6 +438,38 @@ impl Scene {
         Scene::from_triangles_report(tris).0
     }
 
+    /// Divides every material's emission by the power of two at or below its largest
+    /// channel (so the brightest channel lies in `[1, 2)`) and returns that power of two: a
+    /// render of the normalised scene times it is the render of this one. Methods that carry
+    /// light in f32 powers or fixed-point sums (VPLs, photons) lose a very dim scene's light
+    /// to underflow (Ke of 1e-30 gave black images); normalised, they keep it. Scaling by a
+    /// power of two is exact, so a scene of ordinary brightness renders to the same bits.
+    /// Returns 1 for a scene without emission.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::Scene;
+    /// let mut scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+    /// scene.materials[0].ke = Vec3::new(3e-30, 1e-30, 0.0);
+    /// let unit = scene.normalize_emission();
+    /// assert_eq!(unit, 2f32.powi(-99)); // 3e-30 is 1.86 * 2^-99
+    /// assert!((scene.materials[0].ke.x * unit - 3e-30).abs() < 1e-37);
+    /// assert!(scene.materials[0].ke.x >= 1.0 && scene.materials[0].ke.x < 2.0);
+    /// ```
+    pub fn normalize_emission(&mut self) -> f32 {
+        let max = self.materials.iter().map(|m| m.ke.max_element()).filter(|k| k.is_finite()).fold(0.0f32, f32::max);
+        if max <= 0.0 {
+            return 1.0;
+        }
+        // Normal f32 powers of two only, so the division is exact.
+        let e = (f64::from(max).log2().floor() as i32).clamp(-126, 127);
+        let unit = 2f32.powi(e);
+        for m in &mut self.materials {
+            m.ke /= unit;
+        }
+        unit
+    }
+
     /// [`Scene::from_triangles`], with the report of what was dropped.
     ///
     /// ```
