@@ -85,11 +85,14 @@ pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Resul
     if report.dropped() > 0 || !report.warnings.is_empty() {
         eprintln!("warning: {}: {report}", path.display());
     }
-    let camera = match spec {
+    let mut camera = match spec {
         Some(c) => Camera::parse(c)?,
         None => scene.default_camera(aspect),
     };
     lumbre_raytrace::add_default_light(&mut scene, &camera);
+    // Rendered near the origin: far from it f32 keeps too few bits for hits and offsets.
+    let shift = scene.recentre();
+    (camera.eye, camera.target) = (camera.eye - shift, camera.target - shift);
     let summary = format!("{} triangles ({} dropped)", report.triangles, report.dropped());
     Ok((scene, camera, summary))
 }

@@ -457,7 +457,12 @@ impl Scene {
     /// assert!(scene.materials[0].ke.x >= 1.0 && scene.materials[0].ke.x < 2.0);
     /// ```
     pub fn normalize_emission(&mut self) -> f32 {
-        let max = self.materials.iter().map(|m| m.ke.max_element()).filter(|k| k.is_finite()).fold(0.0f32, f32::max);
+        let ke = self.materials.iter().map(|m| m.ke.max_element());
+        let lights = self.lights.iter().map(|l| match l {
+            Light::Point { intensity, .. } => intensity.max_element(),
+            Light::Area { emission, .. } => emission.max_element(),
+        });
+        let max = ke.chain(lights).filter(|k| k.is_finite()).fold(0.0f32, f32::max);
         if max <= 0.0 {
             return 1.0;
         }
@@ -467,7 +472,55 @@ impl Scene {
         for m in &mut self.materials {
             m.ke /= unit;
         }
+        for l in &mut self.lights {
+            match l {
+                Light::Point { intensity, .. } => *intensity /= unit,
+                Light::Area { emission, .. } => *emission /= unit,
+            }
+        }
         unit
+    }
+
+    /// Moves the scene (positions, bounds, point lights and cameras) so that the centre of
+    /// its bounds is near the origin, and returns the shift subtracted; move a camera of the
+    /// original scene by the same. The renderers work in f32, where a scene far from the
+    /// origin keeps only the ulps of its coordinates (1/128 at 1e5) for every hit point and
+    /// offset: the Cornell box moved by 1e5 rendered 5-50% darker. The shift is a multiple
+    /// of the ulp of the largest coordinate, so every moved coordinate is exact.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::Scene;
+    /// let far = Vec3::splat(1e5);
+    /// let mut scene = Scene::from_triangles(&[[far, far + Vec3::X, far + Vec3::Y]]);
+    /// let shift = scene.recentre();
+    /// assert_eq!(shift, Vec3::new(100000.5, 100000.5, 1e5));
+    /// assert_eq!(scene.positions[1] + shift, far + Vec3::X); // exact
+    /// assert_eq!(scene.bounds, (Vec3::new(-0.5, -0.5, 0.0), Vec3::new(0.5, 0.5, 0.0)));
+    /// ```
+    pub fn recentre(&mut self) -> Vec3 {
+        let (lo, hi) = self.bounds;
+        let magnitude = lo.abs().max(hi.abs()).max_element();
+        if !magnitude.is_finite() || magnitude == 0.0 {
+            return Vec3::ZERO;
+        }
+        // The ulp of the largest coordinate: every coordinate is a multiple of it.
+        let ulp = 2f32.powi(f64::from(magnitude).log2().floor() as i32 - 23);
+        let shift = (((lo + hi) * 0.5) / ulp).round() * ulp;
+        for p in &mut self.positions {
+            *p -= shift;
+        }
+        self.bounds = (lo - shift, hi - shift);
+        for l in &mut self.lights {
+            if let Light::Point { position, .. } = l {
+                *position -= shift;
+            }
+        }
+        for c in &mut self.cameras {
+            c.eye -= shift;
+            c.target -= shift;
+        }
+        shift
     }
 
     /// [`Scene::from_triangles`], with the report of what was dropped.
