@@ -58,7 +58,7 @@ fn main() {
             for (ty, size) in compose::uniforms(&shader).unwrap_or_else(|e| fail(&e)) {
                 let _ = writeln!(
                     item,
-                    "    /// Size in bytes of the uniform `{ty}` of [`{ident}`] (its Rust mirror must match).\n    pub const {ident}_{}_SIZE: usize = {size};",
+                    "    /// Size in bytes of the parameters `{ty}` of [`{ident}`] (its Rust mirror must match).\n    pub const {ident}_{}_SIZE: usize = {size};",
                     upper_snake(&ty)
                 );
             }

@@ -241,13 +241,18 @@ pub fn validate(shader: &Composed) -> Result<Vec<Entry>, String> {
     Ok(entries)
 }
 
-/// The uniform structs a composed shader binds in group 0, by type name, with their sizes in
-/// bytes (what each Rust `Params` mirror must measure).
+/// The parameter structs a composed shader binds in group 0 (its uniforms, and a read-only
+/// storage `params`), by type name, with their sizes in bytes (what each Rust `Params` mirror
+/// must measure).
 pub fn uniforms(shader: &Composed) -> Result<Vec<(String, u32)>, String> {
     let module = naga::front::wgsl::parse_str(&shader.source).map_err(|e| e.emit_to_string(&shader.source))?;
     let mut out: Vec<(String, u32)> = Vec::new();
     for (_, g) in module.global_variables.iter() {
-        if g.space != naga::AddressSpace::Uniform || g.binding.as_ref().is_none_or(|b| b.group != 0) {
+        // A kernel's parameters: its uniforms, and a read-only storage `params` (what a kernel
+        // dispatched many times with changing values takes: lavapipe compiles a variant of a
+        // shader for each set of uniform values it meets, and keeps them all).
+        let params = g.name.as_deref() == Some("params") && matches!(g.space, naga::AddressSpace::Storage { .. });
+        if !(g.space == naga::AddressSpace::Uniform || params) || g.binding.as_ref().is_none_or(|b| b.group != 0) {
             continue;
         }
         let ty = &module.types[g.ty];

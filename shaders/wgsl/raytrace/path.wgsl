@@ -35,7 +35,9 @@ struct Params {
     _pad: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+// In a storage buffer, not a uniform: each batch of samples has its own values, and lavapipe
+// compiles (and keeps) a variant of the kernel for every set of uniform values it meets.
+@group(0) @binding(0) var<storage, read> params: Params;
 // bindings 1 to 6: the scene (raytrace/scene_bindings)
 // point lights are used; area lights come from the emitters
 @group(0) @binding(7) var<storage, read> lights: array<Light>;

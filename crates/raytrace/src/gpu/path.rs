@@ -92,7 +92,7 @@ impl PathRender {
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = s.scene.tree.bounds;
         for batch in batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
-            let params = gpu.uniform(&Params {
+            let params = gpu.upload(&[Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),
                 width: o.width,
@@ -112,9 +112,9 @@ impl PathRender {
                 batch_count: batch.count,
                 last: batch.last as u32,
                 _pad: 0,
-            })?;
+            }])?;
             let [e1, e2, e3] = s.emitters.bindings();
-            let res: Vec<_> = [params.as_entire_binding()]
+            let res: Vec<_> = [params.binding()]
                 .into_iter()
                 .chain(s.scene.bindings())
                 .chain([

@@ -68,7 +68,7 @@ impl WhittedRender {
         let b = scene.tree.bounds;
         let (first, count) = o.samples();
         for batch in batches(first, count, tiles, TILES_PER_DISPATCH) {
-            let params = gpu.uniform(&Params {
+            let params = gpu.upload(&[Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),
                 width: o.width,
@@ -86,8 +86,8 @@ impl WhittedRender {
                 batch_count: batch.count,
                 done: batch.done,
                 _pad: [0; 3],
-            })?;
-            let res: Vec<_> = [params.as_entire_binding()]
+            }])?;
+            let res: Vec<_> = [params.binding()]
                 .into_iter()
                 .chain(scene.bindings())
                 .chain([scene.lights.binding(), pixels.binding(), rays.binding()])
