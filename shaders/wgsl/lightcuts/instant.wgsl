@@ -34,7 +34,9 @@ struct Params {
     _p2: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
+// In a storage buffer, not a uniform: each chunk of VPLs has its own values, and lavapipe
+// compiles (and keeps) a variant of the kernel for every set of uniform values it meets.
+@group(0) @binding(0) var<storage, read> params: Params;
 // bindings 1 to 3: the kd-tree (kdtree/traverse)
 @group(0) @binding(4) var<storage, read> gbuffer: array<GPixel>;
 // three vec4 per VPL: position, normal, intensity

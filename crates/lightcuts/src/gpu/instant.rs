@@ -66,7 +66,7 @@ impl InstantRadiosity {
         for (tile_base, tiles) in tile_dispatches(w, h) {
             for chunk in 0..chunks {
                 let first_vpl = chunk * VPLS_PER_DISPATCH;
-                let params = gpu.uniform(&Params {
+                let params = gpu.upload(&[Params {
                     bmin: b.min.to_array(),
                     width: w,
                     bmax: b.max.to_array(),
@@ -79,10 +79,10 @@ impl InstantRadiosity {
                     first_vpl,
                     stage: (chunk == 0) as u32 | ((chunk + 1 == chunks) as u32) << 1,
                     _pad: 0,
-                })?;
+                }])?;
                 let [k1, k2, k3] = scene.tree.bindings();
                 let res = [
-                    params.as_entire_binding(),
+                    params.binding(),
                     k1,
                     k2,
                     k3,
