@@ -27,7 +27,7 @@ fn vpl_chunks_cost_no_memory() {
     let render = Render { view: View::cornell(8, 8), vpls, method: Method::Instant, ..Default::default() };
     let backend = Backend::Gpu(gpu);
     // Each render: about 35 dispatches of 128 VPLs. The first compile and fill the driver's pools.
-    let mut run = || render.run_reported(&backend, &prepared, &()).unwrap();
+    let run = || render.run_reported(&backend, &prepared, &()).unwrap();
     (0..2).for_each(|_| drop(run()));
     let before = resident_mib().unwrap();
     (0..8).for_each(|_| drop(run()));
