@@ -15,9 +15,12 @@
 //
 // Look-back: `state` holds one ticket per pass, then per tile and digit a word: the count
 // in bits 0-29 and AGG (the tile's own count) or INC (the count of every key up to the
-// tile's end) above it. The workgroup walks its predecessors in step, one tile per step, and
-// reduces a predecessor's keys itself when it has published nothing after the spin limit,
-// so it stays correct without forward-progress guarantees.
+// tile's end) above it. Thread d walks back over its digit's words on its own (no barriers),
+// and counts a predecessor's keys of digit d itself when that one has published nothing
+// after the spin limit, so the sort stays correct without forward-progress guarantees.
+//
+// A thread's sixteen keys, positions and destinations are kept as vec4s with every access
+// spelled out (arrays indexed in loops may spill to local memory).
 
 alias Elem = u32;
 
@@ -47,8 +50,6 @@ var<workgroup> wg_count: array<u32, 256>;
 // A digit's output position minus its first position in the tile.
 var<workgroup> wg_base: array<u32, 256>;
 var<workgroup> wg_tile: u32;
-var<workgroup> wg_votes: array<u32, 64>;
-var<workgroup> wg_vote: u32;
 
 // Key `g` of the input as (low word, high word); keys past the end sort last (digit 255).
 fn load_key(g: u32) -> vec2<u32> {
@@ -93,40 +94,151 @@ fn counter_half(word: u32, d: u32) -> u32 {
     return (word >> (16u * (d & 1u))) & 0xffffu;
 }
 
-// Whether any thread of the workgroup passes `mine` (the result is uniform).
-fn any_thread(mine: bool, l: Lanes) -> bool {
-    if l.lane == 0u {
-        wg_votes[l.sg] = 0u;
-    }
-    let v = subgroupAny(mine);
-    if l.lane == 0u && v {
-        wg_votes[l.sg] = 1u;
-    }
-    workgroupBarrier();
-    if l.lid == 0u {
-        var votes = 0u;
-        for (var s = 0u; s < l.nsg; s++) {
-            votes |= wg_votes[s];
-        }
-        wg_vote = votes;
-    }
-    return workgroupUniformLoad(&wg_vote) != 0u;
+// Words `word` of keys g, g + stride, g + 2 stride, g + 3 stride.
+fn load4(g: u32, stride: u32, word: u32) -> vec4<u32> {
+    let a = load_key(g);
+    let b = load_key(g + stride);
+    let c = load_key(g + 2u * stride);
+    let d = load_key(g + 3u * stride);
+    return select(vec4<u32>(a.x, b.x, c.x, d.x), vec4<u32>(a.y, b.y, c.y, d.y), word == 1u);
 }
 
-// Digit `d`'s count in tile `t`, reduced from its keys by the whole workgroup.
-fn reduce_tile(t: u32, d: u32, l: Lanes) -> u32 {
-    atomicStore(&sm[l.lid], 0u);
-    workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let g = t * TILE + k * WG + l.lid;
-        if g < params.n {
-            atomicAdd(&sm[digit_of(digit_word(load_key(g)))], 1u);
+fn digits4(w: vec4<u32>) -> vec4<u32> {
+    return (w >> vec4<u32>(params.shift)) & vec4<u32>(0xffu);
+}
+
+// Rank of one key of digit `d` within the subgroup so far: the subgroup's earlier keys of
+// the digit (its counter, bumped by the first lane holding the digit) plus the lower lanes
+// holding it now.
+fn rank1(d: u32, lanes_on: vec4<u32>, below: vec4<u32>, row: u32, lane: u32) -> u32 {
+    var peers = lanes_on;
+    for (var b = 0u; b < 8u; b++) {
+        let bit_on = ((d >> b) & 1u) != 0u;
+        let m = subgroupBallot(bit_on);
+        peers &= select(~m, m, bit_on);
+    }
+    let leader = first_lane(peers);
+    var before = 0u;
+    if lane == leader {
+        before = atomicAdd(&sm[row + (d >> 1u)], ones(peers) << (16u * (d & 1u)));
+    }
+    return counter_half(subgroupShuffle(before, leader), d) + ones(peers & below);
+}
+
+fn rank4(d: vec4<u32>, lanes_on: vec4<u32>, below: vec4<u32>, row: u32, lane: u32) -> vec4<u32> {
+    let x = rank1(d.x, lanes_on, below, row, lane);
+    let y = rank1(d.y, lanes_on, below, row, lane);
+    let z = rank1(d.z, lanes_on, below, row, lane);
+    let w = rank1(d.w, lanes_on, below, row, lane);
+    return vec4<u32>(x, y, z, w);
+}
+
+// Adds the subgroup's first position among the tile's keys of each digit.
+fn place4(d: vec4<u32>, p: vec4<u32>, row: u32) -> vec4<u32> {
+    return p + vec4<u32>(
+        counter_half(atomicLoad(&sm[row + (d.x >> 1u)]), d.x),
+        counter_half(atomicLoad(&sm[row + (d.y >> 1u)]), d.y),
+        counter_half(atomicLoad(&sm[row + (d.z >> 1u)]), d.z),
+        counter_half(atomicLoad(&sm[row + (d.w >> 1u)]), d.w),
+    );
+}
+
+fn stage4(p: vec4<u32>, v: vec4<u32>) {
+    atomicStore(&sm[p.x], v.x);
+    atomicStore(&sm[p.y], v.y);
+    atomicStore(&sm[p.z], v.z);
+    atomicStore(&sm[p.w], v.w);
+}
+
+// Values of keys g, g + stride, ... (0 past the end).
+fn vals4(g: u32, stride: u32) -> vec4<u32> {
+    let i = vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u) * stride;
+    let n = vec4<u32>(params.n);
+    let ok = i < n;
+    let c = min(i, n - vec4<u32>(1u));
+    return select(vec4<u32>(0u), vec4<u32>(vals_in[c.x], vals_in[c.y], vals_in[c.z], vals_in[c.w]), ok);
+}
+
+// Writes staged position i (of the sorted tile) if it holds a key: its digit word gives its
+// destination, returned (for the other word and the value).
+fn out1(i: u32, valid: u32) -> u32 {
+    if i >= valid {
+        return 0u;
+    }
+    let w = atomicLoad(&sm[i]);
+    let dst = wg_base[digit_of(w)] + i;
+    if params.key_words == 1u {
+        keys_out[dst] = w;
+    } else {
+        keys_out[2u * dst + params.word] = w;
+    }
+    return dst;
+}
+
+// Positions k * WG + lid for k = k0 .. k0 + 3.
+fn out4(k0: u32, lid: u32, valid: u32) -> vec4<u32> {
+    let x = out1(k0 * WG + lid, valid);
+    let y = out1((k0 + 1u) * WG + lid, valid);
+    let z = out1((k0 + 2u) * WG + lid, valid);
+    let w = out1((k0 + 3u) * WG + lid, valid);
+    return vec4<u32>(x, y, z, w);
+}
+
+// Writes staged positions k * WG + lid (k = k0 ..) to `dst`: the other word of u64 keys
+// (`values` false) or the values.
+fn again1(i: u32, valid: u32, dst: u32, values: bool) {
+    if i < valid {
+        let v = atomicLoad(&sm[i]);
+        if values {
+            vals_out[dst] = v;
+        } else {
+            keys_out[2u * dst + 1u - params.word] = v;
         }
     }
-    workgroupBarrier();
-    let c = atomicLoad(&sm[d]);
-    workgroupBarrier();
+}
+
+fn again4(k0: u32, lid: u32, valid: u32, dst: vec4<u32>, values: bool) {
+    again1(k0 * WG + lid, valid, dst.x, values);
+    again1((k0 + 1u) * WG + lid, valid, dst.y, values);
+    again1((k0 + 2u) * WG + lid, valid, dst.z, values);
+    again1((k0 + 3u) * WG + lid, valid, dst.w, values);
+}
+
+// Digit d's count in tile t, from its keys (the look-back's fallback, one thread).
+fn count_in_tile(t: u32, d: u32) -> u32 {
+    var c = 0u;
+    let end = min(params.n, (t + 1u) * TILE);
+    for (var g = t * TILE; g < end; g++) {
+        c += u32(digit_of(digit_word(load_key(g))) == d);
+    }
     return c;
+}
+
+// What precedes tile `tile`'s keys of digit d among all tiles' (thread d alone).
+fn look_back(tile: u32, d: u32) -> u32 {
+    let spin_limit = params.lookback & 0x7fffffffu;
+    var excl = 0u;
+    var j = tile;
+    var spins = 0u;
+    while j > 0u {
+        let seen = atomicLoad(&state[TICKETS + (j - 1u) * 256u + d]);
+        if (seen & (AGG | INC)) == 0u {
+            spins += 1u;
+            if spins > spin_limit {
+                excl += count_in_tile(j - 1u, d);
+                j -= 1u;
+                spins = 0u;
+            }
+            continue;
+        }
+        excl += seen & COUNT;
+        if (seen & INC) != 0u {
+            break;
+        }
+        j -= 1u;
+        spins = 0u;
+    }
+    return excl;
 }
 
 @compute @workgroup_size(256)
@@ -142,32 +254,28 @@ fn sweep(ids: LaneIds) {
     if tile >= params.num_tiles {
         return;
     }
-    // Subgroup `sg` holds keys sg * size * ITEMS ..; round k, lane i: key k * size + i of those.
-    let first = tile * TILE + l.sg * l.size * ITEMS;
-    var key: array<vec2<u32>, ITEMS>;
-    for (var k = 0u; k < ITEMS; k++) {
-        key[k] = load_key(first + k * l.size + l.lane);
-    }
-    // Rank within the subgroup: earlier rounds, then lower lanes of this round, come first.
+    // Subgroup `sg` holds keys sg * size * ITEMS ..; round k, lane i: key k * size + i of
+    // those; vec4 q of a thread holds rounds 4q .. 4q + 3.
+    let size = l.size;
+    let g0 = tile * TILE + l.sg * size * ITEMS + l.lane;
+    let q = 4u * size;
+    let dw = params.word;
+    let w0 = load4(g0, size, dw);
+    let w1 = load4(g0 + q, size, dw);
+    let w2 = load4(g0 + 2u * q, size, dw);
+    let w3 = load4(g0 + 3u * q, size, dw);
+    let d0 = digits4(w0);
+    let d1 = digits4(w1);
+    let d2 = digits4(w2);
+    let d3 = digits4(w3);
+    // Rank within the subgroup: earlier rounds, then lower lanes of a round, come first.
     let lanes_on = subgroupBallot(true);
     let below = lanes_below(l.lane);
     let row = l.sg * 128u;
-    var pos: array<u32, ITEMS>;
-    for (var k = 0u; k < ITEMS; k++) {
-        let d = digit_of(digit_word(key[k]));
-        var peers = lanes_on;
-        for (var b = 0u; b < 8u; b++) {
-            let bit_on = ((d >> b) & 1u) != 0u;
-            let m = subgroupBallot(bit_on);
-            peers &= select(~m, m, bit_on);
-        }
-        let leader = first_lane(peers);
-        var before = 0u;
-        if l.lane == leader {
-            before = atomicAdd(&sm[row + (d >> 1u)], ones(peers) << (16u * (d & 1u)));
-        }
-        pos[k] = counter_half(subgroupShuffle(before, leader), d) + ones(peers & below);
-    }
+    var p0 = rank4(d0, lanes_on, below, row, l.lane);
+    var p1 = rank4(d1, lanes_on, below, row, l.lane);
+    var p2 = rank4(d2, lanes_on, below, row, l.lane);
+    var p3 = rank4(d3, lanes_on, below, row, l.lane);
     workgroupBarrier();
     // Thread r (in rank order) owns digits 2r and 2r + 1: their counts in each subgroup
     // become the subgroup's first positions among the tile's keys of the digit, then, after
@@ -194,50 +302,17 @@ fn sweep(ids: LaneIds) {
         }
     }
     workgroupBarrier();
-    for (var k = 0u; k < ITEMS; k++) {
-        let d = digit_of(digit_word(key[k]));
-        pos[k] += counter_half(atomicLoad(&sm[row + (d >> 1u)]), d);
-    }
-    // Look-back, thread d for digit d: publish the tile's count, then walk back.
+    // Publish the tile's count of digit d (thread d), as early as possible.
     let d = l.rank;
     let count = wg_count[d];
-    let walk_to_zero = (params.lookback >> 31u) != 0u;
-    let spin_limit = params.lookback & 0x7fffffffu;
     let mine = TICKETS + tile * 256u + d;
     atomicStore(&state[mine], select(AGG, INC, tile == 0u) | count);
-    var excl = 0u;
-    var done = tile == 0u;
-    var j = tile;
-    var spins = 0u;
-    loop {
-        if !any_thread(!done, l) {
-            break;
-        }
-        var seen = 0u;
-        if !done {
-            seen = atomicLoad(&state[TICKETS + (j - 1u) * 256u + d]);
-        }
-        if any_thread(!done && (seen & (AGG | INC)) == 0u, l) {
-            spins += 1u;
-            if spins > spin_limit {
-                let c = reduce_tile(j - 1u, d, l);
-                if !done {
-                    excl += c;
-                    done = j == 1u;
-                }
-                j -= 1u;
-                spins = 0u;
-            }
-            continue;
-        }
-        if !done {
-            excl += seen & COUNT;
-            done = (seen & INC) != 0u;
-        }
-        j -= 1u;
-        spins = 0u;
-    }
-    if tile > 0u && !walk_to_zero {
+    p0 = place4(d0, p0, row);
+    p1 = place4(d1, p1, row);
+    p2 = place4(d2, p2, row);
+    p3 = place4(d3, p3, row);
+    let excl = look_back(tile, d);
+    if tile > 0u && (params.lookback >> 31u) == 0u {
         atomicStore(&state[mine], INC | (excl + count));
     }
     wg_base[d] = starts[params.digit_pass * 256u + d] + excl - wg_start[d];
@@ -245,50 +320,38 @@ fn sweep(ids: LaneIds) {
     // Stage the keys in digit order, then write each run of a digit to its place: first the
     // word holding the digit (which gives each position its destination), then the other.
     let valid = min(TILE, params.n - tile * TILE);
-    for (var k = 0u; k < ITEMS; k++) {
-        atomicStore(&sm[pos[k]], digit_word(key[k]));
-    }
+    stage4(p0, w0);
+    stage4(p1, w1);
+    stage4(p2, w2);
+    stage4(p3, w3);
     workgroupBarrier();
-    var dst: array<u32, ITEMS>;
-    for (var k = 0u; k < ITEMS; k++) {
-        let i = k * WG + l.lid;
-        if i < valid {
-            let w = atomicLoad(&sm[i]);
-            dst[k] = wg_base[digit_of(w)] + i;
-            if params.key_words == 1u {
-                keys_out[dst[k]] = w;
-            } else {
-                keys_out[2u * dst[k] + params.word] = w;
-            }
-        }
-    }
+    let o0 = out4(0u, l.lid, valid);
+    let o1 = out4(4u, l.lid, valid);
+    let o2 = out4(8u, l.lid, valid);
+    let o3 = out4(12u, l.lid, valid);
     if params.key_words == 2u {
         workgroupBarrier();
-        for (var k = 0u; k < ITEMS; k++) {
-            atomicStore(&sm[pos[k]], select(key[k].y, key[k].x, params.word == 1u));
-        }
+        let ow = 1u - dw;
+        stage4(p0, load4(g0, size, ow));
+        stage4(p1, load4(g0 + q, size, ow));
+        stage4(p2, load4(g0 + 2u * q, size, ow));
+        stage4(p3, load4(g0 + 3u * q, size, ow));
         workgroupBarrier();
-        for (var k = 0u; k < ITEMS; k++) {
-            let i = k * WG + l.lid;
-            if i < valid {
-                keys_out[2u * dst[k] + 1u - params.word] = atomicLoad(&sm[i]);
-            }
-        }
+        again4(0u, l.lid, valid, o0, false);
+        again4(4u, l.lid, valid, o1, false);
+        again4(8u, l.lid, valid, o2, false);
+        again4(12u, l.lid, valid, o3, false);
     }
     if params.has_values != 0u {
         workgroupBarrier();
-        for (var k = 0u; k < ITEMS; k++) {
-            let g = first + k * l.size + l.lane;
-            if g < params.n {
-                atomicStore(&sm[pos[k]], vals_in[g]);
-            }
-        }
+        stage4(p0, vals4(g0, size));
+        stage4(p1, vals4(g0 + q, size));
+        stage4(p2, vals4(g0 + 2u * q, size));
+        stage4(p3, vals4(g0 + 3u * q, size));
         workgroupBarrier();
-        for (var k = 0u; k < ITEMS; k++) {
-            let i = k * WG + l.lid;
-            if i < valid {
-                vals_out[dst[k]] = atomicLoad(&sm[i]);
-            }
-        }
+        again4(0u, l.lid, valid, o0, true);
+        again4(4u, l.lid, valid, o1, true);
+        again4(8u, l.lid, valid, o2, true);
+        again4(12u, l.lid, valid, o3, true);
     }
 }
