@@ -154,10 +154,11 @@ fn check_tree_memory(cloud: &str, points: u64, depth: u32, backend: &Backend, av
     .into())
 }
 
-/// The points of `phantom:N` before it is made (about 0.26 N³); `None` for other clouds.
+/// The points of `phantom:N` before it is made (about 0.26 N³); `None` for other clouds and
+/// for N out of range (which [`load_cloud`] refuses, naming the range).
 fn phantom_points(spec: &str) -> Option<u64> {
     let n: u32 = spec.strip_prefix("phantom:")?.parse().ok()?;
-    Some((0.2557 * f64::from(n).powi(3)) as u64)
+    (4..=MAX_PHANTOM_N).contains(&n).then(|| (0.2557 * f64::from(n).powi(3)) as u64)
 }
 
 /// Loads a cloud: a `.txt` file in the volumetric thesis's format, a `.ply` file, a folder
@@ -175,7 +176,7 @@ pub fn load_cloud(spec: &str, background: f32) -> Result<(PointCloud, String)> {
             )
             .into());
         }
-        let points = phantom_points(spec).unwrap_or(0);
+        let points = (0.2557 * f64::from(n).powi(3)) as u64;
         let (need, available) = (points * BYTES_PER_POINT, available_memory());
         if need > available {
             return Err(format!(
