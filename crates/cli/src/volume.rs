@@ -154,6 +154,41 @@ fn check_tree_memory(cloud: &str, points: u64, depth: u32, backend: &Backend, av
     .into())
 }
 
+/// The largest buffer of the GPU build of an octree of `points` at `depth`: its interior
+/// nodes (12 bytes each, levels 0 to depth - 1), a word per node of all levels (the
+/// packing's flags), a level's word plane (4 bytes per word of a key and a node), the
+/// payloads (24 bytes, two per leaf at most) or the positions (12 bytes a point).
+fn largest_gpu_buffer(points: u64, depth: u32) -> u64 {
+    let key_words = if depth > lumbre_morton::NodeKey32::MAX_LEVEL { 2 } else { 1 };
+    let node_words = (key_words + size_of::<lumbre_octree::Node>() / 4) as u64;
+    let interior = max_nodes(points, depth.saturating_sub(1)) * 12;
+    [interior, 4 * max_nodes(points, depth), 4 * node_words * points, 48 * points, 12 * points]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+}
+
+/// An error naming `--depth` when the GPU build's largest buffer for `points` at `depth`
+/// is beyond `most` bytes, the largest storage buffer of `adapter`.
+fn check_tree_gpu(cloud: &str, points: u64, depth: u32, adapter: &str, most: u64) -> Result<()> {
+    let need = largest_gpu_buffer(points, depth);
+    if need <= most {
+        return Ok(());
+    }
+    let hint = match (1..depth).rev().find(|&d| largest_gpu_buffer(points, d) <= most) {
+        Some(d) => format!("lower --depth (--depth {d} fits), use fewer points or --backend cpu"),
+        None => "use fewer points or --backend cpu".to_owned(),
+    };
+    Err(format!(
+        "--depth {depth}: the GPU build of the octree of {cloud} ({points} points, at most {} nodes) needs a buffer \
+         of {}, more than {adapter}'s largest storage buffer of {}: {hint}",
+        max_nodes(points, depth),
+        human(need),
+        human(most)
+    )
+    .into())
+}
+
 /// The points of `phantom:N` before it is made (about 0.26 N³); `None` for other clouds and
 /// for N out of range (which [`load_cloud`] refuses, naming the range).
 fn phantom_points(spec: &str) -> Option<u64> {
@@ -288,14 +323,21 @@ impl VolumeArgs {
     fn render(&self, out: &Path, options: &VolumeOptions, backend: &Backend) -> Result<()> {
         let t0 = Instant::now();
         // A phantom's tree is checked before the phantom is made, any cloud's once loaded.
+        let check = |points: u64| {
+            if let Backend::Gpu(gpu) = backend {
+                let l = gpu.limits();
+                let most = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+                check_tree_gpu(&self.cloud, points, self.depth, gpu.adapter_name(), most)?;
+            }
+            check_tree_memory(&self.cloud, points, self.depth, backend, available_memory())
+        };
         if let Some(points) = phantom_points(&self.cloud) {
-            check_tree_memory(&self.cloud, points, self.depth, backend, available_memory())?;
+            check(points)?;
         }
         let (cloud, loaded) = load_cloud(&self.cloud, self.background)?;
         let mut points = cloud_points(&cloud);
         drop(cloud);
-        let need =
-            check_tree_memory(&self.cloud, points.positions.len() as u64, self.depth, backend, available_memory())?;
+        let need = check(points.positions.len() as u64)?;
         let load = t0.elapsed();
         let (root, framed) = cloud_root(&points.positions, options.level.min(self.depth))?;
         // Animations get a root with room to move: the cube around the points, 1.5 times as large.
@@ -424,5 +466,13 @@ mod tests {
             check_tree_memory("c.ply", points, 8, &Backend::Cpu, 9 << 30).unwrap(),
             tree_bytes(points, 8, &Backend::Cpu)
         );
+        // The GPU build of phantom:200 (2,045,822 points) at depth 21: 28.9 million interior
+        // nodes, 347 MB (what lavapipe refused).
+        let points = 2_045_822;
+        assert_eq!(largest_gpu_buffer(points, 21), 28_941_101 * 12);
+        let e = check_tree_gpu("phantom:200", points, 21, "llvmpipe", 128 << 20).unwrap_err().to_string();
+        assert!(e.contains("--depth 21") && e.contains("llvmpipe's largest storage buffer of 128.0 MiB"), "{e}");
+        assert!(e.contains("(--depth 12 fits)"), "{e}");
+        assert!(check_tree_gpu("phantom:200", points, 8, "llvmpipe", 128 << 20).is_ok());
     }
 }

@@ -177,6 +177,19 @@ fn deep_octrees_are_checked_against_memory() {
         }
         assert!(!out.exists());
     }
+    // On a GPU the build's buffers are checked against its largest binding first: phantom:200
+    // at depth 21 has 347 MB of interior nodes (lavapipe failed in the build's allocation).
+    let gpu = try_test_gpu(&GpuOptions::from_env(), lumbre_gpu::wgpu::Features::empty(), gpu_required());
+    if let Some(gpu) = gpu.unwrap_or_else(|why| panic!("{why}")) {
+        let l = gpu.limits();
+        let args =
+            ["volume", "phantom:200", "--depth", "21", "--width", "16", "--height", "16", "--backend", "gpu", "-o", o];
+        if l.max_storage_buffer_binding_size.min(l.max_buffer_size) < 347_293_212 {
+            refused(&args, &["--depth 21", "largest storage buffer", "fits)"]);
+        } else {
+            succeeds(&args);
+        }
+    }
     // A small phantom at the deepest depth: its peak stays within what it announced.
     let run = succeeds(&["volume", "phantom:48", "--depth", "21", "--width", "16", "--height", "16", "-o", o]);
     assert!(run.stdout.contains("host memory about"), "{}", run.stdout);
