@@ -8,8 +8,8 @@
 //!   leaves one keep bit per element for the second); [`HistoPyramid`]: the same by the
 //!   density paper's histogram pyramid;
 //! - [`RadixSort`] and [`RadixSortPairs`]: stable LSD radix sort of `u32` and `u64` keys,
-//!   keys only or with `u32` values, on the GPU in one sweep per digit where it has
-//!   subgroups ([`SortMethod`]);
+//!   keys only or with `u32` values, on the GPU by several kernels per digit or in one
+//!   sweep per digit ([`SortMethod`]);
 //! - [`twin`]: a CPU twin of every GPU stage. Each pipeline is written once and runs
 //!   recorded for the GPU or stage by stage with any stage on the CPU, to find a wrong one.
 //!

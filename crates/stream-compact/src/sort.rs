@@ -27,14 +27,15 @@ pub const SWEEP_TILE: usize = 4096;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortMethod {
-    /// [`OneSweep`](SortMethod::OneSweep) where the GPU has subgroups of 8 to 128 lanes and
-    /// the keys fit one storage binding and number fewer than 2^30, else
-    /// [`MultiPass`](SortMethod::MultiPass).
+    /// The method measured fastest: today [`MultiPass`](SortMethod::MultiPass) (on an NVIDIA
+    /// H200 the one sweep takes 5.88 ms for 2^26 u32 keys, the multi-pass sort 5.49;
+    /// benches/RESULTS.md).
     #[default]
     Auto,
     /// One count of every pass's digits, then per 8-bit digit one pass that ranks each tile's
     /// keys with subgroup ballots and finds the tile's output positions by decoupled look-back
     /// (tuned by [`Lookback`](crate::Lookback)): one read and one write of the keys per pass.
+    /// Needs subgroups of 8 to 128 lanes, fewer than 2^30 keys and keys of one binding.
     OneSweep(crate::Lookback),
     /// Per digit a histogram pass, the tiles' output positions, and a scatter that sorts
     /// each tile in workgroup memory: needs no subgroups, and sorts keys longer than one

@@ -214,60 +214,29 @@ fn count_in_tile(t: u32, d: u32) -> u32 {
     return c;
 }
 
-// Predecessors a look-back step reads at once. One at a time, the first tiles to run would
-// each walk back to tile 0 one load latency per tile, and the later tiles would keep the
-// stagger that leaves: the sort would finish one tile per load latency.
-const LB_WINDOW: u32 = 8u;
-
-// Tile t's word for digit d; before tile 0, an inclusive count of zero.
-fn published(t: i32, d: u32) -> u32 {
-    if t < 0 {
-        return INC;
-    }
-    return atomicLoad(&state[TICKETS + u32(t) * 256u + d]);
-}
-
 // What precedes tile `tile`'s keys of digit d among all tiles' (thread d alone).
 fn look_back(tile: u32, d: u32) -> u32 {
     let spin_limit = params.lookback & 0x7fffffffu;
     var excl = 0u;
     var j = tile;
     var spins = 0u;
-    var seen: array<u32, LB_WINDOW>;
     while j > 0u {
-        // All loads first, so that they are in flight together.
-        for (var i = 0u; i < LB_WINDOW; i++) {
-            seen[i] = published(i32(j) - 1 - i32(i), d);
-        }
-        var used = 0u;
-        var done = false;
-        for (var i = 0u; i < LB_WINDOW; i++) {
-            let v = seen[i];
-            if (v & (AGG | INC)) == 0u {
-                break;
+        let seen = atomicLoad(&state[TICKETS + (j - 1u) * 256u + d]);
+        if (seen & (AGG | INC)) == 0u {
+            spins += 1u;
+            if spins > spin_limit {
+                excl += count_in_tile(j - 1u, d);
+                j -= 1u;
+                spins = 0u;
             }
-            excl += v & COUNT;
-            used += 1u;
-            if (v & INC) != 0u {
-                done = true;
-                break;
-            }
-        }
-        if done {
-            break;
-        }
-        if used > 0u {
-            j -= used;
-            spins = 0u;
             continue;
         }
-        // Predecessor j - 1 has published nothing: wait for it, or count its keys.
-        spins += 1u;
-        if spins > spin_limit {
-            excl += count_in_tile(j - 1u, d);
-            j -= 1u;
-            spins = 0u;
+        excl += seen & COUNT;
+        if (seen & INC) != 0u {
+            break;
         }
+        j -= 1u;
+        spins = 0u;
     }
     return excl;
 }

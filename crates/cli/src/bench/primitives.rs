@@ -249,7 +249,7 @@ const ROWS: &[&str] = &[
     "compact by predicate, half kept",
     "compact by predicate, half kept, single pass",
     "sort u32 keys",
-    "sort u32 keys, multi-pass",
+    "sort u32 keys, one sweep",
     "sort 30-bit keys",
     "sort u32 keys + u32 values",
     "sort u64 keys",
@@ -403,16 +403,18 @@ pub fn primitives(
     let keys64: Vec<u64> =
         random_u32(2 * sort_n, 9).chunks_exact(2).map(|c| (c[0] as u64) << 32 | c[1] as u64).collect();
     let vals: Vec<u32> = (0..sort_n as u32).collect();
-    let (auto, multi) = (SortMethod::Auto, SortMethod::MultiPass);
+    let (auto, sweep) = (SortMethod::Auto, SortMethod::OneSweep(Lookback::default()));
+    // The one sweep needs subgroups of 8 to 128 lanes.
+    let sweeps = gpu.is_none_or(|g| g.has_subgroups() && (8..=128).contains(&g.subgroup_size_range().0));
     for (name, words, with_values, bits, method) in [
         ("sort u32 keys", 1, false, 32, auto),
-        ("sort u32 keys, multi-pass", 1, false, 32, multi),
+        ("sort u32 keys, one sweep", 1, false, 32, sweep),
         ("sort 30-bit keys", 1, false, 30, auto),
         ("sort u32 keys + u32 values", 1, true, 32, auto),
         ("sort u64 keys", 2, false, 64, auto),
     ] {
         bar.inc(1);
-        if !wanted(name) {
+        if !wanted(name) || (method == sweep && !sweeps) {
             continue;
         }
         let keys: Vec<u32> = all_keys.iter().map(|&k| k & (u32::MAX >> (32 - bits.min(32)))).collect();

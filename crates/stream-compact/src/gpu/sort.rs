@@ -62,7 +62,7 @@ pub fn record_sort_stages<K: SortKey>(
 
 /// [`record_sort_stages`] by an explicit [`SortMethod`]. `OneSweep` runs its stages' twins
 /// where there is no GPU, and is an error for keys it cannot sort (2^30 or more, or longer
-/// than one binding).
+/// than one binding) or a GPU without subgroups of 8 to 128 lanes.
 ///
 /// ```
 /// use lumbre_compact::{Lookback, SortMethod, record_sort_with};
@@ -90,16 +90,18 @@ pub fn record_sort_with<K: SortKey>(
         return Ok(());
     }
     let passes = key_bits.min(32 * K::WORDS).div_ceil(8);
-    let fits = n < 1 << 30 && (size_of::<K>() * n) as u64 <= s.max_binding();
     let sweep = match method {
-        SortMethod::MultiPass => None,
-        SortMethod::OneSweep(lookback) if fits => Some(lookback),
-        SortMethod::OneSweep(_) => {
-            return Err(Error::Input(format!("one-sweep sort of {n} keys: at most 2^30 keys of one binding")));
-        }
-        SortMethod::Auto => {
-            let (min, max) = s.gpu().map_or((0, 0), |g| g.subgroup_size_range());
-            (fits && s.supports(&SORT_SWEEP) && min >= 8 && max <= 128).then(Lookback::default)
+        SortMethod::Auto | SortMethod::MultiPass => None,
+        SortMethod::OneSweep(lookback) => {
+            let fits = n < 1 << 30 && (size_of::<K>() * n) as u64 <= s.max_binding();
+            let (min, max) = s.gpu().map_or((8, 8), |g| g.subgroup_size_range());
+            if !fits {
+                return Err(Error::Input(format!("one-sweep sort of {n} keys: at most 2^30 keys of one binding")));
+            }
+            if s.gpu().is_some() && !(s.supports(&SORT_SWEEP) && min >= 8 && max <= 128) {
+                return Err(Error::Input("one-sweep sort: needs subgroups of 8 to 128 lanes".into()));
+            }
+            Some(lookback)
         }
     };
     match sweep {
