@@ -71,8 +71,10 @@ pub const REQUIRED_LIMITS: wgpu::Limits = {
 /// ```
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
-    /// Pick the first adapter whose name contains this (case-insensitive). `None`: prefer
-    /// a discrete GPU, then integrated, virtual, and CPU adapters.
+    /// Which adapter to open, read as [`AdapterChoice`] reads it: `#N` or a bare number `N`
+    /// is the adapter at position `N` (from 0) of [`adapters`]; anything else picks the
+    /// first adapter whose name contains it (case-insensitive). `None`: prefer a discrete
+    /// GPU, then integrated, virtual, and CPU adapters.
     pub adapter: Option<String>,
     /// Lower `max_storage_buffer_binding_size` to this many bytes (tests use it to force the
     /// paths that split large buffers). `None`: the adapter's own limit.
@@ -125,6 +127,101 @@ impl GpuOptions {
         let adapter = std::env::var("LUMBRE_ADAPTER").ok().filter(|s| !s.is_empty());
         let pipeline_cache = cache_setting(std::env::var_os(PIPELINE_CACHE_ENV), user_cache_dir());
         Self { adapter, pipeline_cache, ..Self::default() }
+    }
+
+    /// [`adapter`](GpuOptions::adapter) read as an [`AdapterChoice`]: `None` when unset, an
+    /// error ([`Error::InvalidAdapterChoice`]) when it is empty or `#` is followed by
+    /// anything but an index.
+    ///
+    /// ```
+    /// use lumbre_gpu::{AdapterChoice, GpuOptions};
+    /// let second = GpuOptions { adapter: Some("#1".into()), ..Default::default() };
+    /// assert_eq!(second.adapter_choice()?, Some(AdapterChoice::Index(1)));
+    /// assert_eq!(GpuOptions::default().adapter_choice()?, None);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn adapter_choice(&self) -> Result<Option<AdapterChoice>> {
+        self.adapter.as_deref().map(str::parse).transpose()
+    }
+}
+
+/// Which adapter to open, as `LUMBRE_ADAPTER`, [`GpuOptions::adapter`] and the `lumbre`
+/// tool's `--adapter` give it: `#N` or a bare number `N` is the adapter at position `N`
+/// (from 0) of [`adapters`], the order `lumbre info` lists them in; anything else is a part
+/// of the adapter's name. Two identical GPUs share a name, so only an index tells them
+/// apart; a value of digits only is therefore always an index, never a name.
+///
+/// ```
+/// use lumbre_gpu::AdapterChoice;
+/// assert_eq!("1".parse::<AdapterChoice>()?, AdapterChoice::Index(1));
+/// assert_eq!("#1".parse::<AdapterChoice>()?, AdapterChoice::Index(1));
+/// assert_eq!("llvmpipe".parse::<AdapterChoice>()?, AdapterChoice::Name("llvmpipe".into()));
+/// assert!("#x".parse::<AdapterChoice>().is_err());
+/// // Displayed as it is written, so it fits back into `GpuOptions::adapter`.
+/// assert_eq!(AdapterChoice::Index(1).to_string(), "#1");
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdapterChoice {
+    /// The adapter at this position (from 0) of [`adapters`].
+    Index(usize),
+    /// The first adapter whose name contains this (case-insensitive).
+    Name(String),
+}
+
+impl std::str::FromStr for AdapterChoice {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let invalid = |reason: &str| Error::InvalidAdapterChoice { value: s.to_string(), reason: reason.to_string() };
+        let is_number = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+        let index = |n: &str| n.parse().map(AdapterChoice::Index).map_err(|_| invalid("the index is too large"));
+        match s.strip_prefix('#') {
+            Some(n) if is_number(n) => index(n),
+            Some(_) => Err(invalid("`#` must be followed by an adapter's index, a whole number from 0")),
+            None if s.is_empty() => Err(invalid("it is empty; give an adapter's index or a part of its name")),
+            None if is_number(s) => index(s),
+            None => Ok(AdapterChoice::Name(s.to_string())),
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdapterChoice::Index(i) => write!(f, "#{i}"),
+            AdapterChoice::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+impl AdapterChoice {
+    /// The position in `names` (every adapter's name, in [`adapters`]' order) of the adapter
+    /// this choice picks; an error listing the adapters with their indices when it picks
+    /// none.
+    ///
+    /// ```
+    /// use lumbre_gpu::AdapterChoice;
+    /// let names = ["NVIDIA H100".to_string(), "NVIDIA H100".to_string()];
+    /// assert_eq!(AdapterChoice::Index(1).position(&names)?, 1);
+    /// assert_eq!(AdapterChoice::Name("h100".into()).position(&names)?, 0);
+    /// let past = AdapterChoice::Index(2).position(&names).unwrap_err();
+    /// assert!(past.to_string().contains("#0 NVIDIA H100, #1 NVIDIA H100"), "{past}");
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn position(&self, names: &[String]) -> Result<usize> {
+        let available = || names.to_vec();
+        match self {
+            AdapterChoice::Index(i) if *i < names.len() => Ok(*i),
+            AdapterChoice::Index(i) => Err(Error::AdapterIndexOutOfRange { index: *i, available: available() }),
+            AdapterChoice::Name(part) => {
+                let needle = part.to_lowercase();
+                names
+                    .iter()
+                    .position(|n| n.to_lowercase().contains(&needle))
+                    .ok_or_else(|| Error::AdapterNotFound { filter: part.clone(), available: available() })
+            }
+        }
     }
 }
 
@@ -186,7 +283,14 @@ fn summary(info: &wgpu::AdapterInfo) -> AdapterSummary {
     }
 }
 
-/// Every adapter wgpu can see, in the order it reports them.
+/// Every adapter wgpu can see, in the order it reports them: an adapter's position here is
+/// its index for [`AdapterChoice::Index`] (`LUMBRE_ADAPTER=#1`).
+///
+/// ```no_run
+/// for (i, a) in lumbre_gpu::adapters().iter().enumerate() {
+///     println!("#{i} {}", a.name);
+/// }
+/// ```
 pub fn adapters() -> Vec<AdapterSummary> {
     let adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
     adapters.iter().map(|a| summary(&a.get_info())).collect()
@@ -212,6 +316,8 @@ pub(crate) struct Inner {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
     pub(crate) info: wgpu::AdapterInfo,
+    /// The adapter's position in [`adapters`]; `None` for an application's own device.
+    pub(crate) index: Option<usize>,
     pub(crate) limits: wgpu::Limits,
     /// The device's features less those the options turned off.
     pub(crate) features: wgpu::Features,
@@ -260,42 +366,35 @@ impl std::fmt::Debug for Gpu {
 }
 
 impl Gpu {
-    /// Opens the adapter chosen by `LUMBRE_ADAPTER`, else the best one present.
+    /// Opens the adapter chosen by `LUMBRE_ADAPTER` (an index, `#1`, or a part of a name;
+    /// see [`AdapterChoice`]), else the best one present.
     pub fn new() -> Result<Self> {
         Self::with_options(&GpuOptions::from_env())
     }
 
-    /// Opens an adapter with explicit options.
+    /// Opens an adapter with explicit options. A [`GpuOptions::adapter`] that is not a
+    /// valid [`AdapterChoice`], or that picks no adapter, is an error listing the adapters
+    /// with their indices.
     ///
     /// ```
     /// let opts = lumbre_gpu::GpuOptions { adapter: Some("no such adapter".into()), ..Default::default() };
     /// assert!(lumbre_gpu::Gpu::with_options(&opts).is_err());
+    /// let past_the_end = lumbre_gpu::GpuOptions { adapter: Some("#999".into()), ..Default::default() };
+    /// assert!(lumbre_gpu::Gpu::with_options(&past_the_end).is_err());
     /// ```
     pub fn with_options(opts: &GpuOptions) -> Result<Self> {
+        let choice = opts.adapter_choice()?;
         let instance = instance();
         let mut found = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         if found.is_empty() {
             return Err(Error::NoAdapter { hint: NO_ADAPTER_HINT.to_string() });
         }
-        let adapter = match &opts.adapter {
-            Some(filter) => {
-                let needle = filter.to_lowercase();
-                let pos = found.iter().position(|a| a.get_info().name.to_lowercase().contains(&needle));
-                match pos {
-                    Some(i) => found.swap_remove(i),
-                    None => {
-                        return Err(Error::AdapterNotFound {
-                            filter: filter.clone(),
-                            available: found.iter().map(|a| a.get_info().name).collect(),
-                        });
-                    }
-                }
-            }
-            None => {
-                found.sort_by_key(|a| rank(a.get_info().device_type));
-                found.swap_remove(0)
-            }
+        let index = match choice {
+            Some(choice) => choice.position(&found.iter().map(|a| a.get_info().name).collect::<Vec<_>>())?,
+            // The first of the best kind present, in enumeration order.
+            None => (0..found.len()).min_by_key(|&i| rank(found[i].get_info().device_type)).unwrap_or(0),
         };
+        let adapter = found.swap_remove(index);
         let info = adapter.get_info();
         let features = adapter.features() & OPTIONAL_FEATURES & !opts.disable_features;
         let desc = wgpu::DeviceDescriptor {
@@ -309,7 +408,7 @@ impl Gpu {
             .map_err(|e| Error::RequestDevice(format!("{}: {e}", info.name)))?;
         // wgpu panics on errors nobody captured; a device of our own records them instead.
         let (lost, uncaptured) = capture_errors(&device);
-        Ok(Self::assemble(adapter, device, queue, opts, lost, uncaptured))
+        Ok(Self::assemble(adapter, Some(index), device, queue, opts, lost, uncaptured))
     }
 
     /// A context on a device the application made itself (a game engine's or an editor's),
@@ -355,13 +454,14 @@ impl Gpu {
             return Err(Error::UnsuitableDevice { adapter: adapter.get_info().name, missing });
         }
         let (lost, uncaptured) = (Arc::default(), Arc::default());
-        Ok(Self::assemble(adapter, device, queue, opts, lost, uncaptured))
+        Ok(Self::assemble(adapter, None, device, queue, opts, lost, uncaptured))
     }
 
     /// The context around a device, whoever made it: limits lowered as `opts` asks, the
     /// pipeline cache opened, the kernel cache and transfer counters empty.
     fn assemble(
         adapter: wgpu::Adapter,
+        index: Option<usize>,
         device: wgpu::Device,
         queue: wgpu::Queue,
         opts: &GpuOptions,
@@ -383,6 +483,7 @@ impl Gpu {
             device,
             queue,
             info,
+            index,
             limits,
             features,
             timeout: opts.timeout,
@@ -415,6 +516,36 @@ impl Gpu {
     /// The adapter's name.
     pub fn adapter_name(&self) -> &str {
         &self.0.info.name
+    }
+
+    /// The adapter's position in [`adapters`] (its index for `LUMBRE_ADAPTER=#N`); `None`
+    /// for a context on an application's own device ([`Gpu::from_wgpu`]).
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let i = gpu.adapter_index().expect("Gpu::new enumerates the adapters");
+    /// assert_eq!(lumbre_gpu::adapters()[i].name, gpu.adapter_name());
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn adapter_index(&self) -> Option<usize> {
+        self.0.index
+    }
+
+    /// The choice that opens this adapter again: its index when known (the only way to
+    /// tell identical GPUs apart), else its name.
+    ///
+    /// ```
+    /// # let Some(gpu) = lumbre_gpu::testing::test_gpu(wgpu::Features::empty()) else { return Ok(()) };
+    /// let opts = lumbre_gpu::GpuOptions { adapter: Some(gpu.adapter_choice().to_string()), ..Default::default() };
+    /// let again = lumbre_gpu::Gpu::with_options(&opts)?;
+    /// assert_eq!(again.adapter_index(), gpu.adapter_index());
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn adapter_choice(&self) -> AdapterChoice {
+        match self.0.index {
+            Some(i) => AdapterChoice::Index(i),
+            None => AdapterChoice::Name(self.0.info.name.clone()),
+        }
     }
 
     /// Name, type, backend and driver of the adapter in use.
@@ -556,6 +687,65 @@ mod tests {
         assert_eq!(cache_setting(Some("OFF".into()), home.clone()), None);
         assert_eq!(cache_setting(Some("/tmp/pc".into()), home), Some(PathBuf::from("/tmp/pc")));
         assert_eq!(cache_setting(None, None), None);
+    }
+
+    fn choice(s: &str) -> Result<AdapterChoice> {
+        s.parse()
+    }
+
+    #[test]
+    fn an_adapter_choice_is_an_index_with_or_without_hash_else_a_name() {
+        assert_eq!(choice("1"), Ok(AdapterChoice::Index(1)));
+        assert_eq!(choice("#1"), Ok(AdapterChoice::Index(1)));
+        assert_eq!(choice("0"), Ok(AdapterChoice::Index(0)));
+        assert_eq!(choice("#007"), Ok(AdapterChoice::Index(7)));
+        assert_eq!(choice("llvmpipe"), Ok(AdapterChoice::Name("llvmpipe".into())));
+        // Digits inside a name, or a sign, keep it a name.
+        assert_eq!(choice("H100"), Ok(AdapterChoice::Name("H100".into())));
+        assert_eq!(choice("+1"), Ok(AdapterChoice::Name("+1".into())));
+        assert_eq!(choice(" 1"), Ok(AdapterChoice::Name(" 1".into())));
+        for shown in [AdapterChoice::Index(3), AdapterChoice::Name("llvmpipe".into())] {
+            assert_eq!(choice(&shown.to_string()), Ok(shown));
+        }
+    }
+
+    #[test]
+    fn a_malformed_adapter_choice_is_an_error_naming_the_value() {
+        for bad in ["#x", "#", "#-1", "#1x", "# 1", ""] {
+            match choice(bad) {
+                Err(Error::InvalidAdapterChoice { value, .. }) => assert_eq!(value, bad),
+                other => panic!("{bad:?}: expected an invalid choice, got {other:?}"),
+            }
+        }
+        let e = choice("#x").unwrap_err().to_string();
+        assert!(e.contains("\"#x\"") && e.contains("`#` must be followed by"), "{e}");
+        let huge = choice("99999999999999999999999").unwrap_err().to_string();
+        assert!(huge.contains("too large"), "{huge}");
+    }
+
+    #[test]
+    fn an_index_picks_among_adapters_of_one_name() {
+        let names = vec!["NVIDIA H100".to_string(), "NVIDIA H100".to_string(), "llvmpipe".to_string()];
+        assert_eq!(AdapterChoice::Index(1).position(&names), Ok(1));
+        assert_eq!(AdapterChoice::Name("h100".into()).position(&names), Ok(0));
+        assert_eq!(AdapterChoice::Name("LLVM".into()).position(&names), Ok(2));
+        let past = AdapterChoice::Index(5).position(&names).unwrap_err();
+        assert_eq!(past, Error::AdapterIndexOutOfRange { index: 5, available: names.clone() });
+        assert_eq!(past.to_string(), "no adapter #5; adapters present: #0 NVIDIA H100, #1 NVIDIA H100, #2 llvmpipe");
+        let unknown = AdapterChoice::Name("radeon".into()).position(&names).unwrap_err().to_string();
+        assert!(unknown.contains("\"radeon\"") && unknown.contains("#2 llvmpipe"), "{unknown}");
+        assert!(AdapterChoice::Index(0).position(&[]).unwrap_err().to_string().ends_with("present: none"));
+    }
+
+    #[test]
+    fn options_read_their_adapter_as_a_choice() {
+        let opts = |a: Option<&str>| GpuOptions { adapter: a.map(String::from), ..GpuOptions::default() };
+        assert_eq!(opts(None).adapter_choice(), Ok(None));
+        assert_eq!(opts(Some("#2")).adapter_choice(), Ok(Some(AdapterChoice::Index(2))));
+        assert_eq!(opts(Some("2")).adapter_choice(), Ok(Some(AdapterChoice::Index(2))));
+        assert!(opts(Some("#x")).adapter_choice().is_err());
+        // A malformed choice is refused before any adapter is looked at.
+        assert!(matches!(Gpu::with_options(&opts(Some("#x"))), Err(Error::InvalidAdapterChoice { .. })));
     }
 
     #[test]

@@ -21,8 +21,23 @@ pub enum Error {
     AdapterNotFound {
         /// The substring that was asked for.
         filter: String,
-        /// Names of the adapters that exist.
+        /// Names of the adapters that exist, in index order.
         available: Vec<String>,
+    },
+    /// `LUMBRE_ADAPTER` (or the option) asked for an adapter index past the last adapter.
+    AdapterIndexOutOfRange {
+        /// The index that was asked for.
+        index: usize,
+        /// Names of the adapters that exist, in index order.
+        available: Vec<String>,
+    },
+    /// `LUMBRE_ADAPTER` (or the option) is neither an adapter index nor a name: empty, or
+    /// `#` followed by something other than a whole number.
+    InvalidAdapterChoice {
+        /// The value given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// The adapter refused to create a device.
     RequestDevice(String),
@@ -73,8 +88,13 @@ impl fmt::Display for Error {
         match self {
             Error::NoAdapter { hint } => write!(f, "no GPU adapter found; {hint}"),
             Error::AdapterNotFound { filter, available } => {
-                write!(f, "no adapter name contains {filter:?}; adapters present: ")?;
-                if available.is_empty() { write!(f, "none") } else { write!(f, "{}", available.join(", ")) }
+                write!(f, "no adapter name contains {filter:?}; adapters present: {}", numbered(available))
+            }
+            Error::AdapterIndexOutOfRange { index, available } => {
+                write!(f, "no adapter #{index}; adapters present: {}", numbered(available))
+            }
+            Error::InvalidAdapterChoice { value, reason } => {
+                write!(f, "adapter choice {value:?} is not an index (`1` or `#1`) or a name: {reason}")
             }
             Error::RequestDevice(m) => write!(f, "the adapter refused to create a device: {m}"),
             Error::UnsuitableDevice { adapter, missing } => {
@@ -93,6 +113,14 @@ impl fmt::Display for Error {
             Error::Input(m) => write!(f, "invalid input: {m}"),
         }
     }
+}
+
+/// Adapter names with their indices, `#0 name, #1 name`, or `none`.
+fn numbered(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".to_string();
+    }
+    names.iter().enumerate().map(|(i, n)| format!("#{i} {n}")).collect::<Vec<_>>().join(", ")
 }
 
 impl std::error::Error for Error {}

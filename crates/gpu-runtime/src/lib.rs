@@ -13,7 +13,7 @@
 //! ```no_run
 //! use lumbre_gpu::{conformance, CopyKernel, Gpu, Tolerance};
 //!
-//! let gpu = Gpu::new()?; // LUMBRE_ADAPTER=<substring> picks an adapter by name
+//! let gpu = Gpu::new()?; // LUMBRE_ADAPTER=#1 (an index) or =llvmpipe (part of a name) picks one
 //! let input = vec![[1u32, 2, 3, 4]; 1 << 20];
 //! let copied = conformance(&CopyKernel, &gpu, &input, Tolerance::EXACT)?;
 //! assert_eq!(copied, input);
@@ -53,8 +53,8 @@ pub use conformance::conformance;
 pub use conformance::{Agree, Mismatch, Scalar, Tolerance, compare_slices};
 #[cfg(feature = "wgpu")]
 pub use context::{
-    AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, PIPELINE_CACHE_ENV, REQUIRED_FEATURES,
-    REQUIRED_LIMITS, adapters, user_cache_dir,
+    AdapterChoice, AdapterSummary, Gpu, GpuOptions, NO_ADAPTER_HINT, OPTIONAL_FEATURES, PIPELINE_CACHE_ENV,
+    REQUIRED_FEATURES, REQUIRED_LIMITS, adapters, user_cache_dir,
 };
 #[cfg(feature = "wgpu")]
 pub use copy::{

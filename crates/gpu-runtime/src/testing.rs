@@ -58,7 +58,7 @@ pub fn test_gpu(features: wgpu::Features) -> Option<Gpu> {
     let outcome = match shared {
         Ok(gpu) if gpu.has(features) => return Some(gpu.clone()),
         Ok(gpu) => {
-            let opts = GpuOptions { adapter: Some(gpu.adapter_name().to_string()), ..GpuOptions::from_env() };
+            let opts = GpuOptions { adapter: Some(gpu.adapter_choice().to_string()), ..GpuOptions::from_env() };
             try_test_gpu(&opts, features, gpu_required())
         }
         Err(_) => try_test_gpu(&GpuOptions::from_env(), features, gpu_required()),

@@ -160,7 +160,8 @@ fn conformance_fails_on_a_wrong_path() {
 fn validation_errors_come_back_as_err() {
     let Some(gpu) = test_gpu(NO_FEATURES) else { return };
     let gpu =
-        Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
+        Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_choice().to_string()), ..GpuOptions::default() })
+            .unwrap();
     let copy = gpu.kernel(&lumbre_shaders::runtime::COPY_VEC4, "main").unwrap();
     let src = gpu.upload(&vec4s(4)).unwrap();
     let mut rec = gpu.recorder();
@@ -175,7 +176,8 @@ fn validation_errors_come_back_as_err() {
 fn a_destroyed_device_is_an_error_not_a_panic() {
     let Some(gpu) = test_gpu(NO_FEATURES) else { return };
     let gpu =
-        Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_name().into()), ..GpuOptions::default() }).unwrap();
+        Gpu::with_options(&GpuOptions { adapter: Some(gpu.adapter_choice().to_string()), ..GpuOptions::default() })
+            .unwrap();
     gpu.device().destroy();
     let _ = gpu.wait();
     assert!(CopyKernel.gpu(&gpu, &vec4s(16)).is_err());
@@ -193,6 +195,29 @@ fn missing_adapter_fails_when_a_gpu_is_required() {
         Err(Error::NoAdapter { .. }) => {}
         other => panic!("expected an adapter error, got {other:?}"),
     }
+}
+
+#[test]
+fn an_adapter_index_opens_that_adapter_and_one_past_the_end_lists_them() {
+    let Some(gpu) = test_gpu(NO_FEATURES) else { return };
+    let present = lumbre_gpu::adapters();
+    let index = gpu.adapter_index().expect("a context of Gpu::new knows its index");
+    assert_eq!(present[index].name, gpu.adapter_name());
+    for written in ["0", "#0"] {
+        let first = Gpu::with_options(&GpuOptions { adapter: Some(written.into()), ..GpuOptions::default() }).unwrap();
+        assert_eq!(first.adapter_index(), Some(0), "{written}");
+        assert_eq!(first.adapter_name(), present[0].name, "{written}");
+    }
+    let past = present.len().max(5);
+    let asked = GpuOptions { adapter: Some(format!("#{past}")), ..GpuOptions::default() };
+    let err = Gpu::with_options(&asked).unwrap_err();
+    let names: Vec<String> = present.iter().map(|a| a.name.clone()).collect();
+    assert_eq!(err, Error::AdapterIndexOutOfRange { index: past, available: names });
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("no adapter #{past}")) && text.contains(&format!("#0 {}", present[0].name)),
+        "{text}"
+    );
 }
 
 #[test]
