@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::out::out;
 use crate::table::Table;
 
-/// List adapters and show the chosen one's features and limits.
+/// List adapters with their indices (for --adapter) and show the chosen one's features and limits.
 #[derive(Args)]
 pub struct InfoArgs {
     /// Print JSON instead of tables.
@@ -15,10 +15,11 @@ pub struct InfoArgs {
     json: bool,
 }
 
+/// Every adapter, numbered by the index `--adapter` and `LUMBRE_ADAPTER=#N` take.
 pub fn adapter_table() -> Table {
-    let mut t = Table::new("Adapters", &["name", "type", "backend", "driver"]);
-    for a in adapters() {
-        t.row(vec![a.name, format!("{:?}", a.device_type), format!("{:?}", a.backend), a.driver]);
+    let mut t = Table::new("Adapters", &["#", "name", "type", "backend", "driver"]);
+    for (i, a) in adapters().into_iter().enumerate() {
+        t.row(vec![i.to_string(), a.name, format!("{:?}", a.device_type), format!("{:?}", a.backend), a.driver]);
     }
     if t.rows.is_empty() {
         t.note(format!("no adapter: {}", lumbre_gpu::NO_ADAPTER_HINT));
@@ -31,6 +32,9 @@ pub fn chosen_table(gpu: &Gpu) -> Table {
     let a = gpu.adapter();
     let mut t = Table::new("Chosen adapter", &["property", "value"]);
     let mut kv = |k: &str, v: String| t.row(vec![k.to_string(), v]);
+    if let Some(i) = gpu.adapter_index() {
+        kv("index", i.to_string());
+    }
     kv("name", a.name.clone());
     kv("type", format!("{:?}", a.device_type));
     kv("backend", format!("{:?}", a.backend));

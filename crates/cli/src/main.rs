@@ -26,15 +26,17 @@ mod volume;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use lumbre_gpu::GpuOptions;
+use lumbre_gpu::{AdapterChoice, GpuOptions};
 
 /// The command line: the global `--adapter`, then a command.
 #[derive(Parser)]
 #[command(name = "lumbre", version, about = "GPU and CPU rendering algorithms: demo, benchmarks and tools")]
 struct Cli {
-    /// Use the first adapter whose name contains this (overrides LUMBRE_ADAPTER), e.g. llvmpipe.
-    #[arg(long, global = true)]
-    adapter: Option<String>,
+    /// The adapter to use (overrides LUMBRE_ADAPTER): its index as `lumbre info` lists it
+    /// (`1` or `#1`; a value of digits only is always an index), or a part of its name, e.g.
+    /// llvmpipe (the first adapter whose name contains it).
+    #[arg(long, global = true, value_name = "INDEX|NAME")]
+    adapter: Option<AdapterChoice>,
     #[command(subcommand)]
     command: Command,
 }
@@ -62,8 +64,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mut opts = GpuOptions::from_env();
-    if cli.adapter.is_some() {
-        opts.adapter = cli.adapter;
+    if let Some(choice) = cli.adapter {
+        opts.adapter = Some(choice.to_string());
+    } else if let Err(e) = opts.adapter_choice() {
+        // Checked before any work, like a flag.
+        eprintln!("error: LUMBRE_ADAPTER: {e}");
+        return ExitCode::FAILURE;
     }
     let result = match cli.command {
         Command::Info(c) => c.run(&opts),
