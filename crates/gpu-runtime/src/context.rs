@@ -373,8 +373,8 @@ impl Gpu {
     }
 
     /// Opens an adapter with explicit options. A [`GpuOptions::adapter`] that is not a
-    /// valid [`AdapterChoice`], or that picks no adapter, is an error listing the adapters
-    /// with their indices.
+    /// valid [`AdapterChoice`] is an error naming the value, and one that picks no adapter
+    /// an error listing the adapters with their indices.
     ///
     /// ```
     /// let opts = lumbre_gpu::GpuOptions { adapter: Some("no such adapter".into()), ..Default::default() };
