@@ -32,7 +32,7 @@ pub const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::TIMESTAMP_QUERY
 pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::empty();
 
 /// The compute limits every Lumbre kernel fits (a test compiles each on a device with exactly
-/// these): WebGPU's defaults, with room for the 13 storage buffers of the widest kernel. Limits a compute kernel never meets (textures, vertices,
+/// these): WebGPU's defaults, with room for the 14 storage buffers of the widest kernel (the path tracer). Limits a compute kernel never meets (textures, vertices,
 /// colour attachments) are left at their lowest. [`Gpu::from_wgpu`] checks a caller's device
 /// against it.
 ///
@@ -46,7 +46,7 @@ pub const REQUIRED_LIMITS: wgpu::Limits = {
     let webgpu = wgpu::Limits::defaults();
     wgpu::Limits {
         max_bind_groups: 1,
-        max_storage_buffers_per_shader_stage: 13,
+        max_storage_buffers_per_shader_stage: 14,
         max_uniform_buffers_per_shader_stage: webgpu.max_uniform_buffers_per_shader_stage,
         max_uniform_buffer_binding_size: webgpu.max_uniform_buffer_binding_size,
         max_storage_buffer_binding_size: webgpu.max_storage_buffer_binding_size,
