@@ -198,7 +198,7 @@ fn ends_on_the_surface_count_once() {
 fn inputs_longer_than_one_binding() {
     let Some(shared) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let opts = GpuOptions {
-        adapter: Some(shared.adapter_name().to_string()),
+        adapter: Some(shared.adapter_choice().to_string()),
         max_binding_size: Some(64 << 10),
         ..Default::default()
     };

@@ -358,7 +358,7 @@ fn atlases_longer_than_a_binding_go_in_pieces() {
     let Some(shared) = test_gpu(Features::empty()) else { return };
     // Bindings of 40 KiB: two 64x64 maps (16 KiB each) per piece.
     let opts = GpuOptions {
-        adapter: Some(shared.adapter_name().to_string()),
+        adapter: Some(shared.adapter_choice().to_string()),
         max_binding_size: Some(40 << 10),
         ..Default::default()
     };

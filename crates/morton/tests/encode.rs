@@ -62,7 +62,7 @@ fn clouds_longer_than_one_binding_are_encoded_in_pieces() {
     use lumbre_gpu::testing::{gpu_required, try_test_gpu};
     let Some(base) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let opts = lumbre_gpu::GpuOptions {
-        adapter: Some(base.adapter_name().to_string()),
+        adapter: Some(base.adapter_choice().to_string()),
         max_binding_size: Some(64 << 10),
         ..lumbre_gpu::GpuOptions::from_env()
     };

@@ -12,7 +12,7 @@ pub fn gpus() -> Vec<Gpu> {
     static ALL: OnceLock<Vec<Gpu>> = OnceLock::new();
     ALL.get_or_init(|| {
         let Some(gpu) = test_gpu(Features::empty()) else { return Vec::new() };
-        let base = GpuOptions { adapter: Some(gpu.adapter_name().to_string()), ..GpuOptions::from_env() };
+        let base = GpuOptions { adapter: Some(gpu.adapter_choice().to_string()), ..GpuOptions::from_env() };
         let plain = GpuOptions { disable_features: Features::SUBGROUP | Features::SUBGROUP_BARRIER, ..base.clone() };
         let small = GpuOptions { max_binding_size: Some(64 << 10), ..base };
         let mut all = vec![gpu];
