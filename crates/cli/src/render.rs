@@ -81,18 +81,18 @@ pub fn load_scene_counted(path: &Path, spec: Option<&str>, aspect: f32) -> Resul
         lumbre_raytrace::add_default_light(&mut scene, &camera);
         return Ok((scene, camera, summary));
     }
-    let (mut scene, report) = Scene::load(path)?;
+    // Rendered near the origin: far from it f32 keeps too few bits for hits and offsets. OBJ
+    // positions are moved in f64, before rounding; `--camera` is given in the file's
+    // coordinates and moved by the same shift.
+    let (mut scene, report, shift) = Scene::load_recentred(path)?;
     if report.dropped() > 0 || !report.warnings.is_empty() {
         eprintln!("warning: {}: {report}", path.display());
     }
-    let mut camera = match spec {
-        Some(c) => Camera::parse(c)?,
+    let camera = match spec {
+        Some(c) => Camera::parse_moved(c, shift)?,
         None => scene.default_camera(aspect),
     };
     lumbre_raytrace::add_default_light(&mut scene, &camera);
-    // Rendered near the origin: far from it f32 keeps too few bits for hits and offsets.
-    let shift = scene.recentre();
-    (camera.eye, camera.target) = (camera.eye - shift, camera.target - shift);
     let summary = format!("{} triangles ({} dropped)", report.triangles, report.dropped());
     Ok((scene, camera, summary))
 }

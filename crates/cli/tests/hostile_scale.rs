@@ -122,77 +122,58 @@ fn dim_emission_scales_linearly() {
     }
 }
 
-#[test]
-fn far_scenes_render_as_near_ones() {
-    let dir = TempDir::new("scale-offset");
-    let (plain, camera) = cornell(dir.path(), "plain", 0.0, 1.0);
+/// The path tracer and [`METHODS`]: every method that renders a triangle scene.
+fn cases() -> Vec<(&'static str, &'static [&'static str])> {
     let mut cases: Vec<(&str, &[&str])> = vec![("render", &["--method", "path", "--spp", "256"])];
     cases.extend(METHODS);
+    cases
+}
+
+/// Renders the Cornell box moved by 1e5 and 1e6 with every method on `backend`, against the
+/// plain box; returns each case's mean ratio to the plain box and the worst pixel.
+fn far_against_plain(backend: &str) -> Vec<(String, f64, f64)> {
+    let dir = TempDir::new(&format!("scale-offset-{backend}"));
+    let (plain, camera) = cornell(dir.path(), "plain", 0.0, 1.0);
+    let mut results = Vec::new();
     for offset in [1e5, 1e6] {
         let (far, far_camera) = cornell(dir.path(), &format!("far{offset}"), offset, 1.0);
-        // What f32 keeps of the far box (coordinates in steps of 1/128 at 1e5, 1/16 at 1e6),
-        // moved back to the origin: the far box's own geometry, rendered near the origin.
-        let (kept, _) = cornell_kept(dir.path(), offset);
-        for (i, (command, rest)) in cases.iter().enumerate() {
-            let case = format!("{command} {} at {offset:e}", rest.join(" "));
+        for (i, (command, rest)) in cases().into_iter().enumerate() {
+            let case = format!("{command} {} at {offset:e} on the {backend}", rest.join(" "));
             let name = |scene: &str| format!("{i}-{scene}-{offset}");
-            let want = render(dir.path(), "cpu", command, &plain, &camera, &name("plain"), rest);
-            let same = render(dir.path(), "cpu", command, &kept, &camera, &name("kept"), rest);
-            let got = render(dir.path(), "cpu", command, &far, &far_camera, &name("far"), rest);
-            let (to_same, to_plain) = (mean(&got) / mean(&same), mean(&got) / mean(&want));
-            eprintln!(
-                "{case}: mean ratio {to_same:.4} to its geometry near the origin, {to_plain:.4} to the plain box"
-            );
-            // Rendered as near the origin: within 3% of the same geometry there (not to the
-            // bit: the far box is centred, its copy is not, so roundings differ). At 1e6 f32
-            // puts the light in the ceiling's plane (both at y = 2): radiosity meshes that tie
-            // differently wherever it sits, so it is left out there.
-            if offset == 1e5 || *command != "radiosity" {
-                assert!((to_same - 1.0).abs() < 0.03, "{case}: {to_same} of its geometry near the origin");
-            }
-            // At 1e5 the geometry moves by under 1/256: within 3% of the plain box, but for
-            // radiosity, which is 5% darker for that geometry wherever it is.
-            if offset == 1e5 && *command != "radiosity" {
-                assert!((to_plain - 1.0).abs() < 0.03, "{case}: {to_plain} of the plain box");
-            }
+            let want = render(dir.path(), backend, command, &plain, &camera, &name("plain"), rest);
+            let got = render(dir.path(), backend, command, &far, &far_camera, &name("far"), rest);
+            let (to_plain, w) = (mean(&got) / mean(&want), worst(&got, 1.0, &want));
+            eprintln!("{case}: mean ratio {to_plain:.6} to the plain box, worst pixel {w:.2e} of the mean");
+            assert!(mean(&want) > 0.01, "{case}: a dark reference");
+            results.push((case, to_plain, w));
         }
     }
+    results
+}
+
+/// The file's positions are parsed in f64 and moved near the origin before they are rounded
+/// to f32, the camera with them: the far box gets the plain box's f32 geometry (but for an
+/// ulp where `x + offset` rounds in f64) and every method renders the plain box's image.
+/// Measured on lavapipe: the same bits on the CPU at 1e5 and 1e6, and on the GPU but for the
+/// path tracer's worst pixel, 8.3e-6 of the mean (when positions were read in f32, rounded
+/// to 1/128 at 1e5 and 1/16 at 1e6: radiosity 0.946 of the plain box at 1e5; at 1e6 every
+/// method 0.76 to 0.79, density 1.195). Held to 1e-4 on the mean and 1e-3 of the mean on any
+/// pixel, as emission scaled by 1e-30.
+fn check_far_against_plain(backend: &str) {
+    for (case, to_plain, worst) in far_against_plain(backend) {
+        assert!((to_plain - 1.0).abs() < 1e-4, "{case}: {to_plain} of the plain box");
+        assert!(worst < 1e-3, "{case}: a pixel off by {worst} of the mean");
+    }
+}
+
+#[test]
+fn far_scenes_render_as_near_ones() {
+    check_far_against_plain("cpu");
 }
 
 #[test]
 fn far_scenes_render_as_near_ones_on_the_gpu() {
-    if !has_gpu() {
-        return;
+    if has_gpu() {
+        check_far_against_plain("gpu");
     }
-    let dir = TempDir::new("scale-offset-gpu");
-    let (plain, camera) = cornell(dir.path(), "plain", 0.0, 1.0);
-    let (far, far_camera) = cornell(dir.path(), "far", 1e5, 1.0);
-    for (i, (command, rest)) in METHODS.into_iter().enumerate() {
-        let case = format!("{command} {} at 1e5 on the GPU", rest.join(" "));
-        let want = render(dir.path(), "gpu", command, &plain, &camera, &format!("{i}-plain"), rest);
-        let got = render(dir.path(), "gpu", command, &far, &far_camera, &format!("{i}-far"), rest);
-        let to_plain = mean(&got) / mean(&want);
-        eprintln!("{case}: mean ratio {to_plain:.4} to the plain box");
-        // As on the CPU: radiosity is 5% darker for the far box's f32 geometry.
-        let tolerance = if command == "radiosity" { 0.07 } else { 0.03 };
-        assert!((to_plain - 1.0).abs() < tolerance, "{case}: {to_plain} of the plain box");
-    }
-}
-
-/// The Cornell box as f32 keeps it at `offset`, moved back to the origin in f64, into `dir`.
-fn cornell_kept(dir: &Path, offset: f64) -> (String, String) {
-    let (far, _) = cornell(dir, &format!("kept{offset}"), offset, 1.0);
-    let text = std::fs::read_to_string(&far).unwrap();
-    let mut out = String::new();
-    for line in text.lines() {
-        match line.split_whitespace().collect::<Vec<_>>().as_slice() {
-            ["v", x, y, z] => {
-                let [x, y, z] = [x, y, z].map(|c| f64::from(c.parse::<f32>().unwrap()) - offset);
-                out += &format!("v {x} {y} {z}\n");
-            }
-            _ => out += &format!("{line}\n"),
-        }
-    }
-    std::fs::write(&far, out).unwrap();
-    (far, String::new())
 }

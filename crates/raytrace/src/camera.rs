@@ -4,7 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use bytemuck::{Pod, Zeroable};
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 
 /// A pinhole camera.
 ///
@@ -114,6 +114,23 @@ impl Camera {
     /// assert!(Camera::parse("0,1,1e30,0,1,0,0,1,0,45").unwrap_err().contains("eye z 1e30"));
     /// ```
     pub fn parse(s: &str) -> Result<Camera, String> {
+        Camera::parse_moved(s, DVec3::ZERO)
+    }
+
+    /// [`Camera::parse`], with the eye and target moved by `-shift` in f64 before they are
+    /// rounded to f32: a camera given in the coordinates of a scene far from the origin,
+    /// for the scene moved near it by `shift` ([`Scene::load_recentred`](crate::Scene::load_recentred)).
+    /// Checks are as [`Camera::parse`]'s, on the numbers given (in f32) and on the moved camera.
+    ///
+    /// ```
+    /// use glam::{DVec3, Vec3};
+    /// use lumbre_raytrace::Camera;
+    /// let shift = DVec3::new(1e6, 1e6 + 1.0, 1e6);
+    /// let cam = Camera::parse_moved("1000000,1000001.1,1000003.9, 1e6,1000001,1e6, 0,1,0, 40", shift).unwrap();
+    /// assert_eq!(cam, Camera::parse("0,0.1,3.9, 0,0,0, 0,1,0, 40").unwrap()); // f32 first: 0.125, 3.875
+    /// assert_eq!(cam.eye, Vec3::new(0.0, 0.1, 3.9));
+    /// ```
+    pub fn parse_moved(s: &str, shift: DVec3) -> Result<Camera, String> {
         const FORM: &str = "ex,ey,ez,tx,ty,tz,ux,uy,uz,fov";
         let fields: Vec<&str> = s.split(',').map(str::trim).collect();
         if fields.len() != 10 {
@@ -121,13 +138,15 @@ impl Camera {
         }
         const NAMES: [&str; 9] =
             ["eye x", "eye y", "eye z", "target x", "target y", "target z", "up x", "up y", "up z"];
-        let mut v = [0.0f32; 10];
+        let mut v = [0.0f64; 10];
         for (i, (slot, f)) in v.iter_mut().zip(&fields).enumerate() {
             *slot = f.parse().map_err(|_| format!("camera: malformed number \"{f}\" in {FORM}"))?;
-            if !slot.is_finite() {
+            // The range checks on the f32 value, as the camera holds it without a shift.
+            let single = *slot as f32;
+            if !single.is_finite() {
                 return Err(format!("camera: non-finite number \"{f}\""));
             }
-            if i < 9 && slot.abs() > Self::MAX_COORD {
+            if i < 9 && single.abs() > Self::MAX_COORD {
                 return Err(format!(
                     "camera: {} {f} is beyond ±{:e}; give eye, target and up within that of the origin",
                     NAMES[i],
@@ -136,10 +155,10 @@ impl Camera {
             }
         }
         let cam = Camera {
-            eye: Vec3::new(v[0], v[1], v[2]),
-            target: Vec3::new(v[3], v[4], v[5]),
-            up: Vec3::new(v[6], v[7], v[8]),
-            fov_y_deg: v[9],
+            eye: (DVec3::new(v[0], v[1], v[2]) - shift).as_vec3(),
+            target: (DVec3::new(v[3], v[4], v[5]) - shift).as_vec3(),
+            up: DVec3::new(v[6], v[7], v[8]).as_vec3(),
+            fov_y_deg: v[9] as f32,
         };
         cam.validate()?;
         Ok(cam)

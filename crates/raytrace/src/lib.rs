@@ -7,6 +7,9 @@
 //!   are dropped and counted in a [`LoadReport`]. Materials map to five [`MaterialKind`]s;
 //!   emissive triangles become [`Light::Area`] lights. [`Scene::triangle_positions`] is the
 //!   kd-tree builder's input.
+//! - [`Scene::load_recentred`]: a scene moved near the origin, where the f32 renderers keep
+//!   their precision, with the shift (f64) to move a camera by ([`Camera::parse_moved`]);
+//!   OBJ positions are parsed in f64 and moved before they are rounded to f32.
 //! - [`Scene::load_gltf`]: glTF 2.0 (`.gltf` with external or embedded buffers, `.glb`)
 //!   through the `gltf` crate, with the same validation: the default scene's triangle
 //!   primitives under their node transforms, base colour and emission as diffuse and emitter
@@ -70,6 +73,7 @@ mod obj_write;
 mod path;
 mod points;
 mod read;
+mod recentre;
 pub mod sampling;
 mod scene;
 pub mod twin;

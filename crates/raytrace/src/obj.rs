@@ -402,14 +402,18 @@ pub(crate) fn scan_mtl(path: &Path, bytes: &[u8]) -> Result<MtlScan, LoadError> 
 }
 
 /// The MTL values of one tobj material, as [`crate::material::MtlParams`].
+/// tobj parses in f64 (for positions far from the origin); the scanner has already checked
+/// that every MTL value is a finite f32, so converting back loses nothing.
 pub(crate) fn mtl_params(m: &tobj::Material) -> crate::material::MtlParams {
+    let rgb = |c: Option<[f64; 3]>| c.map(|c| Vec3::from(c.map(|x| x as f32)));
+    let one = |x: Option<f64>| x.map(|x| x as f32);
     crate::material::MtlParams {
-        kd: m.diffuse.map(Vec3::from),
-        ks: m.specular.map(Vec3::from),
-        ns: m.shininess,
-        ke: m.emissive.map(Vec3::from),
-        ni: m.optical_density,
-        d: m.dissolve,
+        kd: rgb(m.diffuse),
+        ks: rgb(m.specular),
+        ns: one(m.shininess),
+        ke: rgb(m.emissive),
+        ni: one(m.optical_density),
+        d: one(m.dissolve),
         tr: m.unknown_param.get("Tr").and_then(|t| t.trim().parse().ok()),
         illum: m.illumination_model,
     }

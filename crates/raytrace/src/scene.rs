@@ -255,6 +255,8 @@ impl Scene {
     /// and its faces get the default material; a malformed MTL file is an error naming it.
     /// A file with no valid triangle is an error (`empty scene`). Texture coordinates are
     /// checked but not kept. Area lights are made for every triangle with an emitting material.
+    /// Positions are parsed in f64 and rounded to f32 where they are; to render a scene far
+    /// from the origin, [`Scene::load_obj_recentred`] moves them near it first.
     ///
     /// ```
     /// use lumbre_raytrace::Scene;
@@ -265,7 +267,8 @@ impl Scene {
     /// ```
     pub fn load_obj(path: &Path) -> Result<(Scene, LoadReport), LoadError> {
         let bytes = crate::read::read_input(path)?;
-        Self::load_obj_with(path, &bytes, &|full: &Path| crate::read::read_input_io(full))
+        let (scene, report, _) = Self::load_obj_with(path, &bytes, &crate::read::read_input_io, false)?;
+        Ok((scene, report))
     }
 
     /// Loads an OBJ file held in memory, with the MTL libraries it names taken from
@@ -290,16 +293,20 @@ impl Scene {
                 .map(|(_, bytes)| bytes.to_vec())
                 .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
         };
-        Self::load_obj_with(name, obj, &read)
+        let (scene, report, _) = Self::load_obj_with(name, obj, &read, false)?;
+        Ok((scene, report))
     }
 
     /// [`Scene::load_obj`] on the OBJ text `bytes`, reading the MTL libraries through `read`
-    /// (given each library's full path).
-    fn load_obj_with(
+    /// (given each library's full path). Positions are parsed in f64; with `recentre`, they
+    /// are moved near the origin in f64 before rounding to f32 (see
+    /// [`Scene::load_obj_recentred`]), and the shift subtracted is returned (else zero).
+    pub(crate) fn load_obj_with(
         path: &Path,
         bytes: &[u8],
         read: &dyn Fn(&Path) -> io::Result<Vec<u8>>,
-    ) -> Result<(Scene, LoadReport), LoadError> {
+        recentre: bool,
+    ) -> Result<(Scene, LoadReport, DVec3), LoadError> {
         let dir = obj::parent_dir(path);
         let scan = obj::scan_obj(path, bytes, &dir)?;
 
@@ -367,15 +374,15 @@ impl Scene {
             }
         }
 
-        let mut raw_positions: Vec<Vec3> = Vec::new();
+        let mut raw_positions: Vec<DVec3> = Vec::new();
         let mut raw_normals: Vec<Vec3> = Vec::new();
         let mut raw_tris: Vec<RawTri> = Vec::new();
         let mut default_material: Option<u32> = None;
         for model in &models {
             let mesh = &model.mesh;
             let (pbase, nbase) = (raw_positions.len(), raw_normals.len());
-            raw_positions.extend(mesh.positions.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
-            raw_normals.extend(mesh.normals.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+            raw_positions.extend(mesh.positions.chunks_exact(3).map(|c| DVec3::new(c[0], c[1], c[2])));
+            raw_normals.extend(mesh.normals.chunks_exact(3).map(|c| DVec3::new(c[0], c[1], c[2]).as_vec3()));
             let material = match mesh.material_id {
                 Some(i) if i < materials.len() => i as u32,
                 _ => *default_material.get_or_insert_with(|| {
@@ -402,10 +409,16 @@ impl Scene {
         if default_material.is_some() && materials.len() > 1 {
             warnings.push("some faces have no material or an unknown one: they use the default material".into());
         }
+        let shift = if recentre {
+            crate::recentre::obj_shift(path, &raw_positions, &raw_tris, &mut warnings)
+        } else {
+            DVec3::ZERO
+        };
+        let raw_positions = crate::recentre::shifted_f32(&raw_positions, shift);
         let mut report = LoadReport { dropped_out_of_range: scan.dropped_out_of_range, warnings, ..Default::default() };
         let scene = Scene::assemble(&raw_positions, &raw_normals, &raw_tris, materials, &mut report);
         scene.check_loaded(path, &report, scan.first_out_of_range.as_deref())?;
-        Ok((scene, report))
+        Ok((scene, report, shift))
     }
 
     /// The loaders' last check: an error naming `path` when the scene has no valid triangle
@@ -479,48 +492,6 @@ impl Scene {
             }
         }
         unit
-    }
-
-    /// Moves the scene (positions, bounds, point lights and cameras) so that the centre of
-    /// its bounds is near the origin, and returns the shift subtracted; move a camera of the
-    /// original scene by the same. The renderers work in f32, where a scene far from the
-    /// origin keeps only the ulps of its coordinates (1/128 at 1e5) for every hit point and
-    /// offset: the Cornell box moved by 1e5 rendered 5-50% darker. The shift is a multiple
-    /// of the ulp of the largest coordinate, so every moved coordinate is exact.
-    ///
-    /// ```
-    /// use glam::Vec3;
-    /// use lumbre_raytrace::Scene;
-    /// let far = Vec3::splat(1e5);
-    /// let mut scene = Scene::from_triangles(&[[far, far + Vec3::X, far + Vec3::Y]]);
-    /// let shift = scene.recentre();
-    /// assert_eq!(shift, Vec3::new(100000.5, 100000.5, 1e5));
-    /// assert_eq!(scene.positions[1] + shift, far + Vec3::X); // exact
-    /// assert_eq!(scene.bounds, (Vec3::new(-0.5, -0.5, 0.0), Vec3::new(0.5, 0.5, 0.0)));
-    /// ```
-    pub fn recentre(&mut self) -> Vec3 {
-        let (lo, hi) = self.bounds;
-        let magnitude = lo.abs().max(hi.abs()).max_element();
-        if !magnitude.is_finite() || magnitude == 0.0 {
-            return Vec3::ZERO;
-        }
-        // The ulp of the largest coordinate: every coordinate is a multiple of it.
-        let ulp = 2f32.powi(f64::from(magnitude).log2().floor() as i32 - 23);
-        let shift = (((lo + hi) * 0.5) / ulp).round() * ulp;
-        for p in &mut self.positions {
-            *p -= shift;
-        }
-        self.bounds = (lo - shift, hi - shift);
-        for l in &mut self.lights {
-            if let Light::Point { position, .. } = l {
-                *position -= shift;
-            }
-        }
-        for c in &mut self.cameras {
-            c.eye -= shift;
-            c.target -= shift;
-        }
-        shift
     }
 
     /// [`Scene::from_triangles`], with the report of what was dropped.
