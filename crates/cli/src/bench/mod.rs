@@ -1,8 +1,10 @@
 //! `lumbre bench`: the standard measurements, one table each; one file per benchmark, each
 //! with its flags and its `run`.
 
+pub mod bounce;
 pub mod density;
 pub mod gi;
+pub mod incoherent;
 pub mod lightcuts;
 pub mod octree;
 pub mod primitives;

@@ -2,27 +2,43 @@
 //! generated inputs, among them two of long thin overlapping triangles that test the SAH
 //! build's reference budget): load and SAH build time, then the mean frame time over 20 camera positions around the model with one
 //! primary and one shadow ray per pixel, at 800x600 and 1920x1080, on the GPU with both
-//! traversals, and the CPU's Mrays/s for comparison.
+//! traversals, and the CPU's Mrays/s for comparison. `--tables incoherent` adds the
+//! incoherent rays' tables on the scene set (see `incoherent.rs`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use glam::Vec3;
 use lumbre_gpu::Compute;
 use lumbre_gpu::{BUSY_SPAN, Backend, KeepBusy};
 use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
+use super::incoherent::IncoherentArgs;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
 use crate::progress::progress;
 use crate::table::Table;
 
-/// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles.
+/// A table of `lumbre bench raytrace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TableChoice {
+    /// One primary and one shadow ray per pixel on the models and generated scenes.
+    Coherent,
+    /// Diffuse-bounce rays and path-traced frames on the scene set.
+    Incoherent,
+}
+
+/// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles
+/// (coherent rays), and with `--tables incoherent` diffuse bounces and path-traced frames on
+/// the scene set.
 #[derive(Args)]
 #[command(mut_arg("backend", gpu_by_default))]
 pub struct RaytraceArgs {
+    /// The tables to print, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "coherent")]
+    tables: Vec<TableChoice>,
     /// Folder with suzanne.obj, teapot.obj and stanford-bunny.obj (default: the copies
     /// bundled in this binary).
     #[arg(long)]
@@ -40,6 +56,8 @@ pub struct RaytraceArgs {
     /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
     #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
     leaf_size: u32,
+    #[command(flatten)]
+    incoherent: IncoherentArgs,
     #[arg(long)]
     json: bool,
     #[command(flatten)]
@@ -73,13 +91,24 @@ impl OnBackend for RaytraceArgs {
             return Err("--leaf-size 0: must be at least 1".into());
         }
         self.scenes()?;
+        self.incoherent.check()?;
         Ok(())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
         let build = BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() };
-        let t = raytrace(backend, &self.scenes()?, &build, self.frames, self.cpu_frames)?;
-        super::print(&[t], self.json)?;
+        let incoherent = self.tables.contains(&TableChoice::Incoherent);
+        if incoherent {
+            self.incoherent.check_on(backend)?;
+        }
+        let mut tables = Vec::new();
+        if self.tables.contains(&TableChoice::Coherent) {
+            tables.push(raytrace(backend, &self.scenes()?, &build, self.frames, self.cpu_frames)?);
+        }
+        if incoherent {
+            tables.extend(super::incoherent::tables(backend, &self.incoherent, &build)?);
+        }
+        super::print(&tables, self.json)?;
         Ok(())
     }
 }

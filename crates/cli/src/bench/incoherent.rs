@@ -1,0 +1,434 @@
+//! `lumbre bench raytrace --tables incoherent`: incoherent rays on the scene set (`lumbre
+//! scenes`). Per scene, from its reference camera: the diffuse bounces of one primary ray
+//! per pixel traced by closest hit on the GPU beside the primary rays themselves (the
+//! coherent rate on the same scene), the same on the CPU on a subsample, and path-traced
+//! frames (every bounce, the path tracer's defaults) at two sizes.
+
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, median_time};
+use lumbre_kdtree::{BuildOptions, GpuKdTree, Hit, Hits, QueryOptions, Ray, RayQuery};
+use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, Prepared};
+
+use super::bounce::{bounce_rays, primary_rays, spread};
+use crate::error::Result;
+use crate::limits::in_range;
+use crate::progress::progress;
+use crate::scenes::{SET, SetScene};
+use crate::table::{Table, sig};
+
+/// Scenes of more than this many triangles are left out by `--no-large` (`million`).
+pub const LARGE_TRIANGLES: usize = 500_000;
+
+/// Largest `--width`, `--height` and `--small-size`.
+pub const MAX_SIDE: u32 = 16384;
+
+/// Most rays of `--cpu-rays`.
+pub const MAX_CPU_RAYS: u32 = 1 << 24;
+
+/// GPU and CPU hit distances agree to 1e-4 relative, and to 1e-6 absolute for hits right at
+/// a ray's origin (the kd-tree crate's GPU tests' tolerance); [`Hits`] allows a triangle to
+/// differ only on such a tie, and one ray in a thousand to graze an edge differently.
+const HIT_TOLERANCE: Tolerance = Tolerance::within(1e-6, 1e-4);
+
+/// The flags of the incoherent tables.
+#[derive(Args, Clone, Debug)]
+pub struct IncoherentArgs {
+    /// Incoherent tables: scenes of the set to run, comma-separated (default: all of
+    /// `lumbre scenes`).
+    #[arg(long = "set", value_name = "NAME", value_delimiter = ',')]
+    pub set: Vec<String>,
+    /// Incoherent tables: leave out the scenes of more than 500,000 triangles (`million`).
+    #[arg(long)]
+    pub no_large: bool,
+    /// Incoherent tables: width of the image of primary rays (one per pixel) and of the large
+    /// path-traced frame.
+    #[arg(long, default_value_t = 1920)]
+    pub width: u32,
+    /// Incoherent tables: height of the image of primary rays and of the large frame.
+    #[arg(long, default_value_t = 1080)]
+    pub height: u32,
+    /// Side of the small (square) path-traced frame.
+    #[arg(long, default_value_t = 256)]
+    pub small_size: u32,
+    /// Samples per pixel of the small path-traced frame (0 leaves it out).
+    #[arg(long, default_value_t = 256)]
+    pub small_spp: u32,
+    /// Samples per pixel of the large path-traced frame, --width x --height (0 leaves it out).
+    #[arg(long, default_value_t = 16)]
+    pub large_spp: u32,
+    /// Rays the CPU traces, primary and bounce each: evenly spaced over the image's rays.
+    /// The GPU's bounce hits are checked against the CPU's on these.
+    #[arg(long, default_value_t = 1 << 18)]
+    pub cpu_rays: u32,
+    /// Incoherent tables: unmeasured GPU ray batches before the timed ones.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Incoherent tables: timed GPU ray batches (the median is reported).
+    #[arg(long, default_value_t = 15)]
+    pub repeats: usize,
+    /// Timed path-traced frames per size (the median is reported), after one unmeasured.
+    #[arg(long, default_value_t = 3)]
+    pub path_repeats: usize,
+    /// Seed of the bounce directions' generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u32,
+}
+
+impl IncoherentArgs {
+    /// Every check that needs no backend: each count in its range, each scene in the set.
+    pub fn check(&self) -> Result<()> {
+        in_range("--width", self.width, 1, MAX_SIDE)?;
+        in_range("--height", self.height, 1, MAX_SIDE)?;
+        in_range("--small-size", self.small_size, 1, MAX_SIDE)?;
+        in_range("--small-spp", self.small_spp, 0, MAX_SPP)?;
+        in_range("--large-spp", self.large_spp, 0, MAX_SPP)?;
+        in_range("--cpu-rays", self.cpu_rays, 1, MAX_CPU_RAYS)?;
+        super::Effort::new(self.warmup, self.repeats)?;
+        super::count("--path-repeats", self.path_repeats, 1, super::MAX_RUNS)?;
+        self.scenes()?;
+        Ok(())
+    }
+
+    /// The checks that depend on the backend: the frames' memory, and on a GPU the rays in
+    /// its largest buffer (two `vec4<f32>` each).
+    pub fn check_on(&self, backend: &Backend) -> Result<()> {
+        let available = crate::limits::available_memory();
+        crate::limits::check_image(self.width, self.height, backend, available)?;
+        if self.small_spp > 0 {
+            crate::limits::check_image(self.small_size, self.small_size, backend, available)
+                .map_err(|e| format!("--small-size {}: {e}", self.small_size))?;
+        }
+        if let Some(gpu) = backend.gpu() {
+            let l = gpu.limits();
+            let largest = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+            let rays = u64::from(self.width) * u64::from(self.height);
+            if rays * 32 > largest {
+                return Err(format!(
+                    "--width {} --height {}: {rays} rays; {} holds at most {} in one buffer (32 bytes each in its \
+                     largest storage buffer of {}): lower --width or --height",
+                    self.width,
+                    self.height,
+                    gpu.adapter_name(),
+                    largest / 32,
+                    crate::limits::human(largest)
+                )
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The scenes of `--set` (all when none), in the set's order.
+    fn scenes(&self) -> Result<Vec<&'static SetScene>> {
+        for name in &self.set {
+            crate::scenes::find(name).map_err(|e| format!("--set: {e}"))?;
+        }
+        Ok(SET.iter().filter(|s| self.set.is_empty() || self.set.iter().any(|n| n == s.name)).collect())
+    }
+}
+
+/// One scene's rays: counts and rates.
+struct RayRow {
+    primary: usize,
+    bounce: usize,
+    /// GPU seconds (median) of the primary and the bounce rays.
+    gpu: Option<(Duration, Duration)>,
+    cpu_rays: usize,
+    /// CPU wall seconds of `cpu_rays` primary and `cpu_rays` bounce rays.
+    cpu: (Duration, Duration),
+    /// `None` when the GPU's bounce hits agree with the CPU's, else what differs.
+    disagreement: Option<String>,
+}
+
+/// The two incoherent tables (rays, path-traced frames) on `backend`.
+pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) -> Result<Vec<Table>> {
+    args.check_on(backend)?;
+    let gpu = backend.gpu();
+    let (w, h) = (args.width, args.height);
+    let mut rays = Table::new(
+        format!("Incoherent rays: one diffuse bounce per primary hit, {w}x{h} primary rays, closest hit"),
+        &[
+            "scene",
+            "triangles",
+            "primary rays",
+            "bounce rays",
+            "GPU primary Grays/s",
+            "GPU bounce Grays/s",
+            "bounce/primary",
+            "CPU rays",
+            "CPU primary Mrays/s",
+            "CPU bounce Mrays/s",
+            "GPU/CPU bounce",
+            "GPU = CPU",
+        ],
+    );
+    let mut frames = Table::new(
+        format!("Path-traced frames: the path tracer's defaults (every bounce), on {}", backend.describe()),
+        &[
+            "scene",
+            "triangles",
+            "frame",
+            "spp",
+            "Mpaths",
+            "GPU ms",
+            "wall ms",
+            "Mpaths/s",
+            "Grays/s",
+            "mean path length",
+        ],
+    );
+    let busy = gpu.map(KeepBusy::new).transpose()?;
+    let scenes = args.scenes()?;
+    let mut skipped = Vec::new();
+    let bar = progress(scenes.len() as u64, "incoherent");
+    for entry in scenes {
+        let (scene, _) = (entry.build)().map_err(|e| format!("{}{}: {e}", crate::scenes::PREFIX, entry.name))?;
+        if args.no_large && scene.triangles.len() > LARGE_TRIANGLES {
+            skipped.push(format!("{} ({} triangles)", entry.name, scene.triangles.len()));
+            bar.inc(1);
+            continue;
+        }
+        let camera = Camera::parse(entry.camera)?;
+        let prepared = Prepared::new(scene, build);
+        let tris = prepared.tris.len().to_string();
+        let r = ray_row(gpu.zip(busy.as_ref()), &prepared, &camera, args)?;
+        let rate = |n: usize, d: Duration, unit: f64| sig(n as f64 / d.as_secs_f64().max(1e-12) / unit);
+        let (gp, gb, ratio) = match r.gpu {
+            Some((p, b)) => {
+                let ratio = (r.bounce as f64 / b.as_secs_f64()) / (r.primary as f64 / p.as_secs_f64());
+                (rate(r.primary, p, 1e9), rate(r.bounce, b, 1e9), sig(ratio))
+            }
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let vs_cpu = r.gpu.map_or("-".into(), |(_, b)| {
+            sig((r.bounce as f64 / b.as_secs_f64()) / (r.cpu_rays as f64 / r.cpu.1.as_secs_f64().max(1e-12)))
+        });
+        let agree = match (&r.disagreement, r.gpu) {
+            (_, None) => "-".to_string(),
+            (None, Some(_)) => "yes".to_string(),
+            (Some(d), Some(_)) => {
+                rays.note(format!("{}: the GPU's bounce hits differ from the CPU's: {d}", entry.name));
+                "NO".to_string()
+            }
+        };
+        rays.row(vec![
+            entry.name.to_string(),
+            tris.clone(),
+            r.primary.to_string(),
+            r.bounce.to_string(),
+            gp,
+            gb,
+            ratio,
+            r.cpu_rays.to_string(),
+            rate(r.cpu_rays, r.cpu.0, 1e6),
+            rate(r.cpu_rays, r.cpu.1, 1e6),
+            vs_cpu,
+            agree,
+        ]);
+        let sizes = [(args.small_size, args.small_size, args.small_spp), (w, h, args.large_spp)];
+        for (fw, fh, spp) in sizes.into_iter().filter(|s| s.2 > 0) {
+            let render =
+                PathRender { camera, options: PathOptions { width: fw, height: fh, spp, ..Default::default() } };
+            let f = frame(gpu.zip(busy.as_ref()), &prepared, &render, args.path_repeats)?;
+            let paths = fw as f64 * fh as f64 * spp as f64;
+            let time = f.gpu.unwrap_or(f.wall).as_secs_f64().max(1e-12);
+            let ms = |d: Duration| sig(d.as_secs_f64() * 1e3);
+            frames.row(vec![
+                entry.name.to_string(),
+                tris.clone(),
+                format!("{fw}x{fh}"),
+                spp.to_string(),
+                sig(paths / 1e6),
+                f.gpu.map_or("-".into(), ms),
+                ms(f.wall),
+                sig(paths / time / 1e6),
+                sig(f.rays / time / 1e9),
+                sig(f.rays_extension / paths),
+            ]);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let clock = gpu.map_or("-", |g| {
+        if g.has(lumbre_gpu::wgpu::Features::TIMESTAMP_QUERY) { "timestamp queries" } else { "wall clock" }
+    });
+    rays.note(format!(
+        "primary rays: one through each pixel's centre from the scene's reference camera; bounce rays: from each \
+         primary hit one ray in a cosine-distributed direction about the shading normal (turned to the ray's \
+         side), leaving from the hit lifted by the scene's ray offset along the geometric normal, as the path \
+         tracer does (misses, and directions below the geometric surface, where the path tracer ends the path, \
+         make no bounce ray); generator seed {}",
+        args.seed
+    ));
+    if let Some(g) = gpu {
+        rays.note(format!(
+            "GPU: {}; closest hit ({:?} traversal, {:?} test) of all the rays in one dispatch, median GPU time of \
+             {} after {} warm-up ({clock}, the GPU kept busy between runs); Grays/s = rays / GPU seconds; \
+             bounce/primary = bounce rate over primary rate",
+            g.adapter_name(),
+            QueryOptions::default().traversal,
+            QueryOptions::default().test,
+            args.repeats,
+            args.warmup
+        ));
+    }
+    rays.note(format!(
+        "CPU: {} threads; \"CPU rays\" primary and as many bounce rays, spread evenly over the image's, traced \
+         once each; Mrays/s = rays / wall seconds{}",
+        rayon::current_num_threads(),
+        if gpu.is_some() {
+            "; GPU/CPU bounce = GPU bounce rate over CPU bounce rate; GPU = CPU: the GPU's hits of those bounce rays \
+             against the CPU's (t within 1e-4 relative, a tie's triangle may differ, one ray in 1000 may graze an \
+             edge differently)"
+        } else {
+            ""
+        }
+    ));
+    let timing = match gpu {
+        Some(_) => format!(
+            "GPU ms: the frame's GPU time ({clock}), median of {} after one warm-up, the GPU kept busy between \
+             frames; wall ms: submit to image on the host, median of as many frames back to back; Mpaths/s = \
+             paths / GPU seconds",
+            args.path_repeats
+        ),
+        None => format!("wall ms: the CPU render, median of {}; Mpaths/s = paths / wall seconds", args.path_repeats),
+    };
+    frames.note(format!(
+        "a frame: every sample of every pixel, every bounce (at most 64, Russian roulette from bounce 3), \
+         next-event estimation; Mpaths = pixels x spp / 1e6; {timing}; Grays/s = extension and shadow rays / the \
+         same seconds; mean path length: extension rays per path"
+    ));
+    if !skipped.is_empty() {
+        let skipped = skipped.join(", ");
+        rays.note(format!("--no-large left out {skipped}"));
+        frames.note(format!("--no-large left out {skipped}"));
+    }
+    Ok(vec![rays, frames])
+}
+
+/// Traces `rays` by closest hit on the GPU: the hits, and the median GPU time of
+/// `args.repeats` dispatches after `args.warmup`, each behind [`BUSY_SPAN`] of `busy` work.
+fn gpu_trace(
+    (gpu, busy): (&Gpu, &KeepBusy),
+    tree: &GpuKdTree,
+    rays: &[Ray],
+    args: &IncoherentArgs,
+) -> Result<(Vec<Option<Hit>>, Duration)> {
+    if rays.is_empty() {
+        return Ok((Vec::new(), Duration::ZERO));
+    }
+    let data: Vec<[f32; 4]> =
+        rays.iter().flat_map(|r| [r.origin.extend(0.0).to_array(), r.dir.extend(f32::INFINITY).to_array()]).collect();
+    let buffer = gpu.upload(&data)?;
+    let hits = gpu.zeroed::<[u32; 4]>(rays.len())?;
+    let query = RayQuery::default();
+    let time = median_time(args.warmup, args.repeats, || {
+        busy.queue(gpu, BUSY_SPAN)?;
+        let mut rec = gpu.recorder();
+        query.record_into(&mut rec, tree, &buffer, &hits)?;
+        Ok(rec.submit()?.gpu())
+    })?;
+    Ok((query.download(gpu, &hits)?.0, time))
+}
+
+/// The closest hits of `rays` on the CPU, and the wall time they took.
+fn cpu_trace(p: &Prepared, rays: &[Ray]) -> (Vec<Option<Hit>>, Duration) {
+    let start = Instant::now();
+    let hits = p.tree.closest_hits(&p.tris, rays, 0.0, f32::INFINITY, &QueryOptions::default());
+    (hits, start.elapsed())
+}
+
+/// The primary and bounce rays of one scene, traced on the GPU (when given) and on the CPU.
+fn ray_row(gpu: Option<(&Gpu, &KeepBusy)>, p: &Prepared, camera: &Camera, args: &IncoherentArgs) -> Result<RayRow> {
+    let primary = primary_rays(camera, args.width, args.height);
+    let on_gpu = gpu.map(|(g, _)| GpuKdTree::upload(g, &p.tree, &p.tris)).transpose()?;
+    // The primary hits: from the GPU's timed trace, else (untimed) from the CPU.
+    let (primary_hits, primary_time) = match (gpu, &on_gpu) {
+        (Some(g), Some(tree)) => {
+            let (hits, t) = gpu_trace(g, tree, &primary, args)?;
+            (hits, Some(t))
+        }
+        _ => (cpu_trace(p, &primary).0, None),
+    };
+    let bounce = bounce_rays(p, &primary, &primary_hits, args.seed);
+    let bounce_gpu = match (gpu, &on_gpu) {
+        (Some(g), Some(tree)) => Some(gpu_trace(g, tree, &bounce, args)?),
+        _ => None,
+    };
+    // The CPU on evenly spaced subsamples of both sets of rays.
+    let pick = |rays: &[Ray]| -> (Vec<usize>, Vec<Ray>) {
+        let idx = spread(rays.len(), args.cpu_rays as usize);
+        let picked = idx.iter().map(|&i| rays[i]).collect();
+        (idx, picked)
+    };
+    let (_, primary_sample) = pick(&primary);
+    let (bounce_idx, bounce_sample) = pick(&bounce);
+    let cpu_rays = primary_sample.len().min(bounce_sample.len());
+    let (_, cpu_primary) = cpu_trace(p, &primary_sample[..cpu_rays]);
+    let (cpu_hits, cpu_bounce) = cpu_trace(p, &bounce_sample[..cpu_rays]);
+    let disagreement = bounce_gpu.as_ref().and_then(|(gpu_hits, _)| {
+        let theirs = Hits(bounce_idx[..cpu_rays].iter().map(|&i| gpu_hits[i]).collect());
+        Hits(cpu_hits).disagreement(&theirs, HIT_TOLERANCE)
+    });
+    Ok(RayRow {
+        primary: primary.len(),
+        bounce: bounce.len(),
+        gpu: primary_time.zip(bounce_gpu.map(|(_, t)| t)),
+        cpu_rays,
+        cpu: (cpu_primary, cpu_bounce),
+        disagreement,
+    })
+}
+
+/// One path-traced frame's figures.
+struct Frame {
+    /// Median GPU time (GPU backend).
+    gpu: Option<Duration>,
+    /// Median wall time.
+    wall: Duration,
+    /// Extension and shadow rays of one frame.
+    rays: f64,
+    /// Extension rays of one frame.
+    rays_extension: f64,
+}
+
+/// `render` of `p` on the GPU (`repeats` frames timed behind `busy` work after one warm-up,
+/// then `repeats` back to back for the wall time) or on the CPU (`repeats` frames).
+fn frame(gpu: Option<(&Gpu, &KeepBusy)>, p: &Prepared, render: &PathRender, repeats: usize) -> Result<Frame> {
+    let mut gpu_times = Vec::new();
+    let mut walls = Vec::new();
+    let mut last = lumbre_gpu::Report::default();
+    match gpu {
+        Some((g, busy)) => {
+            let scene = render.upload(g, p)?;
+            render.gpu_reported(g, &scene)?; // warm-up
+            for _ in 0..repeats {
+                busy.queue(g, BUSY_SPAN)?;
+                let (_, report) = render.gpu_reported(g, &scene)?;
+                gpu_times.push(report.gpu.unwrap_or_default());
+                last = report;
+            }
+            for _ in 0..repeats {
+                let start = Instant::now();
+                render.gpu_reported(g, &scene)?;
+                walls.push(start.elapsed());
+            }
+        }
+        None => {
+            for _ in 0..repeats {
+                let start = Instant::now();
+                let (_, report) = render.cpu_reported(p, &())?;
+                walls.push(start.elapsed());
+                last = report;
+            }
+        }
+    }
+    Ok(Frame {
+        gpu: gpu.map(|_| super::median(gpu_times)),
+        wall: super::median(walls),
+        rays: last.get("rays").unwrap_or(0.0),
+        rays_extension: last.get("extension rays").unwrap_or(0.0),
+    })
+}
