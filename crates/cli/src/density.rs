@@ -266,9 +266,11 @@ const MAX_K: usize = 4096;
 /// (`pi r^2` in f32) loses its precision and the estimate becomes infinite; above the
 /// largest, one disk covers the whole scene.
 const RADIUS_RANGE: (f32, f32) = (1e-6, 1.0);
-/// Host bytes per photon on the CPU: about 1.3 kept flights of 40 bytes each, their index
-/// and the gather's lists (4.5 GB measured for 1e8 photons in the Cornell box), with margin.
-const CPU_BYTES_PER_PHOTON: u64 = 64;
+/// Host bytes per photon on the CPU besides its flights, and per kept flight (its geometry,
+/// power, index and the gather's lists): 107 bytes a photon measured at 1.43 flights a
+/// photon in the Cornell box (peak resident memory from 5e6 to 1e7 photons).
+const CPU_BYTES_PER_PHOTON: u64 = 16;
+const CPU_BYTES_PER_FLIGHT: u64 = 64;
 
 /// An error naming `--radius` unless it is within [`RADIUS_RANGE`] of the scene's diagonal.
 fn check_radius(radius: f32, scene: &lumbre_raytrace::Scene) -> Result<()> {
@@ -284,18 +286,18 @@ fn check_radius(radius: f32, scene: &lumbre_raytrace::Scene) -> Result<()> {
     Ok(())
 }
 
-/// An error naming `--photons` when, on the CPU, their flights cannot fit the host's free
-/// memory.
-fn check_photons(photons: u32, backend: &Backend) -> Result<()> {
-    // The GPU traces in batches that fit its buffers.
-    if backend.gpu().is_some() {
-        return Ok(());
-    }
-    let (bytes, available) = (u64::from(photons) * CPU_BYTES_PER_PHOTON, available_memory());
+/// An error naming `--photons` when, on the CPU, they and the flights they keep (counted by
+/// the pilot of [`flights_per_photon`]) cannot fit the host's free memory.
+fn check_cpu_flights(prepared: &Prepared, o: &DensityOptions) -> Result<()> {
+    let per_photon = flights_per_photon(prepared, o)?;
+    let flights = (f64::from(o.photons) * per_photon).ceil() as u64;
+    let bytes = u64::from(o.photons) * CPU_BYTES_PER_PHOTON + flights * CPU_BYTES_PER_FLIGHT;
+    let available = available_memory();
     if bytes > available {
         return Err(format!(
-            "--photons {photons}: about {} of memory ({CPU_BYTES_PER_PHOTON} bytes a photon), more than the {} \
+            "--photons {}: about {} of memory ({flights} flights kept, {per_photon:.2} a photon), more than the {} \
              available: fewer --photons (more --passes give the same light in pieces), or --backend gpu",
+            o.photons,
             human(bytes),
             human(available)
         )
@@ -304,21 +306,26 @@ fn check_photons(photons: u32, backend: &Backend) -> Result<()> {
     Ok(())
 }
 
-/// Photons of the pilot that measures the flights kept per photon before a GPU run.
+/// Photons of the pilot that measures the flights kept per photon before a run.
 const PILOT_PHOTONS: u32 = 4096;
 /// GPU bytes per photon besides its flights: its count, offset, kept count and kept offset.
 const GPU_BYTES_PER_PHOTON: u64 = 16;
 /// GPU bytes per kept flight: its geometry (32) and power (16).
 const GPU_BYTES_PER_FLIGHT: u64 = 48;
 
-/// An error naming `--photons` when the flights they keep, counted by a pilot of
-/// [`PILOT_PHOTONS`] on the CPU (with a fifth more for the noise), cannot fit the GPU's
-/// largest buffer (32 bytes of geometry each), or, on lavapipe (whose memory is the host's),
-/// the host's free memory.
-fn check_gpu_flights(prepared: &Prepared, o: &DensityOptions, gpu: &lumbre_gpu::Gpu, host: bool) -> Result<()> {
+/// Flights kept per photon, counted by a pilot of [`PILOT_PHOTONS`] on the CPU, with a fifth
+/// more for the noise.
+fn flights_per_photon(prepared: &Prepared, o: &DensityOptions) -> Result<f64> {
     let options = PhotonOptions { photons: PILOT_PHOTONS.min(o.photons), ..photon_options(o) };
     let kept = PhotonTracer { options }.cpu(prepared)?.segments.len();
-    let per_photon = kept as f64 / f64::from(options.photons) * 1.2;
+    Ok(kept as f64 / f64::from(options.photons) * 1.2)
+}
+
+/// An error naming `--photons` when the flights they keep ([`flights_per_photon`]) cannot
+/// fit the GPU's largest buffer (32 bytes of geometry each), or, on lavapipe (whose memory
+/// is the host's), the host's free memory.
+fn check_gpu_flights(prepared: &Prepared, o: &DensityOptions, gpu: &lumbre_gpu::Gpu, host: bool) -> Result<()> {
+    let per_photon = flights_per_photon(prepared, o)?;
     let flights = (f64::from(o.photons) * per_photon).ceil() as u64;
     let refuse = |what: String| {
         format!(
@@ -395,10 +402,10 @@ impl OnBackend for DensityArgs {
         // would underflow in the photons' f32 powers and fixed-point sums.
         let unit = scene.normalize_emission();
         check_radius(self.radius, &scene)?;
-        check_photons(options.photons, backend)?;
         let prepared = Prepared::new(scene, &BuildOptions::default());
-        if let Backend::Gpu(gpu) = backend {
-            check_gpu_flights(&prepared, &options, gpu, crate::lightcuts::is_lavapipe(backend))?;
+        match backend {
+            Backend::Gpu(gpu) => check_gpu_flights(&prepared, &options, gpu, crate::lightcuts::is_lavapipe(backend))?,
+            Backend::Cpu => check_cpu_flights(&prepared, &options)?,
         }
         let load = t.elapsed();
         let bar = progress(options.photons as u64, "density");

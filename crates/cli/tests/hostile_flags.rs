@@ -154,6 +154,32 @@ fn a_full_standard_output_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn cpu_photons_are_checked_against_memory() {
+    // 5e7 photons in the box keep about 6e7 flights: about 5.4 GB at their peak, over a 4 GB
+    // address-space limit (1e8 under 9 GB aborted after 50 s when only the photons counted).
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let dir = TempDir::new("hostile-photons");
+    let out = dir.path().join("d.exr");
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4000000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_lumbre"))
+        .args(["density", "testdata/scenes/CornellBox-Diffuse.obj", "--width", "16", "--height", "16"])
+        .args(["--photons", "50000000", "--backend", "cpu", "-o", out.to_str().unwrap()])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("run lumbre");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    for w in ["--photons 50000000", "flights kept", "GiB of memory", "--passes"] {
+        assert!(stderr.contains(w), "{w:?} not in\n{stderr}");
+    }
+    assert!(!out.exists());
+}
+
+#[test]
 fn deep_octrees_are_checked_against_memory() {
     let dir = TempDir::new("hostile-volume");
     let out = dir.path().join("v.png");
