@@ -42,13 +42,13 @@ pub struct RadiosityArgs {
     scene: PathBuf,
     #[command(flatten)]
     view: View,
-    /// Fine elements, about (n); default 24000 on the GPU, 4000 on the CPU. Mean relative
+    /// Fine elements, about (n); default 24000 on a GPU, 4000 on the CPU and lavapipe. Mean relative
     /// error against the path-traced references (256x256, smooth): 1.7-2.3% at 24000 on
     /// set:cornell, set:bunny-room and set:two-lights, 6.3% on set:open-ground (its ground
     /// is meshed finer near the objects), 4.2-5.6% at 4000 (H100, H200).
     #[arg(long)]
     elements: Option<usize>,
-    /// Coarse patches, about (k); default 1500 on the GPU, 250 on the CPU.
+    /// Coarse patches, about (k); default 1500 on a GPU, 250 on the CPU and lavapipe.
     #[arg(long)]
     patches: Option<usize>,
     /// 2mf (regular patches) or 2mce (patches split where the view changes).
@@ -125,6 +125,9 @@ struct Counts {
 /// made 3.2e7 in the bunny room and 1.3e9 in the Cornell box (benches/RESULTS.md); the
 /// estimate takes the slower.
 const GPU_PAIR_SAMPLES: f64 = 3.0e7;
+/// How much slower lavapipe makes the form factors than the CPU path on the same cores
+/// (4000 x 249 in the Cornell box on 2 cores: 30.5 s against 7.1 s, whole runs).
+const LAVAPIPE_SLOWDOWN: f64 = 6.0;
 /// Element-patch pairs timed on the CPU to estimate the form factors' time.
 const CPU_PROBE_PAIRS: usize = 256;
 /// Host memory of the process before the run's own data: the program, the scene's file
@@ -133,11 +136,12 @@ const PROCESS_BASE_CPU: u64 = 96 << 20;
 const PROCESS_BASE_GPU: u64 = 512 << 20;
 
 /// The default `--elements` and `--patches`: what reaches about 2-3% error on the GPU in
-/// well under a second, and what the CPU makes within a minute on 2 cores (about 5%).
+/// well under a second, and what the CPU makes within a minute on 2 cores (about 5%);
+/// lavapipe, a GPU made of the CPU's cores, gets the CPU's.
 pub fn default_counts(backend: &Backend) -> (usize, usize) {
     match backend {
-        Backend::Gpu(_) => (24_000, 1500),
-        Backend::Cpu => (4000, 250),
+        Backend::Gpu(_) if !crate::lightcuts::is_lavapipe(backend) => (24_000, 1500),
+        _ => (4000, 250),
     }
 }
 
@@ -220,7 +224,8 @@ fn check_resources(args: &RadiosityArgs, counts: Counts, triangles: usize, backe
 fn form_factor_seconds(ff: &FormFactors, mesh: &TwoMesh, backend: &Backend) -> f64 {
     let (n, k) = (mesh.n(), mesh.k());
     let pair_samples = (n * k) as f64 * ff.samples.max(1) as f64;
-    if let Backend::Gpu(_) = backend {
+    let lavapipe = crate::lightcuts::is_lavapipe(backend);
+    if backend.gpu().is_some() && !lavapipe {
         return pair_samples / GPU_PAIR_SAMPLES;
     }
     let clusters = mesh.clusters();
@@ -232,7 +237,8 @@ fn form_factor_seconds(ff: &FormFactors, mesh: &TwoMesh, backend: &Backend) -> f
         let (e, p) = ((i * n / probes + h % (n / probes).max(1)) % n, h % k);
         std::hint::black_box(ff.pair(&occ, &clusters, e as u32, p as u32));
     }
-    t.elapsed().as_secs_f64() * (n * k) as f64 / probes.max(1) as f64 / rayon::current_num_threads() as f64
+    let cpu = t.elapsed().as_secs_f64() * (n * k) as f64 / probes.max(1) as f64 / rayon::current_num_threads() as f64;
+    if lavapipe { cpu * LAVAPIPE_SLOWDOWN } else { cpu }
 }
 
 /// The factorisation placed for the solve: loaded from `--load`, made on the CPU, or made
