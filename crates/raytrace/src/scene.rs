@@ -699,7 +699,19 @@ impl Prepared {
     /// The shading normal of triangle `tri` at barycentric `(u, v)`: its corners' normals
     /// interpolated and normalized, or the geometric normal `ng` when it has none or they
     /// cancel (the twin of `shade_normal` in `raytrace/scene.wgsl`).
-    pub(crate) fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_kdtree::BuildOptions;
+    /// use lumbre_raytrace::{Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let scene = Scene::load(path.as_ref())?.0;
+    /// let p = Prepared::new(scene, &BuildOptions::default());
+    /// // The box has no vertex normals: the geometric normal is the shading normal.
+    /// assert_eq!(p.shade_normal(0, 0.2, 0.3, Vec3::Y), Vec3::Y);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn shade_normal(&self, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
         let t = self.scene.triangles[tri as usize];
         if !t.has_normals() {
             return ng;

@@ -5,7 +5,7 @@
 use glam::Vec3;
 use lumbre_kdtree::{Hit, Ray};
 use lumbre_raytrace::sampling::{cosine_hemisphere, hash_f32, hash_u32, to_world};
-use lumbre_raytrace::{Camera, Prepared, Scene};
+use lumbre_raytrace::{Camera, Prepared};
 use rayon::prelude::*;
 
 /// One primary ray through the centre of each pixel of a `width` x `height` image, row by
@@ -36,19 +36,6 @@ pub fn cosine_direction(n: Vec3, u1: f32, u2: f32) -> Vec3 {
     to_world(cosine_hemisphere(u1, u2), n)
 }
 
-/// The shading normal of triangle `tri` at barycentric `(u, v)`: its corners' normals
-/// interpolated and normalized, else the geometric normal `ng` (as the renderers shade).
-fn shading_normal(scene: &Scene, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
-    let t = scene.triangles[tri as usize];
-    if !t.has_normals() {
-        return ng;
-    }
-    let [a, b, c] = t.n.map(|i| scene.normals[i as usize]);
-    let n = a * (1.0 - u - v) + b * u + c * v;
-    let len = n.length();
-    if len > 0.0 { n / len } else { ng }
-}
-
 /// The diffuse bounce of `ray` at `hit` with uniforms `(u1, u2)`, as the path tracer makes
 /// it: the geometric normal turned to the ray's side, the shading normal turned to that side
 /// too, a cosine-distributed direction about the shading normal, the origin lifted off the
@@ -57,7 +44,7 @@ fn shading_normal(scene: &Scene, tri: u32, u: f32, v: f32, ng: Vec3) -> Vec3 {
 /// away), or a degenerate triangle.
 pub fn bounce(p: &Prepared, ray: &Ray, hit: &Hit, (u1, u2): (f32, f32)) -> Option<Ray> {
     let mut ng = p.scene.face_normal(hit.tri).filter(|n| *n != Vec3::ZERO)?;
-    let mut n = shading_normal(&p.scene, hit.tri, hit.u, hit.v, ng);
+    let mut n = p.shade_normal(hit.tri, hit.u, hit.v, ng);
     if ng.dot(ray.dir) >= 0.0 {
         ng = -ng;
     }
@@ -92,6 +79,7 @@ pub fn spread(n: usize, count: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lumbre_raytrace::Scene;
 
     #[test]
     fn cosine_directions_are_unit_on_the_normals_side_with_mean_cos_two_thirds() {
