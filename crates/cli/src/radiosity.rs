@@ -145,6 +145,15 @@ pub fn default_counts(backend: &Backend) -> (usize, usize) {
     }
 }
 
+/// A time estimate in the unit a reader takes in at once: seconds, minutes or hours.
+fn duration_words(seconds: f64) -> String {
+    match seconds {
+        s if s < 90.0 => format!("{s:.1} s"),
+        s if s < 5400.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
@@ -352,11 +361,11 @@ impl RadiosityArgs {
         if self.load.is_none() {
             let ff = FormFactors { samples: self.samples, ..FormFactors::default() };
             out!(
-                "form factors: {} x {} pairs, {} samples each, about {:.1} s on {}",
+                "form factors: {} x {} pairs, {} samples each, about {} on {}",
                 mesh.n(),
                 mesh.k(),
                 self.samples,
-                form_factor_seconds(&ff, &mesh, backend),
+                duration_words(form_factor_seconds(&ff, &mesh, backend)),
                 backend.name()
             )?;
         }
@@ -462,4 +471,16 @@ pub fn render_scene(
         gpu,
         format!("n = {}, k = {} ({} pieces), 16 samples per pair, smooth", mesh.n(), mesh.k(), mesh.pieces.len()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_words;
+
+    #[test]
+    fn estimates_read_in_seconds_minutes_or_hours() {
+        assert_eq!(duration_words(19.24), "19.2 s");
+        assert_eq!(duration_words(1163.6), "19 min");
+        assert_eq!(duration_words(19157.3), "5.3 h");
+    }
 }
