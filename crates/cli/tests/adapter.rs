@@ -3,34 +3,23 @@
 //! an index past the last adapter is refused listing them, and a malformed `#x` is refused
 //! naming the flag or the variable.
 
-use std::process::Command;
-
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{AdapterSummary, adapters, wgpu};
 
 #[allow(dead_code)] // each test program uses part of it
 mod common;
-use common::{Run, TempDir, refused, succeeds};
+use common::{Run, TempDir, lumbre_command, refused, run, succeeds};
 
 const CB: &str = "../../testdata/scenes/CornellBox-Diffuse.obj";
 
 /// Runs `lumbre args` with `LUMBRE_ADAPTER` set to `adapter`, or removed when `None`.
 fn with_env(adapter: Option<&str>, args: &[&str]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lumbre"));
-    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = lumbre_command(args);
     match adapter {
         Some(value) => cmd.env("LUMBRE_ADAPTER", value),
         None => cmd.env_remove("LUMBRE_ADAPTER"),
     };
-    let out = cmd.output().expect("run lumbre");
-    let run = Run {
-        ok: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(out.status.code().is_some(), "killed by a signal: {args:?}\n{}", run.stderr);
-    assert!(!run.stderr.contains("panicked"), "{args:?} panicked:\n{}", run.stderr);
-    run
+    run(cmd, args)
 }
 
 /// The adapters present, failing (with `LUMBRE_REQUIRE_GPU=1`) when there are none.

@@ -16,9 +16,20 @@ pub struct Run {
 /// Runs `args` from the crate's folder with standard output going to `stdout` (captured
 /// when `None`); never a panic or a kill by a signal, whatever the input.
 pub fn lumbre_to(args: &[&str], stdout: Option<File>) -> Run {
+    let mut cmd = lumbre_command(args);
+    cmd.stdout(stdout.map_or_else(Stdio::piped, Stdio::from));
+    run(cmd, args)
+}
+
+/// `lumbre args` from the crate's folder, standard error captured, to adjust before [`run`].
+pub fn lumbre_command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lumbre"));
     cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR")).stderr(Stdio::piped());
-    cmd.stdout(stdout.map_or_else(Stdio::piped, Stdio::from));
+    cmd
+}
+
+/// Runs `cmd` (made by [`lumbre_command`] from `args`): never a panic or a kill by a signal.
+pub fn run(mut cmd: Command, args: &[&str]) -> Run {
     let out = cmd.output().expect("run lumbre");
     let run = Run {
         ok: out.status.success(),
@@ -30,7 +41,6 @@ pub fn lumbre_to(args: &[&str], stdout: Option<File>) -> Run {
     run
 }
 
-/// Runs `args`, standard output captured.
 pub fn lumbre(args: &[&str]) -> Run {
     lumbre_to(args, None)
 }
