@@ -162,21 +162,29 @@ fn cpu_photons_are_checked_against_memory() {
     }
     let dir = TempDir::new("hostile-photons");
     let out = dir.path().join("d.exr");
+    let (scene, o) = ("../../testdata/scenes/CornellBox-Diffuse.obj", out.to_str().unwrap());
+    let args =
+        ["density", scene, "--width", "16", "--height", "16", "--photons", "50000000", "--backend", "cpu", "-o", o];
+    refused_within_4gb(&args, &["--photons 50000000", "flights kept", "GiB of memory", "--passes"]);
+    assert!(!out.exists());
+}
+
+/// Runs `lumbre args` under a 4 GB address-space limit, whatever the host has free, and
+/// asserts that it is refused (exit 1) with every one of `words` in its message.
+fn refused_within_4gb(args: &[&str], words: &[&str]) {
     let run = Command::new("sh")
         .arg("-c")
         .arg("ulimit -v 4000000 && exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_lumbre"))
-        .args(["density", "testdata/scenes/CornellBox-Diffuse.obj", "--width", "16", "--height", "16"])
-        .args(["--photons", "50000000", "--backend", "cpu", "-o", out.to_str().unwrap()])
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run lumbre");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
-    for w in ["--photons 50000000", "flights kept", "GiB of memory", "--passes"] {
+    for w in words {
         assert!(stderr.contains(w), "{w:?} not in\n{stderr}");
     }
-    assert!(!out.exists());
 }
 
 #[test]
@@ -187,20 +195,7 @@ fn deep_octrees_are_checked_against_memory() {
     // Within the ranges, but about 20 GiB of nodes (it allocated 8.3 GB, then panicked).
     let deep = ["volume", "phantom:403", "--depth", "21", "--width", "48", "--height", "48", "-o", o];
     if cfg!(target_os = "linux") {
-        // Under a 4 GB address-space limit, whatever the host has free.
-        let run = Command::new("sh")
-            .arg("-c")
-            .arg("ulimit -v 4000000 && exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_lumbre"))
-            .args(deep)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("run lumbre");
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(1), "{stderr}");
-        for w in ["--depth 21", "phantom:403", "GiB of host memory", "lower --depth"] {
-            assert!(stderr.contains(w), "{w:?} not in\n{stderr}");
-        }
+        refused_within_4gb(&deep, &["--depth 21", "phantom:403", "GiB of host memory", "lower --depth"]);
         assert!(!out.exists());
     }
     // On a GPU the build's buffers are checked against its largest binding first: phantom:200
