@@ -76,6 +76,7 @@ mod read;
 mod recentre;
 pub mod sampling;
 mod scene;
+mod sums;
 pub mod twin;
 mod volume;
 mod whitted;
@@ -94,6 +95,7 @@ pub use path::{PathCounts, PathOptions, PathRender};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use read::{MAX_INPUT_BYTES, check_input, read_input};
 pub use scene::{Light, LoadReport, Prepared, SCENE_SIZE_RANGE, Scene, Triangle};
+pub use sums::SampleSums;
 pub use volume::{
     MAX_CLOUD_OFFSET, MAX_PHANTOM_N, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
     render_volume_cpu,

@@ -46,6 +46,7 @@ use crate::sampling::{
     power_heuristic, to_world,
 };
 use crate::scene::{Light, Prepared, Scene};
+use crate::sums::{SampleSums, add_quantized};
 use crate::whitted::schlick;
 
 /// Settings of a path-traced render, shared by the CPU and GPU paths.
@@ -459,37 +460,63 @@ impl PathRender {
         Ok(tracer.sample(&camera, x, y, sample, &mut PathCounts::default()))
     }
 
-    /// The CPU render, rows in parallel; `row_done` is called after each row.
+    /// The CPU render, rows in parallel; `row_done` is called after each row: the mean of
+    /// [`render_sums_cpu`](PathRender::render_sums_cpu).
     pub fn render_cpu(&self, p: &Prepared, row_done: &(dyn Fn() + Sync)) -> Result<(Image, PathCounts)> {
+        let (sums, counts) = self.render_sums_cpu(p, row_done)?;
+        Ok((sums.mean().map_err(Error::Input)?, counts))
+    }
+
+    /// The CPU render's per-pixel sums in fixed point ([`SampleSums`]), rows in parallel;
+    /// `row_done` is called after each row.
+    ///
+    /// ```
+    /// use lumbre_raytrace::{Camera, PathOptions, PathRender, Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let camera = Camera::frame(scene.bounds, 1.0);
+    /// let p = Prepared::new(scene, &Default::default());
+    /// let part = |first_sample, spp| PathRender {
+    ///     camera,
+    ///     options: PathOptions { width: 8, height: 8, spp, first_sample, ..Default::default() },
+    /// };
+    /// // Samples [0, 3) and [3, 4) add up to the bits of samples [0, 4).
+    /// let (mut sums, _) = part(0, 3).render_sums_cpu(&p, &|| ())?;
+    /// sums.merge(&part(3, 1).render_sums_cpu(&p, &|| ())?.0)?;
+    /// assert_eq!(sums, part(0, 4).render_sums_cpu(&p, &|| ())?.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn render_sums_cpu(&self, p: &Prepared, row_done: &(dyn Fn() + Sync)) -> Result<(SampleSums, PathCounts)> {
         let tracer = Tracer::new(p, &self.options)?;
         let o = &self.options;
         let camera = self.camera.to_gpu(o.width, o.height);
-        let rows: Vec<(Vec<Vec3>, PathCounts)> = (0..o.height)
-            .into_par_iter()
-            .map(|y| {
+        let mut sums = SampleSums::new(o.width, o.height, o.first_sample, self.scale_log2(p));
+        let scale = sums.scale_log2;
+        let counts = sums
+            .sums
+            .par_chunks_mut(o.width as usize)
+            .enumerate()
+            .map(|(y, row)| {
                 let mut counts = PathCounts::default();
-                let row = (0..o.width)
-                    .map(|x| {
-                        // Summed in f64 so that the sum of a batch of samples is exact in
-                        // practice and batches combine to the same mean.
-                        let mut sum = glam::DVec3::ZERO;
-                        for s in o.first_sample..o.first_sample + o.spp {
-                            sum += tracer.sample(&camera, x, y, s, &mut counts).as_dvec3();
-                        }
-                        (sum / o.spp as f64).as_vec3()
-                    })
-                    .collect();
+                for (x, px) in row.iter_mut().enumerate() {
+                    for s in o.first_sample..o.first_sample + o.spp {
+                        add_quantized(px, tracer.sample(&camera, x as u32, y as u32, s, &mut counts), scale);
+                    }
+                }
                 row_done();
-                (row, counts)
+                counts
             })
-            .collect();
-        let counts = rows.iter().fold(PathCounts::default(), |a, r| PathCounts {
-            extension: a.extension + r.1.extension,
-            shadow: a.shadow + r.1.shadow,
-        });
-        let pixels = rows.into_iter().flat_map(|r| r.0).collect();
-        let image = Image::from_pixels(o.width, o.height, pixels).map_err(Error::Input)?;
-        Ok((image, counts))
+            .reduce(PathCounts::default, |a, r| PathCounts {
+                extension: a.extension + r.extension,
+                shadow: a.shadow + r.shadow,
+            });
+        sums.samples = o.spp;
+        Ok((sums, counts))
+    }
+
+    /// The unit of this render's sums on `p` ([`SampleSums::scale_log2_for`]).
+    pub(crate) fn scale_log2(&self, p: &Prepared) -> i32 {
+        SampleSums::scale_log2_for(&p.scene, self.options.background)
     }
 
     /// The statistics of a render: paths, rays, extension and shadow rays, mean path length

@@ -1,12 +1,12 @@
-//! The path tracer: the white furnace (CPU and GPU), GPU = CPU per pixel, batches that add
-//! up, point lights, scenes without light, statistics and bad input.
+//! The path tracer: the white furnace (CPU and GPU), GPU = CPU per pixel, batches whose
+//! fixed-point sums add up exactly, point lights, scenes without light, statistics and bad input.
 
 mod common;
 
 use glam::Vec3;
 use lumbre_gpu::Compute;
 use lumbre_gpu::testing::{capabilities, test_gpu};
-use lumbre_raytrace::{Camera, Image, Material, MaterialKind, PathOptions, PathRender, Prepared, Scene};
+use lumbre_raytrace::{Camera, Image, Material, MaterialKind, PathOptions, PathRender, Prepared, SampleSums, Scene};
 use proptest::prelude::*;
 
 /// A closed box `[-1, 1]³` of 12 triangles wound so that their normals face inwards, every
@@ -116,28 +116,66 @@ fn batches_add_up() {
         camera: reference_camera(),
         options: PathOptions { width: 24, height: 24, spp, first_sample: first, ..Default::default() },
     };
-    let full = render(0, 4).cpu(&p).unwrap();
-    // Four one-sample renders: each is its sample's value, and their f64 mean is the full render.
-    let ones: Vec<Image> = (0..4).map(|s| render(s, 1).cpu(&p).unwrap()).collect();
-    for (i, px) in full.pixels.iter().enumerate() {
-        let sum: glam::DVec3 = ones.iter().map(|im| im.pixels[i].as_dvec3()).sum();
-        assert_eq!((sum / 4.0).as_vec3(), *px, "pixel {i}");
+    let sums = |first: u32, spp: u32| render(first, spp).render_sums_cpu(&p, &|| ()).unwrap().0;
+    let full = sums(0, 4);
+    assert_eq!(full.mean().unwrap().pixels, render(0, 4).cpu(&p).unwrap().pixels);
+    // Four one-sample renders, or two of two, add up to the bits of the four-sample render.
+    for split in [&[1u32, 1, 1, 1][..], &[2, 2], &[3, 1], &[1, 3]] {
+        let mut merged = SampleSums::new(24, 24, 0, full.scale_log2);
+        let mut first = 0;
+        for &n in split {
+            merged.merge(&sums(first, n)).unwrap();
+            first += n;
+        }
+        assert_eq!(merged, full, "split {split:?}");
     }
-    let x = 5;
-    let y = 17;
-    for (s, one) in ones.iter().enumerate() {
-        assert_eq!(render(0, 4).pixel_sample(&p, x, y, s as u32).unwrap(), one.pixels[(y * 24 + x) as usize]);
-    }
-    // Two halves averaged: the full render up to the rounding of the two half means.
-    let a = render(0, 2).cpu(&p).unwrap();
-    let b = render(2, 2).cpu(&p).unwrap();
-    for i in 0..full.pixels.len() {
-        let avg = (a.pixels[i] + b.pixels[i]) * 0.5;
-        let d = (avg - full.pixels[i]).abs().max_element();
-        assert!(d <= 2.0 * f32::EPSILON * full.pixels[i].max_element(), "pixel {i}: {avg} vs {}", full.pixels[i]);
+    // A one-sample render is its sample's value, truncated to the sums' unit.
+    let unit = (-f64::from(full.scale_log2)).exp2();
+    let (x, y) = (5, 17);
+    for s in 0..4 {
+        let one = sums(s, 1).mean().unwrap();
+        let exact = render(0, 4).pixel_sample(&p, x, y, s).unwrap();
+        let got = one.pixels[(y * 24 + x) as usize];
+        let d = (exact - got).abs().max_element() as f64;
+        assert!(d <= unit + f32::EPSILON as f64 * exact.max_element() as f64, "sample {s}: {got} vs {exact}");
     }
     // And other samples give another image.
-    assert_ne!(render(4, 4).cpu(&p).unwrap().pixels, full.pixels);
+    assert_ne!(sums(4, 4).sums, full.sums);
+}
+
+/// The GPU's sums add up the same way: two parts merged equal one render, bit for bit, and
+/// the download's mean is the sums' mean.
+#[test]
+fn gpu_batches_add_up() {
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let p = cornell();
+    let render = |first: u32, spp: u32| PathRender {
+        camera: reference_camera(),
+        options: PathOptions { width: 20, height: 12, spp, first_sample: first, ..Default::default() },
+    };
+    let sums = |first: u32, spp: u32| {
+        let r = render(first, spp);
+        let placed = r.upload(&gpu, &p).unwrap();
+        let mut rec = gpu.recorder();
+        let out = r.record(&mut rec, &placed).unwrap();
+        rec.submit().unwrap();
+        let image = gpu.download(&out.pixels).unwrap();
+        (r.download_sums(&gpu, &out).unwrap(), image)
+    };
+    // 40 samples cross the render's batches of 16 samples.
+    let (full, on_gpu) = sums(0, 40);
+    let mean = full.mean().unwrap();
+    assert_eq!(mean.pixels, render(0, 40).gpu(&gpu, &p).unwrap().pixels);
+    for (a, b) in mean.pixels.iter().zip(&on_gpu) {
+        assert!(
+            (*a - Vec3::new(b[0], b[1], b[2])).abs().max_element() <= 1e-6 * (1.0 + a.max_element()),
+            "{a} vs {b:?}"
+        );
+    }
+    let mut merged = sums(0, 17).0;
+    merged.merge(&sums(17, 23).0).unwrap();
+    assert_eq!(merged, full);
+    assert_eq!(full.saturated(), 0);
 }
 
 /// GPU = CPU per pixel: the same random numbers trace the same paths, except where a float

@@ -22,15 +22,17 @@ const W: u32 = 24;
 const H: u32 = 18;
 /// One image read back: a vec4 of f32 per pixel.
 const IMAGE: u64 = 16 * W as u64 * H as u64;
+/// The path tracer's fixed-point sums read back: three 64-bit sums per pixel.
+const SUMS: u64 = 24 * W as u64 * H as u64;
 
 /// The batches of samples a progressive render runs: `(first sample, samples)`.
 const BATCHES: [(u32, u32); 3] = [(0, 1), (1, 2), (3, 4)];
 
 /// Checks one batch's transfers: uploads of kernel parameters only, and as reads, the
 /// counters `counters` bytes long twice (before the image, to refuse an image cut short,
-/// and for the statistics) and the image.
-fn check_batch(what: &str, moved: Transfers, counters: u64) {
-    let output = Traffic { calls: 3, bytes: IMAGE + 2 * counters };
+/// and for the statistics) and the image (`image` bytes).
+fn check_batch(what: &str, moved: Transfers, image: u64, counters: u64) {
+    let output = Traffic { calls: 3, bytes: image + 2 * counters };
     assert_eq!(moved.downloads, output, "{what}: {moved}");
     let before_output = Transfers { downloads: Traffic::default(), ..moved };
     between_stages(&before_output, 0, 0).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -55,7 +57,7 @@ fn whitted_batches_read_back_only_their_image_and_ray_counters() {
         let (image, report) = render.run_placed(&placed, &()).unwrap();
         assert!(report.get("rays").unwrap() > 0.0 && image.pixels.iter().any(|p| p.x > 0.0));
         // Four words of counters: rays (low, high), pixel batches cut short, spare.
-        check_batch(&format!("whitted batch {first}+{count}"), gpu.transfers() - t, 16);
+        check_batch(&format!("whitted batch {first}+{count}"), gpu.transfers() - t, IMAGE, 16);
     }
 }
 
@@ -77,7 +79,7 @@ fn path_batches_read_back_only_their_image_and_ray_counters() {
         let (image, report) = render.run_placed(&placed, &()).unwrap();
         assert!(report.get("paths").unwrap() > 0.0 && image.pixels.iter().any(|p| p.x > 0.0));
         // Six words of counters: extension and shadow rays (low, high), batches cut short, spare.
-        check_batch(&format!("path batch {first}+{count}"), gpu.transfers() - t, 24);
+        check_batch(&format!("path batch {first}+{count}"), gpu.transfers() - t, SUMS, 24);
     }
 }
 

@@ -30,8 +30,8 @@ struct Params {
     // this dispatch's samples: [batch_first, batch_first + batch_count) of the render's
     batch_first: u32,
     batch_count: u32,
-    // 1 in the last batch: the pixel's sum becomes its mean
-    last: u32,
+    // samples are summed in units of 2^-scale_log2 (SampleSums::scale_log2_for)
+    scale_log2: i32,
     _pad: u32,
 }
 
@@ -44,14 +44,17 @@ struct Params {
 @group(0) @binding(8) var<storage, read> em_emitters: array<Emitter>;
 @group(0) @binding(9) var<storage, read> em_cdf: array<f32>;
 @group(0) @binding(10) var<storage, read> em_index: array<u32>;
-// linear RGB sum of the samples so far, then (last batch) their mean, and 1
-@group(0) @binding(11) var<storage, read_write> image: array<vec4<f32>>;
+// per pixel, the linear RGB sums of its samples so far in 64-bit fixed point (SampleSums):
+// six words, (low, high) of red, green and blue
+@group(0) @binding(11) var<storage, read_write> sums: array<u32>;
 // extension rays (low word, high word), shadow rays (low word, high word), pixels whose
-// batch stopped short of its last sample, and padding
+// batch stopped short of its last sample, pixels whose sums saturated
 @group(0) @binding(12) var<storage, read_write> counters: array<atomic<u32>, 6>;
 // per triangle: the unit geometric normal normalize((b - a) x (c - a)), computed in f64 on
 // the host: both paths branch on its bits (the sampling frame's sign of z, the emitting side)
 @group(0) @binding(13) var<storage, read> face_normals: array<vec4<f32>>;
+// `mean`: the mean of the samples per pixel (RGB and 1), for work that stays on the GPU
+@group(0) @binding(14) var<storage, read_write> image: array<vec4<f32>>;
 
 const WG: u32 = 64u;
 const DIM_LIGHT_PICK: u32 = 0u;
@@ -303,8 +306,38 @@ fn add_wide(i: u32, x: u32) {
     }
 }
 
+// `v * 2^scale_log2` truncated to a 64-bit integer (low, high): SampleSums::quantize. Scaling by
+// a power of two is exact, and so are the floor and the difference below for a 24-bit mantissa.
+fn quantize(v: f32, scale: f32) -> vec2<u32> {
+    let x = v * scale;
+    if !(x > 0.0) {
+        return vec2<u32>(0u);
+    }
+    if x >= 18446744073709551616.0 {
+        return vec2<u32>(0xffffffffu);
+    }
+    let hi = floor(x * 2.3283064365386963e-10);
+    return vec2<u32>(u32(x - hi * 4294967296.0), u32(hi));
+}
+
+// a + b in 64 bits, saturating at 2^64 - 1.
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    let high = a.y + b.y;
+    let hi = high + select(0u, 1u, lo < a.x);
+    if high < a.y || hi < high {
+        return vec2<u32>(0xffffffffu);
+    }
+    return vec2<u32>(lo, hi);
+}
+
+// 2^k as an f32, for k in [-126, 127].
+fn pow2(k: i32) -> f32 {
+    return bitcast<f32>(u32(k + 127) << 23u);
+}
+
 // `params.pixel_base` counts 8x8 tiles; each dispatch renders a batch of samples and adds
-// them to the pixel's sum.
+// them to the pixel's sums.
 @compute @workgroup_size(64)
 fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let xy = tile_pixel(params.pixel_base + flat_workgroup(wid, nwg), params.width, lid);
@@ -313,13 +346,22 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     let pixel = xy.y * params.width + xy.x;
     var counts = Counts(0u, 0u);
-    var sum = vec3<f32>(0.0);
+    var r = vec2<u32>(0u);
+    var g = vec2<u32>(0u);
+    var b = vec2<u32>(0u);
+    let w = 6u * pixel;
     if params.batch_first != params.first_sample {
-        sum = image[pixel].xyz;
+        r = vec2<u32>(sums[w], sums[w + 1u]);
+        g = vec2<u32>(sums[w + 2u], sums[w + 3u]);
+        b = vec2<u32>(sums[w + 4u], sums[w + 5u]);
     }
+    let scale = pow2(params.scale_log2);
     var done = 0u;
     for (var s = 0u; s < params.batch_count; s++) {
-        sum += path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts);
+        let v = path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts);
+        r = add64(r, quantize(v.x, scale));
+        g = add64(g, quantize(v.y, scale));
+        b = add64(b, quantize(v.z, scale));
         done += 1u;
     }
     // A driver that caps the loop iterations of an invocation (lavapipe: 65535) ends the
@@ -327,11 +369,37 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     if done != params.batch_count || loops_cut_short(params.batch_count + 1u) {
         atomicAdd(&counters[4], 1u);
     }
-    if params.last != 0u {
-        image[pixel] = vec4<f32>(sum / f32(params.spp), 1.0);
-    } else {
-        image[pixel] = vec4<f32>(sum, 1.0);
-    }
+    sums[w] = r.x;
+    sums[w + 1u] = r.y;
+    sums[w + 2u] = g.x;
+    sums[w + 3u] = g.y;
+    sums[w + 4u] = b.x;
+    sums[w + 5u] = b.y;
     add_wide(0u, counts.extension);
     add_wide(2u, counts.shadow);
+}
+
+// One channel's sum as an f32 multiple of 2^scale_log2.
+fn sum_value(lo: u32, hi: u32) -> f32 {
+    return f32(hi) * 4294967296.0 + f32(lo);
+}
+
+// After the last batch: each pixel's mean (the host's download computes it from the sums in
+// f64; this one rounds a few times in f32), and a count of saturated pixels.
+@compute @workgroup_size(64)
+fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let pixel = flat_workgroup(wid, nwg) * 64u + lid;
+    if pixel >= params.width * params.height {
+        return;
+    }
+    let w = 6u * pixel;
+    var sum = vec3<f32>(sum_value(sums[w], sums[w + 1u]), sum_value(sums[w + 2u], sums[w + 3u]), sum_value(sums[w + 4u], sums[w + 5u]));
+    var saturated = false;
+    for (var c = 0u; c < 6u; c += 2u) {
+        saturated = saturated || (sums[w + c] & sums[w + c + 1u]) == 0xffffffffu;
+    }
+    if saturated {
+        atomicAdd(&counters[5], 1u);
+    }
+    image[pixel] = vec4<f32>(sum / f32(params.spp) * pow2(-params.scale_log2), 1.0);
 }

@@ -1,7 +1,6 @@
 //! The path tracer on the GPU: `raytrace/path.wgsl`, one thread per pixel looping over its
 //! samples and bounces, the image rendered in tiles of pixels as the Whitted kernel does.
 
-use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
@@ -13,6 +12,7 @@ use crate::emitters::Emitters;
 use crate::image::Image;
 use crate::path::{PathCounts, PathRender, Tracer, face_normals};
 use crate::scene::Prepared;
+use crate::sums::SampleSums;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -34,7 +34,7 @@ struct Params {
     n_emitters: u32,
     batch_first: u32,
     batch_count: u32,
-    last: u32,
+    scale_log2: i32,
     _pad: u32,
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::PATH_PARAMS_SIZE);
@@ -48,6 +48,8 @@ pub struct GpuPathScene {
     pub emitters: GpuEmitters,
     /// Per triangle, its unit geometric normal computed in f64 (and 0).
     pub face_normals: Buffer<[f32; 4]>,
+    /// The scene's brightest emission ([`SampleSums::brightest`]): the unit of the sums.
+    pub brightest: f32,
 }
 
 impl GpuPathScene {
@@ -60,6 +62,7 @@ impl GpuPathScene {
             scene: GpuScene::upload(gpu, p)?,
             emitters: GpuEmitters::upload(gpu, &Emitters::new(&p.scene)?)?,
             face_normals: gpu.upload(&normals)?,
+            brightest: SampleSums::brightest(&p.scene),
         })
     }
 }
@@ -67,10 +70,20 @@ impl GpuPathScene {
 /// A path-traced image on the GPU and its ray counters.
 #[derive(Clone, Debug)]
 pub struct GpuPathImage {
-    /// Linear RGB (and 1) per pixel, row-major: the mean of the render's samples.
+    /// Linear RGB (and 1) per pixel, row-major: the mean of the render's samples, computed
+    /// in f32 on the GPU (the download computes it from `sums` in f64; they differ by a few
+    /// ulp at most).
     pub pixels: Buffer<[f32; 4]>,
+    /// Per pixel, the fixed-point sums of its samples ([`SampleSums::to_words`]).
+    pub sums: Buffer<[u32; 6]>,
+    /// The unit of `sums` ([`SampleSums::scale_log2`]).
+    pub scale_log2: i32,
+    /// Index of the render's first sample.
+    pub first_sample: u32,
+    /// Samples per pixel.
+    pub spp: u32,
     /// Extension rays (low, high word), shadow rays (low, high word), pixel batches that
-    /// stopped short (an error), padding.
+    /// stopped short (an error), pixels whose sums saturated.
     pub counters: Buffer<u32>,
     /// Width.
     pub width: u32,
@@ -84,9 +97,13 @@ impl PathRender {
         let o = &self.options;
         o.check()?;
         let gpu = rec.gpu().clone();
-        let pixels = gpu.zeroed::<[f32; 4]>(o.width as usize * o.height as usize)?;
+        let n = o.width as usize * o.height as usize;
+        let pixels = gpu.zeroed::<[f32; 4]>(n)?;
+        let sums = gpu.zeroed::<[u32; 6]>(n)?;
         let counters = gpu.zeroed::<u32>(6)?;
         let kernel = gpu.kernel(&lumbre_shaders::raytrace::PATH, "render")?;
+        let mean = gpu.kernel(&lumbre_shaders::raytrace::PATH, "mean")?;
+        let scale_log2 = SampleSums::scale_log2_below(s.brightest.max(o.background.max_element()));
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
@@ -110,7 +127,7 @@ impl PathRender {
                 n_emitters: s.emitters.count,
                 batch_first: batch.first,
                 batch_count: batch.count,
-                last: batch.last as u32,
+                scale_log2,
                 _pad: 0,
             }])?;
             let [e1, e2, e3] = s.emitters.bindings();
@@ -122,14 +139,43 @@ impl PathRender {
                     e1,
                     e2,
                     e3,
-                    pixels.binding(),
+                    sums.binding(),
                     counters.binding(),
                     s.face_normals.binding(),
+                    pixels.binding(),
                 ])
                 .collect();
             rec.dispatch("path", &kernel, &res, batch.tiles as u64)?;
+            if batch.last && batch.tile_base + batch.tiles == tiles {
+                rec.dispatch("path mean", &mean, &res, n.div_ceil(64) as u64)?;
+            }
         }
-        Ok(GpuPathImage { pixels, counters, width: o.width, height: o.height })
+        Ok(GpuPathImage {
+            pixels,
+            sums,
+            scale_log2,
+            first_sample: o.first_sample,
+            spp: o.spp,
+            counters,
+            width: o.width,
+            height: o.height,
+        })
+    }
+
+    /// Reads the render's fixed-point sums back: the exact per-pixel result, which adds to
+    /// the sums of other samples of the same render ([`SampleSums::merge`]).
+    pub fn download_sums(&self, gpu: &Gpu, out: &GpuPathImage) -> Result<SampleSums> {
+        let short = gpu.download(&out.counters)?[4];
+        if short > 0 {
+            return Err(lumbre_gpu::Error::Validation(format!(
+                "{short} pixel batches of the path render stopped before their last sample: the driver \
+                 limits the loop iterations of an invocation (lavapipe: 65535); fewer bounces would fit"
+            )));
+        }
+        let mut sums = SampleSums::new(out.width, out.height, out.first_sample, out.scale_log2);
+        sums.set_words(&gpu.download(&out.sums)?);
+        sums.samples = out.spp;
+        Ok(sums)
     }
 }
 
@@ -164,16 +210,8 @@ impl Compute for PathRender {
         self.record_render(rec, scene)
     }
 
+    /// The mean of [`download_sums`](PathRender::download_sums), in f64 as on the CPU.
     fn download(&self, gpu: &Gpu, out: &GpuPathImage) -> Result<Image> {
-        let short = gpu.download(&out.counters)?[4];
-        if short > 0 {
-            return Err(lumbre_gpu::Error::Validation(format!(
-                "{short} pixel batches of the path render stopped before their last sample: the driver \
-                 limits the loop iterations of an invocation (lavapipe: 65535); fewer bounces would fit"
-            )));
-        }
-        let px = gpu.download(&out.pixels)?;
-        let pixels = px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
-        Image::from_pixels(out.width, out.height, pixels).map_err(lumbre_gpu::Error::Input)
+        self.download_sums(gpu, out)?.mean().map_err(lumbre_gpu::Error::Input)
     }
 }
