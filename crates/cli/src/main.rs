@@ -11,14 +11,19 @@ mod data;
 mod demo;
 mod density;
 mod error;
+mod gpus;
 mod info;
 mod lightcuts;
 mod limits;
+mod merge;
 mod out;
+mod part;
 mod progress;
 mod radiosity;
 mod render;
 mod scenes;
+mod shard;
+mod spread;
 mod table;
 mod view;
 mod volume;
@@ -57,6 +62,7 @@ enum Command {
     Radiosity(radiosity::RadiosityArgs),
     Scenes(scenes::ScenesArgs),
     Compare(compare::CompareArgs),
+    Merge(merge::MergeArgs),
     Demo(demo::DemoArgs),
 }
 
@@ -80,6 +86,7 @@ fn main() -> ExitCode {
         Command::Radiosity(c) => backend::run(c, &opts),
         Command::Scenes(c) => c.run(),
         Command::Compare(c) => c.run(),
+        Command::Merge(c) => c.run(),
         Command::Demo(c) => c.run(&opts),
         Command::Bench { which } => which.run(&opts),
     };

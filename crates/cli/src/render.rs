@@ -7,15 +7,22 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use glam::DVec3;
-use lumbre_gpu::{Backend, Compute, Placed, Report};
+use lumbre_gpu::{Backend, Compute, Report};
 use lumbre_kdtree::BuildOptions;
-use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, Scene, WhittedRender};
+use lumbre_raytrace::{
+    Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, SampleSums, Scene, WhittedRender,
+};
 
-use crate::backend::{BackendArgs, OnBackend};
+use crate::backend::{BackendArgs, BackendChoice, OnBackend};
 use crate::error::Result;
+use crate::gpus::GpuList;
 use crate::limits::in_range;
+use crate::merge::{part_path, path_part};
 use crate::out::out;
+use crate::part::run_hash;
 use crate::progress::progress;
+use crate::shard::ShardSpec;
+use crate::spread::spread;
 use crate::view::View;
 
 /// Render a scene with the Whitted ray tracer or the path tracer.
@@ -47,6 +54,17 @@ pub struct RenderArgs {
     /// may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
     #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
     leaf_size: u32,
+    /// Path: spread the samples over these GPUs (`all`, a count N, or indices I,J as
+    /// `lumbre info` lists them); each takes batches as it frees up. The image is the same,
+    /// bit for bit, as on one of them.
+    #[arg(long, value_name = "all|N|I,J")]
+    gpus: Option<GpuList>,
+    /// Path: render the I-th (from 0) of N parts of the samples and write a partial result
+    /// (`-o NAME.lpart`) for `lumbre merge`; `auto/N` reads I from JOB_COMPLETION_INDEX
+    /// (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm). Merged, the parts give the bits of one
+    /// run.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<ShardSpec>,
 }
 
 /// Longest path `--max-bounces` allows: far beyond any visible contribution, and short
@@ -115,11 +133,34 @@ impl OnBackend for RenderArgs {
         if self.leaf_size == 0 {
             return Err("--leaf-size 0: must be at least 1".into());
         }
+        if self.method == Method::Whitted && (self.gpus.is_some() || self.shard.is_some()) {
+            let flag = if self.gpus.is_some() { "--gpus" } else { "--shard" };
+            return Err(
+                format!("{flag}: only --method path spreads its samples (Whitted renders on one device)").into()
+            );
+        }
+        if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
+            return Err("--gpus needs --backend gpu".into());
+        }
+        if let Some(spec) = self.shard {
+            let shard = spec.resolve(|v| std::env::var(v).ok())?;
+            if shard.count > self.spp {
+                return Err(format!("--shard {shard}: more parts than --spp {} samples per pixel", self.spp).into());
+            }
+            self.view.check_inputs()?;
+            return part_path(self.view.out.as_deref()).map(|_| ());
+        }
         self.view.check(OUT)
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let out = self.view.out_on(OUT, backend)?;
+        let out = match self.shard {
+            Some(_) => {
+                self.view.check_size_on(backend)?;
+                part_path(self.view.out.as_deref())?
+            }
+            None => self.view.out_on(OUT, backend)?,
+        };
         let t0 = Instant::now();
         let (scene, camera, loaded) = load_scene_counted(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
         let load = t0.elapsed();
@@ -172,8 +213,9 @@ impl RenderArgs {
         Ok(())
     }
 
-    /// The progressive path render: batches of samples `[done, done + batch)` through
-    /// `run_placed` on the scene placed once.
+    /// The progressive path render over one device or several (`--gpus`), all samples or a
+    /// shard's (`--shard`): batches of samples through [`spread`], the mean written every
+    /// `--write-every` seconds and at the end, or a shard's sums written at the end.
     fn path(&self, out: &Path, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
         let o = self.options();
         let options = PathOptions {
@@ -187,32 +229,79 @@ impl RenderArgs {
             query: o.query,
         };
         options.check()?;
-        let mut render = PathRender { camera, options };
-        let t = Instant::now();
-        let placed: Placed<'_, PathRender> = backend.place(&render, prepared)?;
-        let upload = t.elapsed();
-        let done =
-            self.progressive(out, ["paths", "rays", "extension rays", "shadow rays"], |first, count, progress| {
-                render.options.first_sample = first;
-                render.options.spp = count;
-                render.run_placed(&placed, progress)
-            })?;
+        let render = PathRender { camera, options };
+        let devices = match &self.gpus {
+            Some(list) => list.open(backend)?,
+            None => vec![backend.clone()],
+        };
+        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let samples = shard.map_or(0..o.spp, |s| s.range(o.spp));
+        let write = |sums: &SampleSums| -> Result<()> {
+            if shard.is_none() {
+                sums.mean()?.save(out)?;
+            }
+            Ok(())
+        };
+        let done = spread(&devices, &render, prepared, samples, self.write_every, write)?;
+        match shard {
+            Some(shard) => path_part(&done.sums, shard, &self.run_description(backend, &render)?, o.spp).save(out)?,
+            None => done.sums.mean()?.save(out)?,
+        }
         let totals = &done.totals;
         let rays = totals.get("rays").unwrap_or(0.0);
         let paths = totals.get("paths").unwrap_or(0.0);
         let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
+        let render_time = done.devices.iter().map(|d| d.render).max().unwrap_or_default();
+        let part = shard.map_or(String::new(), |s| format!(" (shard {s}: samples {:?})", s.range(o.spp)));
         out!(
-            "{header}, upload {:.1} ms; path tracing: {} samples per pixel, {paths:.0} paths, {rays:.0} rays \
-         (mean path length {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
-            upload.as_secs_f64() * 1e3,
-            o.spp,
-            done.render_time.as_secs_f64(),
+            "{header}; path tracing: {} samples per pixel{part}, {paths:.0} paths, {rays:.0} rays (mean path length \
+         {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
+            done.sums.samples,
+            render_time.as_secs_f64(),
             done.wall.as_secs_f64(),
-            rate(rays, done.render_time.as_secs_f64(), "rays"),
+            rate(rays, render_time.as_secs_f64(), "rays"),
             done.writes,
             out.display()
         )?;
+        if done.devices.len() > 1 {
+            for d in &done.devices {
+                let paths = d.samples as f64 * o.width as f64 * o.height as f64;
+                out!(
+                    "  {}: {} samples per pixel in {:.3} s rendering: {}/s",
+                    d.name,
+                    d.samples,
+                    d.render.as_secs_f64(),
+                    rate(paths, d.render.as_secs_f64(), "paths")
+                )?;
+            }
+        }
+        if done.sums.saturated() > 0 {
+            eprintln!(
+                "warning: {} pixels' sums saturated (radiance past 2^32 times the brightest emitter)",
+                done.sums.saturated()
+            );
+        }
         Ok(())
+    }
+
+    /// What decides a path render's bits except the shard: the run hash of its parts.
+    fn run_description(&self, backend: &Backend, render: &PathRender) -> Result<String> {
+        let scene = match crate::scenes::set_name(&self.scene) {
+            Some(name) => format!("set:{name}"),
+            None => format!("file {:016x}", run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
+        };
+        let o = &render.options;
+        Ok(format!(
+            "path {scene} camera {:?} {}x{} spp {} bounces {} rr {} leaf {} backend {}",
+            render.camera,
+            o.width,
+            o.height,
+            o.spp,
+            o.max_bounces,
+            o.rr_depth,
+            self.leaf_size,
+            backend.name()
+        ))
     }
 
     /// Renders `--spp` samples per pixel in batches `run(first, count, progress)`,

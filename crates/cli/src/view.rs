@@ -35,6 +35,12 @@ impl View {
     /// `-o`), the camera's form and the image size against this machine's memory.
     pub fn check(&self, default: &str) -> Result<()> {
         self.out_or(default)?;
+        self.check_inputs()
+    }
+
+    /// The checks of [`View::check`] but the output's: the camera's form and the image size
+    /// against this machine's memory.
+    pub fn check_inputs(&self) -> Result<()> {
         if let Some(c) = &self.camera {
             lumbre_raytrace::Camera::parse(c).map_err(|e| format!("--camera {c}: {e}"))?;
         }
@@ -44,8 +50,13 @@ impl View {
     /// The image size on `backend` (a GPU's largest buffer), then the output path: `-o`, or
     /// `default`.
     pub fn out_on(&self, default: &str, backend: &Backend) -> Result<PathBuf> {
-        limits::check_image(self.width, self.height, backend, limits::available_memory())?;
+        self.check_size_on(backend)?;
         self.out_or(default)
+    }
+
+    /// The image size on `backend` (a GPU's largest buffer).
+    pub fn check_size_on(&self, backend: &Backend) -> Result<()> {
+        limits::check_image(self.width, self.height, backend, limits::available_memory())
     }
 
     /// The output path, or `default` when `-o` was not given.

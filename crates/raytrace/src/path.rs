@@ -552,13 +552,20 @@ impl PathRender {
     /// [`render_cpu`](PathRender::render_cpu) with one progress step per row, the render
     /// timed and its statistics reported (paths, rays by kind, mean path length).
     pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
+        let (sums, report) = self.run_sums_cpu(p, progress)?;
+        Ok((sums.mean().map_err(Error::Input)?, report))
+    }
+
+    /// [`render_sums_cpu`](PathRender::render_sums_cpu) with one progress step per row, the
+    /// render timed and its statistics reported.
+    pub(crate) fn run_sums_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(SampleSums, Report)> {
         let rows = AtomicU64::new(0);
         let height = self.options.height as u64;
         let mut report = Report::default();
-        let (image, counts) = report.time("render", || {
-            self.render_cpu(p, &|| progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height))
+        let (sums, counts) = report.time("render", || {
+            self.render_sums_cpu(p, &|| progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height))
         })?;
         report.merge(self.stats(counts));
-        Ok((image, report))
+        Ok((sums, report))
     }
 }

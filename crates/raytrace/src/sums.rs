@@ -130,9 +130,9 @@ impl SampleSums {
         add_quantized(&mut self.sums[pixel], radiance, self.scale_log2);
     }
 
-    /// Adds the sums of the next samples: `other` must be of the same size and unit and start
-    /// where these end (or these be empty). Addition is exact, so any grouping of a render's
-    /// samples sums to the same bits.
+    /// Adds the sums of other samples of the same render: `other` must be of the same size
+    /// and unit. Addition is exact, so any grouping of a render's samples sums to the same
+    /// bits; the caller keeps the parts' samples disjoint (`first_sample` becomes the lower).
     pub fn merge(&mut self, other: &SampleSums) -> Result<(), String> {
         if (other.width, other.height, other.scale_log2) != (self.width, self.height, self.scale_log2) {
             return Err(format!(
@@ -140,17 +140,11 @@ impl SampleSums {
                 self.width, self.height, self.scale_log2, other.width, other.height, other.scale_log2
             ));
         }
-        if self.samples == 0 {
-            self.first_sample = other.first_sample;
-        } else if other.first_sample != self.first_sample + self.samples {
-            return Err(format!(
-                "samples [{}, {}) do not follow samples [{}, {})",
-                other.first_sample,
-                other.first_sample as u64 + other.samples as u64,
-                self.first_sample,
-                self.first_sample as u64 + self.samples as u64
-            ));
+        if other.samples == 0 {
+            return Ok(());
         }
+        self.first_sample =
+            if self.samples == 0 { other.first_sample } else { self.first_sample.min(other.first_sample) };
         self.samples = self.samples.checked_add(other.samples).ok_or("more than 2^32 samples per pixel")?;
         for (s, o) in self.sums.iter_mut().zip(&other.sums) {
             for c in 0..3 {
@@ -221,14 +215,12 @@ mod tests {
         s.add_sample(0, Vec3::splat(10.0));
         s.add_sample(0, Vec3::splat(10.0));
         assert_eq!(s.saturated(), 1);
-        let mut a = SampleSums::new(1, 1, 0, 8);
+        let mut a = SampleSums::new(1, 1, 4, 8);
         a.samples = 2;
-        let mut b = SampleSums::new(1, 1, 3, 8);
+        let mut b = SampleSums::new(1, 1, 1, 8);
         b.samples = 1;
-        assert!(a.merge(&b).unwrap_err().contains("do not follow"));
-        b.first_sample = 2;
         a.merge(&b).unwrap();
-        assert_eq!((a.first_sample, a.samples), (0, 3));
+        assert_eq!((a.first_sample, a.samples), (1, 3));
         assert!(a.merge(&SampleSums::new(2, 1, 3, 8)).is_err());
         assert!(SampleSums::new(1, 1, 0, 8).mean().is_err());
     }

@@ -143,6 +143,33 @@ fn batches_add_up() {
     assert_ne!(sums(4, 4).sums, full.sums);
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Any split of a render's samples into parts, merged in any order, gives the sums of the
+    /// render in one piece.
+    #[test]
+    fn any_split_merges_to_the_whole(cuts in proptest::collection::vec(1u32..12, 0..6), order in any::<u64>()) {
+        let p = cornell();
+        let render = |first: u32, spp: u32| PathRender {
+            camera: reference_camera(),
+            options: PathOptions { width: 6, height: 5, spp, first_sample: first, max_bounces: 5, ..Default::default() },
+        };
+        let sums = |a: u32, b: u32| render(a, b - a).render_sums_cpu(&p, &|| ()).unwrap().0;
+        let mut bounds: Vec<u32> = cuts;
+        bounds.extend([0, 12]);
+        bounds.sort();
+        bounds.dedup();
+        let mut parts: Vec<SampleSums> = bounds.windows(2).map(|w| sums(w[0], w[1])).collect();
+        let n = parts.len();
+        parts.rotate_left((order % n as u64) as usize);
+        let mut merged = SampleSums::new(6, 5, 0, parts[0].scale_log2);
+        for part in &parts {
+            merged.merge(part).unwrap();
+        }
+        prop_assert_eq!(merged, sums(0, 12));
+    }
+}
+
 /// The GPU's sums add up the same way: two parts merged equal one render, bit for bit, and
 /// the download's mean is the sums' mean.
 #[test]

@@ -1,7 +1,7 @@
 //! The path tracer on the GPU: `raytrace/path.wgsl`, one thread per pixel looping over its
 //! samples and bounces, the image rendered in tiles of pixels as the Whitted kernel does.
 
-use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
+use lumbre_gpu::{Buffer, Compute, Gpu, Placed, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::batch::{TILES_PER_DISPATCH, batches};
@@ -176,6 +176,46 @@ impl PathRender {
         sums.set_words(&gpu.download(&out.sums)?);
         sums.samples = out.spp;
         Ok(sums)
+    }
+}
+
+impl PathRender {
+    /// The render's fixed-point sums on an input placed on either backend, with the report of
+    /// [`run_placed`](Compute::run_placed): the exact result, which the sums of other
+    /// samples of the same render (other devices, other shards) add to.
+    ///
+    /// ```no_run
+    /// use lumbre_gpu::{Backend, Gpu};
+    /// use lumbre_raytrace::{Camera, PathOptions, PathRender, Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let p = Prepared::new(scene, &Default::default());
+    /// let mut render = PathRender { camera: Camera::frame(p.scene.bounds, 1.0), options: PathOptions::default() };
+    /// let backend = Backend::Gpu(Gpu::new()?);
+    /// let placed = backend.place(&render, &p)?;
+    /// let (mut sums, _) = render.sums_placed(&placed, &())?;
+    /// render.options.first_sample = render.options.spp;
+    /// sums.merge(&render.sums_placed(&placed, &())?.0)?;
+    /// let image = sums.mean()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sums_placed(
+        &self,
+        placed: &Placed<'_, PathRender>,
+        progress: &dyn Progress,
+    ) -> Result<(SampleSums, Report)> {
+        match placed {
+            Placed::Cpu(p) => self.run_sums_cpu(p, progress),
+            Placed::Gpu(gpu, input) => {
+                let mut rec = gpu.recorder();
+                let out = self.record(&mut rec, input)?;
+                let timings = rec.submit()?;
+                let mut report = Report::from_timings(self.name(), &timings);
+                let sums = report.time("download", || self.download_sums(gpu, &out))?;
+                report.merge(self.gpu_stats(gpu, &out)?);
+                Ok((sums, report))
+            }
+        }
     }
 }
 

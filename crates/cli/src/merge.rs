@@ -1,0 +1,173 @@
+//! `lumbre merge`: the partial results of a run's shards (`--shard I/N`) combined into its
+//! output, bit for bit the output of the run in one piece. The parts must be every shard of
+//! one run, each once.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use lumbre_raytrace::SampleSums;
+
+use crate::error::Result;
+use crate::out::out;
+use crate::part::{Part, run_hash};
+use crate::shard::Shard;
+use crate::view::image_path;
+
+/// Combine the partial results of `--shard I/N` runs into the output of one run.
+#[derive(Args)]
+pub struct MergeArgs {
+    /// The parts (`.lpart`), every shard of one run, in any order.
+    #[arg(required = true)]
+    parts: Vec<PathBuf>,
+    /// Output image: .png (8-bit sRGB) or .exr (linear f32).
+    #[arg(short, long, default_value = "merged.exr")]
+    out: PathBuf,
+}
+
+impl MergeArgs {
+    /// Reads the parts, checks that they are every shard of one run, and writes the output.
+    pub fn run(self) -> Result<()> {
+        let out = image_path("-o", &self.out)?;
+        let parts = self.parts.iter().map(|p| Ok((p.as_path(), Part::load(p)?))).collect::<Result<Vec<_>>>()?;
+        let (first_path, first) = &parts[0];
+        let mut by_index: BTreeMap<u32, &Path> = BTreeMap::new();
+        for (path, part) in &parts {
+            if (part.kind.as_str(), part.run, part.shard.count) != (first.kind.as_str(), first.run, first.shard.count) {
+                return Err(format!(
+                    "{}: a part of another run ({} shard {}, run {:016x}) than {} ({} shard {}, run {:016x})",
+                    path.display(),
+                    part.kind,
+                    part.shard,
+                    part.run,
+                    first_path.display(),
+                    first.kind,
+                    first.shard,
+                    first.run
+                )
+                .into());
+            }
+            if let Some(other) = by_index.insert(part.shard.index, path) {
+                return Err(format!("{} and {}: both are shard {}", other.display(), path.display(), part.shard).into());
+            }
+        }
+        let missing: Vec<String> =
+            (0..first.shard.count).filter(|i| !by_index.contains_key(i)).map(|i| i.to_string()).collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "shards {} of {} are missing (given: {} parts)",
+                missing.join(", "),
+                first.shard.count,
+                parts.len()
+            )
+            .into());
+        }
+        match first.kind.as_str() {
+            "path" => {
+                let sums = merge_path(&parts)?;
+                sums.mean()?.save(&out)?;
+                out!(
+                    "merged {} parts of a path render: {} samples per pixel, {}x{} -> {}",
+                    parts.len(),
+                    sums.samples,
+                    sums.width,
+                    sums.height,
+                    out.display()
+                )?;
+            }
+            kind => return Err(format!("{}: parts of kind `{kind}` cannot be merged", first_path.display()).into()),
+        }
+        Ok(())
+    }
+}
+
+/// The sums of a path render's parts, checked to hold samples `0..spp` once each.
+fn merge_path(parts: &[(&Path, Part)]) -> Result<SampleSums> {
+    let mut all: Vec<(&Path, SampleSums, u32)> = Vec::new();
+    for (path, part) in parts {
+        all.push((path, path_sums(path, part)?, part.field(path, "spp")?));
+    }
+    all.sort_by_key(|(_, s, _)| s.first_sample);
+    let (path0, first, spp) = &all[0];
+    let mut sums = SampleSums::new(first.width, first.height, 0, first.scale_log2);
+    let mut next = 0u64;
+    for (path, part, part_spp) in &all {
+        if part_spp != spp {
+            return Err(format!(
+                "{}: a run of {part_spp} samples per pixel, {} of {spp}",
+                path.display(),
+                path0.display()
+            )
+            .into());
+        }
+        if part.first_sample as u64 != next {
+            return Err(format!(
+                "{}: samples from {} where the parts before end at {next}",
+                path.display(),
+                part.first_sample
+            )
+            .into());
+        }
+        next += part.samples as u64;
+        sums.merge(part).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if next != *spp as u64 {
+        return Err(format!("the parts hold {next} of the run's {spp} samples per pixel").into());
+    }
+    Ok(sums)
+}
+
+/// A path render's part: the sums and what they are.
+pub fn path_part(sums: &SampleSums, shard: Shard, description: &str, spp: u32) -> Part {
+    let mut fields = BTreeMap::new();
+    for (k, v) in [
+        ("width", sums.width.to_string()),
+        ("height", sums.height.to_string()),
+        ("spp", spp.to_string()),
+        ("first_sample", sums.first_sample.to_string()),
+        ("samples", sums.samples.to_string()),
+        ("scale_log2", sums.scale_log2.to_string()),
+    ] {
+        fields.insert(k.to_string(), v);
+    }
+    Part {
+        kind: "path".into(),
+        run: run_hash(description.as_bytes()),
+        shard,
+        fields,
+        data: sums.sums.iter().flatten().copied().collect(),
+    }
+}
+
+/// The sums a path part holds; an error naming the file if its values do not fit its size.
+fn path_sums(path: &Path, part: &Part) -> Result<SampleSums> {
+    let (width, height): (u32, u32) = (part.field(path, "width")?, part.field(path, "height")?);
+    let mut sums = SampleSums::new(width, height, part.field(path, "first_sample")?, part.field(path, "scale_log2")?);
+    sums.samples = part.field(path, "samples")?;
+    if part.data.len() as u64 != 3 * width as u64 * height as u64 {
+        return Err(format!(
+            "{}: {} values for {width}x{height} pixels (expected three per pixel)",
+            path.display(),
+            part.data.len()
+        )
+        .into());
+    }
+    for (s, v) in sums.sums.iter_mut().zip(part.data.chunks_exact(3)) {
+        *s = [v[0], v[1], v[2]];
+    }
+    Ok(sums)
+}
+
+/// `-o` of a shard: required, ending in `.lpart`, in a folder that exists.
+pub fn part_path(out: Option<&Path>) -> Result<PathBuf> {
+    let out = out.ok_or("--shard writes a partial result: name it with -o NAME.lpart")?;
+    if out.extension().and_then(|e| e.to_str()) != Some("lpart") {
+        return Err(format!("-o {}: with --shard the output is a partial result, NAME.lpart", out.display()).into());
+    }
+    match out.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Err(format!("-o {}: the folder {} does not exist", out.display(), dir.display()).into())
+        }
+        _ => Ok(out.to_path_buf()),
+    }
+}

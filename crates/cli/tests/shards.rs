@@ -1,0 +1,124 @@
+//! Runs cut into shards and spread over devices, run as programs: a path render in 1, 2, 4
+//! and 7 shards merged by `lumbre merge` is the one-piece render bit for bit, on the CPU and
+//! on the GPU; `--gpus` with two devices gives the one-device image; `--shard auto/N` reads
+//! the schedulers' index variables; parts that do not make one run are refused by name.
+
+use lumbre_gpu::testing::test_gpu;
+use lumbre_gpu::wgpu;
+
+#[allow(dead_code)] // each test program uses part of it
+mod common;
+use common::{TempDir, lumbre_command, refused, run, succeeds};
+
+/// A small path render of the generated bunny room (69K triangles) or the Cornell box.
+fn render_args<'a>(scene: &'a str, backend: &'a str, out: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["render", scene, "--method", "path", "--spp", "14", "--width", "24", "--height", "18"];
+    a.extend(["--max-bounces", "6", "--backend", backend, "-o", out]);
+    a
+}
+
+/// Renders `scene` in one piece and in `counts` shards, merging each set of parts in a
+/// scrambled order: every merge equals the one-piece image, byte for byte.
+fn shards_merge_to_the_one_piece_render(scene: &str, backend: &str) {
+    let dir = TempDir::new("shards");
+    let one = dir.path().join("one.exr");
+    succeeds(&render_args(scene, backend, one.to_str().unwrap()));
+    let want = std::fs::read(&one).unwrap();
+    for n in [1u32, 2, 4, 7] {
+        let mut parts = Vec::new();
+        for i in (0..n).rev() {
+            let part = dir.path().join(format!("{n}-{i}.lpart"));
+            let shard = format!("{i}/{n}");
+            let mut args = render_args(scene, backend, part.to_str().unwrap());
+            args.extend(["--shard", &shard]);
+            succeeds(&args);
+            parts.push(part.to_str().unwrap().to_string());
+        }
+        let merged = dir.path().join(format!("merged-{n}.exr"));
+        let mut args = vec!["merge"];
+        args.extend(parts.iter().map(String::as_str));
+        args.extend(["-o", merged.to_str().unwrap()]);
+        let out = succeeds(&args).stdout;
+        assert!(out.contains(&format!("merged {n} parts")) && out.contains("14 samples per pixel"), "{out}");
+        assert!(std::fs::read(&merged).unwrap() == want, "{scene} on {backend}: {n} shards merged differ from one run");
+    }
+}
+
+#[test]
+fn cpu_shards_merge_bit_for_bit() {
+    shards_merge_to_the_one_piece_render("set:cornell", "cpu");
+}
+
+#[test]
+fn gpu_shards_and_two_devices_give_the_one_piece_image() {
+    if test_gpu(wgpu::Features::empty()).is_none() {
+        return;
+    }
+    shards_merge_to_the_one_piece_render("set:bunny-room", "gpu");
+    // Two devices on the first adapter: the samples split between them, the same bits.
+    let dir = TempDir::new("gpus");
+    let (one, two) = (dir.path().join("one.exr"), dir.path().join("two.exr"));
+    succeeds(&render_args("set:bunny-room", "gpu", one.to_str().unwrap()));
+    let mut args = render_args("set:bunny-room", "gpu", two.to_str().unwrap());
+    args.extend(["--gpus", "0,0"]);
+    let out = succeeds(&args).stdout;
+    let per_device = out.lines().filter(|l| l.contains("samples per pixel in")).count();
+    assert_eq!(per_device, 2, "one line per device expected:\n{out}");
+    assert!(std::fs::read(&one).unwrap() == std::fs::read(&two).unwrap(), "two devices differ from one");
+}
+
+#[test]
+fn auto_shards_read_the_schedulers_index() {
+    let dir = TempDir::new("auto");
+    for (var, index) in [("JOB_COMPLETION_INDEX", "2"), ("SLURM_ARRAY_TASK_ID", "0")] {
+        let part = dir.path().join(format!("{var}.lpart"));
+        let mut args = render_args("set:cornell", "cpu", part.to_str().unwrap());
+        args.extend(["--shard", "auto/3"]);
+        let mut cmd = lumbre_command(&args);
+        cmd.env_remove("JOB_COMPLETION_INDEX").env_remove("SLURM_ARRAY_TASK_ID").env(var, index);
+        let r = run(cmd, &args);
+        assert!(r.ok, "{var}: {}", r.stderr);
+        assert!(r.stdout.contains(&format!("shard {index}/3")), "{var}: {}", r.stdout);
+    }
+    let part = dir.path().join("none.lpart");
+    let mut args = render_args("set:cornell", "cpu", part.to_str().unwrap());
+    args.extend(["--shard", "auto/3"]);
+    let mut cmd = lumbre_command(&args);
+    cmd.env_remove("JOB_COMPLETION_INDEX").env_remove("SLURM_ARRAY_TASK_ID");
+    let r = run(cmd, &args);
+    assert!(!r.ok && r.stderr.contains("JOB_COMPLETION_INDEX"), "{}", r.stderr);
+}
+
+#[test]
+fn parts_that_do_not_make_one_run_are_refused() {
+    let dir = TempDir::new("refused");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let shard = |out: &str, shard: &str, spp: &str| {
+        let mut args = render_args("set:cornell", "cpu", out);
+        args.extend(["--shard", shard]);
+        args[5] = spp;
+        succeeds(&args);
+    };
+    shard(&p("a0.lpart"), "0/3", "14");
+    shard(&p("a1.lpart"), "1/3", "14");
+    shard(&p("b2.lpart"), "2/3", "15");
+    let out = p("m.exr");
+    refused(&["merge", &p("a0.lpart"), &p("a1.lpart"), "-o", &out], &["shards 2 of 3 are missing"]);
+    refused(
+        &["merge", &p("a0.lpart"), &p("a0.lpart"), &p("a1.lpart"), "-o", &out],
+        &["a0.lpart", "both are shard 0/3"],
+    );
+    refused(&["merge", &p("a0.lpart"), &p("a1.lpart"), &p("b2.lpart"), "-o", &out], &["b2.lpart", "another run"]);
+    let bytes = std::fs::read(p("a1.lpart")).unwrap();
+    std::fs::write(p("cut.lpart"), &bytes[..bytes.len() - 5]).unwrap();
+    refused(&["merge", &p("a0.lpart"), &p("cut.lpart"), "-o", &out], &["cut.lpart:", "cut or damaged"]);
+    assert!(!std::path::Path::new(&out).exists(), "a refused merge wrote its output");
+    refused(&["merge", &p("a0.lpart"), "-o", &p("m.ppm")], &["-o", ".png or .exr"]);
+    let args = render_args("set:cornell", "cpu", "x.exr");
+    refused(&[&args[..], &["--shard", "0/2"]].concat(), &["-o x.exr", ".lpart"]);
+    refused(&[&args[..], &["--shard", "2/2"]].concat(), &["--shard", "below N"]);
+    refused(&[&args[..], &["--shard", "0/15"]].concat(), &["--shard 0/15", "--spp 14"]);
+    refused(&[&args[..], &["--gpus", "0"]].concat(), &["--gpus", "at least one"]);
+    refused(&[&args[..], &["--gpus", "1"]].concat(), &["--gpus", "--backend gpu"]);
+    refused(&["render", "set:cornell", "--gpus", "1"], &["--gpus", "--method path"]);
+}
