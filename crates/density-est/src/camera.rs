@@ -5,14 +5,17 @@
 
 use glam::Vec3;
 use lumbre_gpu::{Error, Progress, Report, Result};
-use lumbre_raytrace::{Camera, Prepared};
+use lumbre_raytrace::{Camera, Emitters, Prepared};
 
 use crate::density::Density;
 use crate::disks::{CameraDiskPass, CameraDisks, check_radius};
+use crate::estimate::Estimate;
+use crate::fixed::{Acc, run_scale_exponent};
 use crate::nearest::nearest_radii;
-use crate::photons::{PhotonOptions, PhotonTracer};
+use crate::photons::{PhotonOptions, PhotonTracer, flight_power_bound};
 use crate::problem::Problem;
 use crate::progressive::Progressive;
+use crate::sums::DensitySums;
 
 /// Density estimation at a camera's first hits through [`Compute`](lumbre_gpu::Compute): `passes` passes of
 /// `photons.photons` photons (pass `i` seeded `photons.seed + i`), a disk of radius
@@ -24,6 +27,13 @@ use crate::progressive::Progressive;
 /// pass, the 16 words of [`GpuProblem::resident`](crate::GpuProblem::resident); per
 /// octree level, its sizes), then the result. With `k`, the radii from the nearest photon
 /// hits are found there too (a grid of the first pass's flight ends, sorted by cell).
+///
+/// One pass without `k` can run in parts: a part traces the photons of its
+/// [`PhotonOptions::range`] only, with their numbers and power in the whole run, and its
+/// [`CameraEstimate::sums`] are in the run's unit (an exponent from the emitters and the
+/// run's photon count, the same on the CPU and the GPU), so the parts' sums merge into the
+/// whole run's bits ([`CameraEstimate::from_sums`] has an example). A range with more
+/// passes or with `k` is refused: the disks' radii depend on every photon.
 ///
 /// ```
 /// use lumbre_density::{CameraDensity, PhotonOptions};
@@ -107,7 +117,31 @@ impl CameraDensity {
         if self.k == Some(0) {
             return Err(Error::Input("k nearest photons: k must be at least 1".into()));
         }
+        self.photons.check()?;
+        if let Some(r) = self.photons.range {
+            let what = match (self.passes, self.k) {
+                (1, None) => None,
+                (1, Some(k)) => Some(format!("k = {k}")),
+                (passes, _) => Some(format!("{passes} passes")),
+            };
+            if let Some(what) = what {
+                return Err(Error::Input(format!(
+                    "photon range {}..{} (a part of a run) with {what}: the disks' radii depend on every photon; \
+                     a part needs one pass and no k",
+                    r.start, r.end
+                )));
+            }
+        }
         Ok(())
+    }
+
+    /// The fixed-point exponent of the run's power sums: from the largest power a flight of
+    /// the run can carry ([`flight_power_bound`]) and its number of flights at most
+    /// (`photons x max_bounces`), so it is known before any flight is traced and is the same
+    /// for every part of the run, on both paths.
+    pub(crate) fn scale_exp(&self, em: &Emitters) -> i32 {
+        let o = &self.photons;
+        run_scale_exponent(flight_power_bound(em, o.photons), o.photons as f64 * o.max_bounces as f64)
     }
 
     /// The tracer of pass `pass`.
@@ -122,16 +156,54 @@ impl CameraDensity {
 }
 
 /// What [`CameraDensity`] finds: the disks (with their last radii) and the irradiance of
-/// each (see [`CameraDensity`] for an example).
+/// each (see [`CameraDensity`] for an example), and for one pass the raw sums it came from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CameraEstimate {
     /// The disks at the first hits and the pixel each belongs to.
     pub disks: CameraDisks,
     /// Per disk: its irradiance (RGB).
     pub irradiance: Vec<[f32; 3]>,
+    /// For one pass (no progressive passes), the raw per-disk sums the irradiance comes
+    /// from: those of the parts of a run ([`PhotonOptions::range`](crate::PhotonOptions::range))
+    /// [`merge`](DensitySums::merge) into the run's ([`CameraEstimate::from_sums`]).
+    pub sums: Option<DensitySums>,
 }
 
 impl CameraEstimate {
+    /// The estimate of `disks` (a run's) from the raw sums of its one pass, merged from its
+    /// parts or not: the irradiance as the one-piece run computes it
+    /// ([`DensitySums::irradiance`]), bit for bit. An error unless the sums are those of
+    /// as many disks.
+    ///
+    /// ```
+    /// use lumbre_density::{CameraDensity, CameraEstimate, PhotonOptions, PhotonRange};
+    /// use lumbre_gpu::{Backend, Compute};
+    /// use lumbre_raytrace::{Camera, Prepared, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
+    /// let p = Prepared::new(scene, &Default::default());
+    /// let whole = CameraDensity {
+    ///     photons: PhotonOptions { photons: 3000, ..Default::default() },
+    ///     ..CameraDensity::new(Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap(), 8, 6, 0.1)
+    /// };
+    /// // The run in two parts of its photons, each traced apart, then merged.
+    /// let part = |i| {
+    ///     let range = Some(PhotonRange::part(i, 2, 3000)?);
+    ///     let alg = CameraDensity { photons: PhotonOptions { range, ..whole.photons }, ..whole };
+    ///     alg.run(&Backend::Cpu, &p)
+    /// };
+    /// let (first, second) = (part(0)?, part(1)?);
+    /// let mut sums = first.sums.clone().unwrap();
+    /// sums.merge(second.sums.as_ref().unwrap())?;
+    /// let merged = CameraEstimate::from_sums(first.disks, sums)?;
+    /// assert_eq!(merged, whole.run(&Backend::Cpu, &p)?);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn from_sums(disks: CameraDisks, sums: DensitySums) -> Result<CameraEstimate> {
+        let irradiance = sums.irradiance(&disks.disks)?;
+        Ok(CameraEstimate { disks, irradiance, sums: Some(sums) })
+    }
+
     /// The irradiance seen at each pixel (zero where no disk is), rows from the top.
     ///
     /// ```
@@ -139,6 +211,7 @@ impl CameraEstimate {
     /// let e = CameraEstimate {
     ///     disks: CameraDisks { pixel_disk: vec![NO_DISK, 0], width: 2, height: 1, ..Default::default() },
     ///     irradiance: vec![[1.0, 2.0, 3.0]],
+    ///     sums: None,
     /// };
     /// assert_eq!(e.per_pixel()[1], glam::Vec3::new(1.0, 2.0, 3.0));
     /// ```
@@ -174,6 +247,7 @@ impl CameraDensity {
     /// `segments`, `disks`, `pairs found`, `passes`.
     pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(CameraEstimate, Report)> {
         self.check()?;
+        let scale_exp = self.scale_exp(&Emitters::new(&p.scene)?);
         let mut report = Report::default();
         let (mut segments, mut pairs) = (0u64, 0u64);
         let mut disks: Option<CameraDisks> = None;
@@ -201,30 +275,36 @@ impl CameraDensity {
             };
             segments += photons.segments.len() as u64;
             let problem = Problem { segments: photons.segments, disks: query };
-            let (est, r) = self.density.run_cpu(&problem, progress)?;
-            report.merge(r);
-            pairs += est.pairs();
+            let (accs, prep) = self.density.accumulate(&problem, Some(scale_exp), progress, &mut report)?;
+            pairs += accs.iter().map(|a| a.count as u64).sum::<u64>();
             match &mut progressive {
-                Some(pr) => pr.add_pass(&est, self.photons.photons as u64)?,
-                None => last = Some(est),
+                Some(pr) => {
+                    pr.add_pass(&Estimate::from_accs(&accs, &prep.disks, scale_exp), self.photons.photons as u64)?
+                }
+                None => last = Some((accs, prep.scale_exp)),
             }
         }
         let mut disks = disks.ok_or_else(|| Error::Input("no pass ran".into()))?;
-        let irradiance = match (progressive, last) {
+        let out = match (progressive, last) {
             (Some(pr), _) => {
                 disks.disks = pr.disks();
-                pr.irradiance()
+                CameraEstimate { irradiance: pr.irradiance(), disks, sums: None }
             }
-            (None, Some(est)) => est.irradiance,
+            (None, Some((accs, k))) => CameraEstimate::from_sums(disks, self.sums(k, &accs))?,
             (None, None) => return Err(Error::Input("no pass ran".into())),
         };
-        self.totals(&mut report, segments, disks.disks.len(), pairs);
-        Ok((CameraEstimate { disks, irradiance }, report))
+        self.totals(&mut report, segments, out.disks.disks.len(), pairs);
+        Ok((out, report))
+    }
+
+    /// The raw sums of a one-pass run (or part of one) from its accumulators.
+    pub(crate) fn sums(&self, scale_exp: i32, accs: &[Acc]) -> DensitySums {
+        DensitySums::from_accs(self.photons.photons, self.photons.indices().len() as u32, scale_exp, accs)
     }
 
     /// The statistics over every pass.
     pub(crate) fn totals(&self, report: &mut Report, segments: u64, disks: usize, pairs: u64) {
-        report.stat("photons", self.photons.photons as f64 * self.passes as f64);
+        report.stat("photons", self.photons.indices().len() as f64 * self.passes as f64);
         report.stat("segments", segments as f64);
         report.stat("disks", disks as f64);
         report.stat("pairs found", pairs as f64);

@@ -5,8 +5,9 @@ use lumbre_gpu::{Error, Progress, Report, Result};
 
 use crate::bvh;
 use crate::estimate::Estimate;
+use crate::fixed::Acc;
 use crate::octree::{self, OctreeOptions};
-use crate::problem::Problem;
+use crate::problem::{Prepared, Problem};
 
 /// How the pairs of segments and disks are found.
 ///
@@ -67,13 +68,34 @@ impl Density {
     /// and the index's.
     pub fn run_cpu(&self, input: &Problem, progress: &dyn Progress) -> Result<(Estimate, Report)> {
         let mut report = Report::default();
-        let prep = report.time("prepare", || input.prepare())?;
+        let (accs, prep) = self.accumulate(input, None, progress, &mut report)?;
+        let out = Estimate::from_accs(&accs, &prep.disks, prep.scale_exp);
+        report.stat("segments", input.segments.len() as f64);
+        report.stat("disks", input.disks.len() as f64);
+        report.stat("pairs found", out.pairs() as f64);
+        Ok((out, report))
+    }
+
+    /// The CPU path's per-disk sums and what it derived from `input`, in units of
+    /// `2^-scale_exp` (`None`: the exponent of the input itself, [`Problem::prepare`]'s);
+    /// the method's stages and statistics go to `report`.
+    pub(crate) fn accumulate(
+        &self,
+        input: &Problem,
+        scale_exp: Option<i32>,
+        progress: &dyn Progress,
+        report: &mut Report,
+    ) -> Result<(Vec<Acc>, Prepared)> {
+        let mut prep = report.time("prepare", || input.prepare())?;
+        if let Some(k) = scale_exp {
+            prep.scale_exp = k;
+        }
         let accs = match self.method {
             Method::BruteForce => {
                 report.stat("pairs tested", input.segments.len() as f64 * input.disks.len() as f64);
                 report.time("brute force", || crate::brute::brute_force(&input.segments, &prep))
             }
-            Method::Octree => octree::octree(&input.segments, &prep, &self.octree, &mut report)?,
+            Method::Octree => octree::octree(&input.segments, &prep, &self.octree, report)?,
             Method::Bvh => {
                 if prep.disks.len() > bvh::node::MAX_DISKS {
                     return Err(Error::Input(format!(
@@ -91,10 +113,6 @@ impl Density {
                 accs
             }
         };
-        let out = Estimate::from_accs(&accs, &prep.disks, prep.scale_exp);
-        report.stat("segments", input.segments.len() as f64);
-        report.stat("disks", input.disks.len() as f64);
-        report.stat("pairs found", out.pairs() as f64);
-        Ok((out, report))
+        Ok((accs, prep))
     }
 }

@@ -17,6 +17,16 @@ pub(crate) fn scale_exponent(max: f64, total: f64) -> i32 {
     by_max.min(by_total).clamp(-100, 100)
 }
 
+/// The exponent of a whole run, known before any flight is traced: its flights carry at
+/// most `max_flight` power in any channel (the emitters' bound, the same for every part of
+/// the run) and number at most `flights`. The bound is doubled, so that a flight a GPU
+/// computes a few ulps above it (its division is not correctly rounded) still stays below
+/// 2^31 units: [`scale_exponent`] of `2 max_flight` and of `2 max_flight flights`.
+pub(crate) fn run_scale_exponent(max_flight: f64, flights: f64) -> i32 {
+    let max = 2.0 * max_flight;
+    scale_exponent(max, max * flights.max(1.0))
+}
+
 /// `2^k` as an exact f32, for `k` in `[-126, 127]`.
 pub(crate) fn pow2(k: i32) -> f32 {
     f32::from_bits(((k + 127) as u32) << 23)
@@ -86,6 +96,9 @@ mod tests {
         assert_eq!(scale_exponent(1.0, 1.0), 31);
         assert_eq!(scale_exponent(1.0, 2f64.powi(40)), 22);
         assert_eq!(scale_exponent(0.0, 0.0), 0);
+        assert_eq!(run_scale_exponent(1.0, 16.0), 30);
+        assert_eq!(run_scale_exponent(0.75, 2f64.powi(40)), 21);
+        assert_eq!(run_scale_exponent(0.0, 100.0), 0);
         assert_eq!(pow2(-100), (-100f64).exp2() as f32);
         assert_eq!(pow2(100), 100f64.exp2() as f32);
         let s = pow2(31);

@@ -21,6 +21,11 @@
 //! - [`CameraDensity`]: all of it seen from a camera (photons, [`CameraDiskPass`], the
 //!   estimate, progressive passes). On the GPU the flights and disks are made and consumed
 //!   on the device ([`GpuProblem::resident`]): no download-then-upload between stages.
+//! - Runs in parts: a one-pass [`CameraDensity`] traces any range of its run's photons
+//!   ([`PhotonRange`]) with the numbers and power they have in the whole run, and returns
+//!   raw [`DensitySums`] in a unit every part shares, so the parts, run on other devices or
+//!   machines, [`merge`](DensitySums::merge) into the one-piece run's bits
+//!   ([`CameraEstimate::from_sums`]).
 //! - [`workloads`]: inputs to try the methods on, drawn as in the paper's Table 1 (which
 //!   `lumbre bench density` times).
 //!
@@ -69,6 +74,7 @@ mod ordered;
 mod photons;
 mod problem;
 mod progressive;
+mod sums;
 pub mod workloads;
 
 pub use camera::{CameraDensity, CameraEstimate};
@@ -89,9 +95,10 @@ pub use gpu::problem::GpuProblem;
 pub use gpu::progressive::GpuProgressive;
 pub use nearest::nearest_radii;
 pub use octree::{Filter, OctreeOptions};
-pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, PhotonTracer, Photons};
+pub use photons::{Bounces, PATH_MISMATCH_RATE, PhotonOptions, PhotonRange, PhotonTracer, Photons};
 pub use problem::{Disk, MAX_COORD, Problem, Segment};
 pub use progressive::Progressive;
+pub use sums::{DensitySums, DiskSums};
 
 /// What the CPU path shares with the WGSL, bit for bit: the crossing test (twin of
 /// `density/crossing.wgsl`), a disk as both paths read it and as the GPU stores it, its

@@ -62,9 +62,10 @@ impl PhotonTracer {
     /// [`cpu`](PhotonTracer::cpu) with progress: stage `trace photons`; stats `photons`
     /// and `segments`.
     pub fn run_cpu(&self, input: &Prepared, progress: &dyn Progress) -> Result<(Photons, Report)> {
+        self.options.check()?;
         let mut report = Report::default();
         let out = report.time("trace photons", || trace_cpu(input, &self.options, progress))?;
-        report.stat("photons", self.options.photons as f64);
+        report.stat("photons", self.options.indices().len() as f64);
         report.stat("segments", out.segments.len() as f64);
         Ok((out, report))
     }
@@ -104,14 +105,22 @@ impl Bounces {
 
 /// How many photons to trace and how.
 ///
+/// A run of `photons` photons numbers them `0..photons`; `range` traces only some of them,
+/// with the numbers and power they have in the whole run, so that the parts of a run traced
+/// apart (on other devices or machines) hold together exactly the flights of the whole.
+///
 /// ```
-/// let o = lumbre_density::PhotonOptions::default();
+/// use lumbre_density::{PhotonOptions, PhotonRange};
+/// let o = PhotonOptions::default();
 /// assert!(o.max_bounces >= 1);
+/// assert_eq!(o.indices(), 0..o.photons);
+/// let part = PhotonOptions { photons: 1000, range: Some(PhotonRange { start: 250, end: 500 }), ..o };
+/// assert_eq!(part.indices(), 250..500);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PhotonOptions {
-    /// Photons leaving the emitters; each carries `1 / photons` of the emitted power (in
-    /// expectation, whichever emitter it leaves).
+    /// Photons of the whole run, leaving the emitters; each carries `1 / photons` of the
+    /// emitted power (in expectation, whichever emitter it leaves).
     pub photons: u32,
     /// Flights per photon at most (Russian roulette usually stops it before).
     pub max_bounces: u32,
@@ -119,12 +128,101 @@ pub struct PhotonOptions {
     pub seed: u32,
     /// Which flights to keep (the tracing, and so every number drawn, is the same).
     pub bounces: Bounces,
+    /// The photons to trace, a part of `0..photons`; `None`: all of them.
+    pub range: Option<PhotonRange>,
 }
 
 impl Default for PhotonOptions {
     fn default() -> Self {
-        PhotonOptions { photons: 100_000, max_bounces: 16, seed: 0, bounces: Bounces::All }
+        PhotonOptions { photons: 100_000, max_bounces: 16, seed: 0, bounces: Bounces::All, range: None }
     }
+}
+
+impl PhotonOptions {
+    /// The numbers of the photons traced: `range`, or `0..photons` (see the type's example).
+    pub fn indices(&self) -> std::ops::Range<u32> {
+        match self.range {
+            Some(r) => r.start..r.end,
+            None => 0..self.photons,
+        }
+    }
+
+    /// Checks that `range` lies within `0..photons` (an empty range is a part with no
+    /// photon); the error names the range.
+    ///
+    /// ```
+    /// use lumbre_density::{PhotonOptions, PhotonRange};
+    /// let o = PhotonOptions { photons: 100, range: Some(PhotonRange { start: 50, end: 101 }), ..Default::default() };
+    /// assert!(o.check().unwrap_err().to_string().contains("50..101"));
+    /// ```
+    pub fn check(&self) -> Result<()> {
+        match self.range {
+            Some(r) if r.start > r.end || r.end > self.photons => Err(Error::Input(format!(
+                "photon range {}..{}: must be a part of the run's photons 0..{}",
+                r.start, r.end, self.photons
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A part of a run's photons: numbers `start..end` (see [`PhotonOptions`]).
+///
+/// ```
+/// use lumbre_density::PhotonRange;
+/// let r = PhotonRange { start: 10, end: 30 };
+/// assert_eq!((r.len(), r.is_empty()), (20, false));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PhotonRange {
+    /// The first photon.
+    pub start: u32,
+    /// One past the last photon.
+    pub end: u32,
+}
+
+impl PhotonRange {
+    /// Part `index` of `parts` near-equal parts of `photons` photons:
+    /// `photons * index / parts .. photons * (index + 1) / parts` (the parts cover every
+    /// photon once; a part may be empty when `parts > photons`). An error unless
+    /// `index < parts`.
+    ///
+    /// ```
+    /// use lumbre_density::PhotonRange;
+    /// let parts: Vec<PhotonRange> = (0..3).map(|i| PhotonRange::part(i, 3, 10).unwrap()).collect();
+    /// assert_eq!(parts, [PhotonRange { start: 0, end: 3 }, PhotonRange { start: 3, end: 6 }, PhotonRange { start: 6, end: 10 }]);
+    /// assert!(PhotonRange::part(3, 3, 10).is_err());
+    /// ```
+    pub fn part(index: u32, parts: u32, photons: u32) -> Result<PhotonRange> {
+        if index >= parts {
+            return Err(Error::Input(format!("part {index} of {parts}: the index must be below the number of parts")));
+        }
+        let at = |i: u32| (photons as u64 * i as u64 / parts as u64) as u32;
+        Ok(PhotonRange { start: at(index), end: at(index + 1) })
+    }
+
+    /// Photons in the range, 0 if `end <= start` (see the type's example).
+    pub fn len(&self) -> u32 {
+        self.end.saturating_sub(self.start)
+    }
+
+    /// Whether it holds no photon (see the type's example).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The largest power any flight of a run of `photons` photons can carry, in any channel:
+/// the largest a photon leaves an emitter with, `Ke * pi / (pdf * photons)` in f32 as
+/// [`trace_photon`] computes it (emitters of zero density are never picked); a bounce
+/// scales power by `Kd / max(Kd)`, at most 1. It depends on the scene and the run's photon
+/// count alone, so every part of a run derives the same.
+pub(crate) fn flight_power_bound(em: &Emitters, photons: u32) -> f64 {
+    em.emitters()
+        .iter()
+        .filter(|e| e.pdf_area > 0.0)
+        .map(|e| (e.radiance * (PI / (e.pdf_area * photons as f32))).max_element() as f64)
+        .fold(0.0, f64::max)
 }
 
 /// Uses of the random numbers: at bounce 0, the emitter pick, the point (two) and the
@@ -253,8 +351,8 @@ pub(crate) fn trace_photon(p: &Prepared, em: &Emitters, o: &PhotonOptions, i: u3
     }
 }
 
-/// Traces `o.photons` photons on the CPU (rayon over photons; flights in photon order, then
-/// bounce order), keeping those `o.bounces` selects.
+/// Traces the photons `o.indices()` of a run of `o.photons` on the CPU (rayon over photons;
+/// flights in photon order, then bounce order), keeping those `o.bounces` selects.
 pub(crate) fn trace_cpu(p: &Prepared, o: &PhotonOptions, progress: &dyn Progress) -> Result<Photons> {
     let em = Emitters::new(&p.scene)?;
     if em.is_empty() {
@@ -262,12 +360,15 @@ pub(crate) fn trace_cpu(p: &Prepared, o: &PhotonOptions, progress: &dyn Progress
     }
     const CHUNK: u32 = 1024;
     let done = AtomicU64::new(0);
-    let parts: Vec<Photons> = (0..o.photons.div_ceil(CHUNK))
+    let indices = o.indices();
+    let total = indices.len() as u64;
+    let parts: Vec<Photons> = (0..(indices.len() as u32).div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
             let mut part = Photons::default();
             let mut flights = Vec::new();
-            let range = c * CHUNK..((c + 1) * CHUNK).min(o.photons);
+            let first = indices.start + c * CHUNK;
+            let range = first..first.saturating_add(CHUNK).min(indices.end);
             for i in range.clone() {
                 flights.clear();
                 trace_photon(p, &em, o, i, &mut flights);
@@ -277,7 +378,7 @@ pub(crate) fn trace_cpu(p: &Prepared, o: &PhotonOptions, progress: &dyn Progress
                 }
             }
             let n = done.fetch_add(range.len() as u64, Ordering::Relaxed) + range.len() as u64;
-            progress.update("trace photons", n, o.photons as u64);
+            progress.update("trace photons", n, total);
             part
         })
         .collect();
@@ -386,5 +487,28 @@ impl Agree for Photons {
                 b.get(&p).map(|r| &gpu.segments[r.clone()])
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_flight_carries_more_than_the_bound_and_direct_flights_reach_it() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+        let (scene, _) = lumbre_raytrace::Scene::load_obj(path.as_ref()).unwrap();
+        let p = Prepared::new(scene, &Default::default());
+        let o = PhotonOptions { photons: 4000, ..Default::default() };
+        let bound = flight_power_bound(&Emitters::new(&p.scene).unwrap(), o.photons);
+        let flights = trace_cpu(&p, &o, &()).unwrap().segments;
+        let largest = |b: &dyn Fn(u32) -> bool| {
+            flights.iter().filter(|s| b(s.bounce)).flat_map(|s| s.power).fold(0f32, f32::max) as f64
+        };
+        assert!(flights.iter().any(|s| s.bounce > 3));
+        assert_eq!(largest(&|b| b == 0), bound);
+        assert!(largest(&|b| b > 0) <= bound);
+        // A run of twice the photons: half the power each.
+        assert_eq!(flight_power_bound(&Emitters::new(&p.scene).unwrap(), 2 * o.photons), bound / 2.0);
     }
 }

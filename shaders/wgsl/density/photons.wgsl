@@ -23,7 +23,8 @@ struct Params {
     em_count: u32,
     // offset of secondary ray origins along the normal
     eps: f32,
-    // the batch's first photon, and the photons of the whole tracing
+    // the batch's first photon (its number in the whole run), and the run's photons (each
+    // carries 1 / photons of the emitted power)
     first: u32,
     photons: u32,
     _pad: u32,

@@ -7,7 +7,6 @@ use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 use lumbre_raytrace::Prepared;
 
 use crate::camera::{CameraDensity, CameraEstimate};
-use crate::estimate::Estimate;
 use crate::fixed::Acc;
 use crate::gpu::disks::{self, GpuCameraDisks};
 use crate::gpu::estimate::{ACC_WORDS, GpuEstimate};
@@ -15,7 +14,6 @@ use crate::gpu::photons::{self, GpuPhotonScene};
 use crate::gpu::problem::GpuProblem;
 use crate::gpu::progressive::{self, GpuProgressive, record_count_pairs};
 use crate::gpu::{density, nearest};
-use crate::problem::DiskData;
 
 /// A [`CameraDensity`] run on the GPU: its disks, the last pass's sums or the progressive
 /// state, and what the run learnt on the host (see [`CameraDensity`]).
@@ -54,6 +52,7 @@ pub struct GpuCameraEstimate {
 /// Records the whole run.
 pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonScene) -> Result<GpuCameraEstimate> {
     alg.check()?;
+    let scale_exp = alg.scale_exp(&scene.host_emitters);
     let gpu = rec.gpu().clone();
     let mut report = Report::default();
     let disks = disks::record(rec, scene, &alg.camera, alg.width, alg.height, alg.radius)?;
@@ -73,7 +72,7 @@ pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonS
             nearest::record(rec, &flights, &disks.disks, k, alg.radius / 16.0, alg.radius)?;
         }
         let at = progressive.as_ref().map_or(&disks.disks, |p| p.disks());
-        let problem = GpuProblem::resident(rec, &flights, at)?;
+        let problem = GpuProblem::resident_at(rec, &flights, at, Some(scale_exp))?;
         let mut est = density::record(&alg.density, rec, &problem)?;
         report.merge(std::mem::take(&mut est.report));
         if let Some(c) = &est.counters {
@@ -89,24 +88,22 @@ pub(crate) fn record(alg: &CameraDensity, rec: &mut Recorder, scene: &GpuPhotonS
     Ok(GpuCameraEstimate { disks, last, progressive, pairs, counters, report, segments, traced })
 }
 
-/// Reads the disks and their irradiance back.
-pub(crate) fn download(gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
+/// Reads the disks and their irradiance back (and, for one pass, the raw sums).
+pub(crate) fn download(alg: &CameraDensity, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
     let disks = disks::download(gpu, &out.disks)?;
     let n = disks.disks.len();
-    let irradiance = match &out.progressive {
+    match &out.progressive {
         Some(p) => {
             let state = gpu.download_range(&p.state, 0..n)?;
-            progressive::irradiance(&disks.disks, &state, p.photons)
+            let irradiance = progressive::irradiance(&disks.disks, &state, p.photons);
+            Ok(CameraEstimate { disks, irradiance, sums: None })
         }
         None => {
             let words = gpu.download_range(&out.last.acc, 0..ACC_WORDS * n)?;
             let accs: Vec<Acc> = words.chunks_exact(ACC_WORDS).map(Acc::from_words).collect();
-            let radii: Vec<DiskData> =
-                disks.disks.iter().map(|d| DiskData { radius: d.radius, ..Default::default() }).collect();
-            Estimate::from_accs(&accs, &radii, out.last.layout.frame.scale_exp).irradiance
+            CameraEstimate::from_sums(disks, alg.sums(out.last.layout.frame.scale_exp, &accs))
         }
-    };
-    Ok(CameraEstimate { disks, irradiance })
+    }
 }
 
 /// The run's statistics: the stages before the last submission, the totals, the counters.
@@ -165,7 +162,7 @@ impl Compute for CameraDensity {
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<CameraEstimate> {
-        download(gpu, out)
+        download(self, gpu, out)
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuCameraEstimate) -> Result<Report> {

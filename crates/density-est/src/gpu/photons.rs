@@ -7,6 +7,8 @@
 //! `gather` copies the kept ones into the tracing's one list of segments, where the density
 //! estimate reads them: the flights never leave the GPU.
 
+use std::sync::Arc;
+
 use lumbre_compact::{ScanKind, record_scan};
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Timings};
 use lumbre_raytrace::twin::GpuEmitters;
@@ -71,6 +73,9 @@ fn bounces_code(b: Bounces) -> u32 {
 pub struct GpuPhotonScene {
     pub(crate) scene: GpuScene,
     pub(crate) emitters: GpuEmitters,
+    /// The emitters on the host, for the bound of a run's flight power
+    /// ([`flight_power_bound`](crate::photons::flight_power_bound)).
+    pub(crate) host_emitters: Arc<Emitters>,
     pub(crate) params: Params,
 }
 
@@ -144,7 +149,7 @@ pub(crate) fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
         eps: p.eps,
         ..Params::default()
     };
-    Ok(GpuPhotonScene { scene, emitters: GpuEmitters::upload(gpu, &em)?, params })
+    Ok(GpuPhotonScene { scene, emitters: GpuEmitters::upload(gpu, &em)?, host_emitters: Arc::new(em), params })
 }
 
 /// Flights per step of the kept list at which a binding may start: the binding offset
@@ -194,16 +199,18 @@ fn bindings<'a>(
 /// reads back each batch's number of flights and of kept flights, then records the tracing
 /// and the gathering of the kept flights on `rec`.
 pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptions) -> Result<GpuPhotons> {
+    o.check()?;
     let gpu = rec.gpu().clone();
     let batch = batch_size(&gpu, o).max(1);
     let stand_in = gpu.zeroed::<[f32; 4]>(2)?;
     let count = gpu.kernel(&PHOTONS, "count")?;
     let kept_counts = gpu.kernel(&PHOTONS_KEPT, "kept_counts")?;
-    let starts: Vec<u32> = (0..o.photons.div_ceil(batch)).map(|b| b * batch).collect();
+    let indices = o.indices();
+    let starts: Vec<u32> = (0..(indices.len() as u32).div_ceil(batch)).map(|b| indices.start + b * batch).collect();
     let totals = gpu.zeroed::<u32>(2 * starts.len().max(1))?;
     let mut counted = Vec::with_capacity(starts.len());
     for (b, &first) in starts.iter().enumerate() {
-        let n = batch.min(o.photons - first);
+        let n = batch.min(indices.end - first);
         let params =
             Params { count: n, first, photons: o.photons, max_bounces: o.max_bounces, seed: o.seed, ..scene.params };
         let c = Counted {
@@ -355,7 +362,7 @@ impl Compute for PhotonTracer {
                 report.add_stage(&stage, d);
             }
         }
-        report.stat("photons", self.options.photons as f64);
+        report.stat("photons", self.options.indices().len() as f64);
         report.stat("segments traced", output.traced as f64);
         report.stat("segments", output.segments as f64);
         Ok(report)

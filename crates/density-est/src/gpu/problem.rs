@@ -176,6 +176,17 @@ impl GpuProblem {
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
     pub fn resident(rec: &mut Recorder, flights: &GpuPhotons, disks: &GpuDisks) -> Result<GpuProblem> {
+        Self::resident_at(rec, flights, disks, None)
+    }
+
+    /// [`resident`](GpuProblem::resident) with power sums in units of `2^-scale_exp`
+    /// (`None`: the exponent of these flights, as `resident` derives it).
+    pub(crate) fn resident_at(
+        rec: &mut Recorder,
+        flights: &GpuPhotons,
+        disks: &GpuDisks,
+        scale_exp: Option<i32>,
+    ) -> Result<GpuProblem> {
         let gpu = rec.gpu().clone();
         let slots = disks.capacity.max(1);
         let data = gpu.zeroed::<DiskData>(slots)?;
@@ -215,7 +226,10 @@ impl GpuProblem {
             return Err(Error::Validation(format!("{n} disks in {} slots", disks.capacity)));
         }
         let max_power = f32::from_bits(w[STAT_POWER]);
-        let f = frame(decode_box(&w[0..6]), max_power, max_power as f64 * segments as f64);
+        let mut f = frame(decode_box(&w[0..6]), max_power, max_power as f64 * segments as f64);
+        if let Some(k) = scale_exp {
+            f.scale_exp = k;
+        }
         let centres = if n == 0 { Aabb::new(Vec3::ZERO, Vec3::ZERO) } else { decode_box(&w[STAT_CENTRES..]) };
         let p = params(disks.capacity, f.pad)?;
         let res = bindings(&p, stand_in.binding(), stand_in.binding(), disks, &data, &boxes, &stats);
