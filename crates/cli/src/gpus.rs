@@ -76,17 +76,29 @@ impl GpuList {
             return Err("--gpus needs --backend gpu".to_string().into());
         };
         let kinds: Vec<_> = lumbre_gpu::adapters().iter().map(|a| a.device_type).collect();
-        let mut out = Vec::new();
-        for i in self.indices(&kinds)? {
-            if first.adapter_index() == Some(i)
-                && !out.iter().any(|b: &Backend| b.gpu().is_some_and(|g| g.adapter_index() == Some(i)))
-            {
-                out.push(primary.clone());
-            } else {
-                let opts = GpuOptions { adapter: Some(format!("#{i}")), ..GpuOptions::from_env() };
-                out.push(Backend::Gpu(Gpu::with_options(&opts)?));
-            }
-        }
+        let list = self.indices(&kinds)?;
+        // The primary device serves its adapter's first listing; the others open in parallel.
+        let reuse = list.iter().position(|&i| first.adapter_index() == Some(i));
+        let opened: Vec<Result<Backend>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = list
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    scope.spawn(move || -> Result<Backend> {
+                        if Some(k) == reuse {
+                            return Ok(primary.clone());
+                        }
+                        let opts = GpuOptions { adapter: Some(format!("#{i}")), ..GpuOptions::from_env() };
+                        Ok(Backend::Gpu(Gpu::with_options(&opts)?))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("opening a GPU failed".to_string().into())))
+                .collect()
+        });
+        let out = opened.into_iter().collect::<Result<Vec<_>>>()?;
         Ok(out)
     }
 }

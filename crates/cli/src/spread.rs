@@ -91,9 +91,10 @@ pub fn spread(
                     let mut batch = 1u64;
                     let mut done = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        // Near the end, batches shrink so that the devices finish together.
+                        // Near the end, batches shrink so that the devices finish together: a
+                        // batch takes at most a quarter of a device's share of what is left.
                         let left = (samples.end as u64).saturating_sub(next.load(Ordering::Relaxed));
-                        let want = batch.min(left.div_ceil(2 * parts)).max(1);
+                        let want = batch.min(left.div_ceil(4 * parts)).max(1);
                         let first = next.fetch_add(want, Ordering::Relaxed);
                         if first >= samples.end as u64 {
                             break;
