@@ -10,16 +10,19 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use glam::Vec3;
-use lumbre_density::{Bounces, CameraDensity, PhotonOptions, PhotonTracer};
+use lumbre_density::{Bounces, CameraDensity, PhotonOptions, PhotonRange, PhotonTracer};
 use lumbre_gpu::{Backend, Compute, Progress, Report};
 use lumbre_kdtree::BuildOptions;
-use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared};
+use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, SampleSums};
 
-use crate::backend::{BackendArgs, OnBackend};
+use crate::backend::{BackendArgs, BackendChoice, OnBackend};
+use crate::density_part::DensityPart;
 use crate::error::Result;
+use crate::gpus::GpuList;
 use crate::limits::{available_memory, human, in_range};
 use crate::out::out;
 use crate::progress::{bar_progress, progress};
+use crate::shard::{Shard, ShardSpec};
 use crate::view::View;
 
 /// Render a scene by ray-based density estimation: photon flights crossing a disk at
@@ -65,6 +68,16 @@ pub struct DensityArgs {
     /// The fraction of a pass's crossings a progressive disk keeps, in (0, 1].
     #[arg(long, default_value_t = 0.7)]
     alpha: f32,
+    /// Trace the I-th (from 0) of N parts of the photons and of the direct light's samples
+    /// and write a partial result (`-o NAME.lpart`) for `lumbre merge`; `auto/N` reads I from
+    /// JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID. One pass, without --k.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<ShardSpec>,
+    /// Spread the photons and direct-light samples over these GPUs (`all`, a count N, or
+    /// indices I,J as `lumbre info` lists them), four chunks a GPU taken as each frees up; the
+    /// image is the same bits as on one of them. One pass, without --k.
+    #[arg(long, value_name = "all|N|I,J")]
+    gpus: Option<GpuList>,
 }
 
 /// The image `lumbre density` writes without `-o`.
@@ -92,6 +105,8 @@ pub struct DensityOptions {
     pub passes: u32,
     /// The fraction of a pass's crossings a progressive disk keeps.
     pub alpha: f32,
+    /// The part of the photons and of the direct light's samples to run (one pass, no `k`).
+    pub shard: Option<Shard>,
 }
 
 /// The default photon count: 1e7 on a GPU (about 70 ms on an H100), 1e6 on the CPU.
@@ -113,6 +128,8 @@ pub fn default_spp(backend: &Backend) -> u32 {
 /// The image and what it took.
 pub struct Estimated {
     pub image: Image,
+    /// A one-pass run's sums, in the form parts merge in.
+    pub part: Option<DensityPart>,
     /// Every stage's time and statistics: photons, segments, disks, pairs, index, gather.
     pub report: Report,
     /// One line: photons traced, segments, disks, pairs found, the stage times, GPU (or CPU)
@@ -129,7 +146,9 @@ fn time_of(report: &Report, wall: Duration) -> Duration {
 /// them is wanted.
 fn photon_options(o: &DensityOptions) -> PhotonOptions {
     let bounces = if o.irradiance && !o.indirect_only { Bounces::All } else { Bounces::IndirectOnly };
-    PhotonOptions { photons: o.photons, seed: o.seed, bounces, ..Default::default() }
+    // The photons of a shard: its part of the run's photon indices.
+    let range = o.shard.and_then(|s| PhotonRange::part(s.index, s.count, o.photons).ok());
+    PhotonOptions { photons: o.photons, seed: o.seed, bounces, range, ..Default::default() }
 }
 
 /// The library's algorithm for these options.
@@ -180,37 +199,54 @@ pub fn estimate(
     let density_time = time_of(&report, density_wall);
     let (trace, disk_time, build, gather) = split(&report);
     let stats = ["photons", "segments", "disks", "pairs found"].map(|s| report.get(s).unwrap_or(0.0));
-    // Direct light by the path tracer (one bounce: emission and next-event estimation).
+    // Direct light by the path tracer (one bounce: emission and next-event estimation), its
+    // samples summed in fixed point so that shards add up; a shard renders its part of them.
     let mut direct_time = Duration::ZERO;
-    let direct = if o.irradiance || o.indirect_only {
+    let has_direct = !(o.irradiance || o.indirect_only);
+    let direct = if !has_direct {
         None
     } else {
-        let options = PathOptions { width, height, spp: o.spp.max(1), max_bounces: 1, ..Default::default() };
+        let spp = o.spp.max(1);
+        let samples = o.shard.map_or(0..spp, |s| s.range(spp));
+        let options = PathOptions {
+            width,
+            height,
+            spp: samples.len() as u32,
+            first_sample: samples.start,
+            max_bounces: 1,
+            ..Default::default()
+        };
         let render = PathRender { camera, options };
-        let t = Instant::now();
-        let placed = backend.place(&render, prepared)?;
-        let (image, r) = render.run_placed(&placed, &())?;
-        direct_time = time_of(&r, t.elapsed());
-        report.merge(r);
-        Some(image)
-    };
-    let irradiance = out.per_pixel();
-    let disks = &out.disks;
-    let mut image = Image::new(width, height);
-    for (pixel, &d) in disks.pixel_disk.iter().enumerate() {
-        let (x, y) = (pixel as u32 % width, pixel as u32 / width);
-        let mut value = direct.as_ref().map_or(Vec3::ZERO, |img| img.get(x, y));
-        if d != lumbre_density::NO_DISK {
-            let e = irradiance[pixel];
-            value += if o.irradiance {
-                e
-            } else {
-                let kd = prepared.scene.materials[disks.material[d as usize] as usize].kd;
-                kd / std::f32::consts::PI * e
-            };
+        if samples.is_empty() {
+            let scale = SampleSums::scale_log2_for(&prepared.scene, options.background);
+            Some(SampleSums::new(width, height, samples.start, scale))
+        } else {
+            let t = Instant::now();
+            let placed = backend.place(&render, prepared)?;
+            let (sums, r) = render.sums_placed(&placed, &())?;
+            direct_time = time_of(&r, t.elapsed());
+            report.merge(r);
+            Some(sums)
         }
-        image.set(x, y, value);
-    }
+    };
+    let (image, part) = match out.sums.clone() {
+        Some(sums) => {
+            let disks = &out.disks;
+            let mut radius = vec![0.0; (width * height) as usize];
+            let mut kd = vec![Vec3::ZERO; (width * height) as usize];
+            for (pixel, &d) in disks.pixel_disk.iter().enumerate() {
+                if d != lumbre_density::NO_DISK {
+                    radius[pixel] = disks.disks[d as usize].radius;
+                    kd[pixel] = prepared.scene.materials[disks.material[d as usize] as usize].kd;
+                }
+            }
+            let part = DensityPart { width, height, radius, kd, sums, direct, irradiance: o.irradiance, unit: 1.0 };
+            // A shard's image is of its photons and samples only: parts are merged first.
+            let image = if o.shard.is_some() { Image::new(width, height) } else { part.compose()? };
+            (image, Some(part))
+        }
+        None => (progressive_image(prepared, &out, direct.as_ref(), width, height, o.irradiance)?, None),
+    };
     let wall = started.elapsed();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let passes =
@@ -230,7 +266,7 @@ pub fn estimate(
         ms(density_time),
         ms(density_wall),
         ms(upload),
-        if direct.is_some() { format!(", direct light {:.1} ms", ms(direct_time)) } else { String::new() },
+        if has_direct { format!(", direct light {:.1} ms", ms(direct_time)) } else { String::new() },
         if backend.gpu().is_some() { "GPU" } else { "CPU" },
         ms(gpu_time),
         ms(wall),
@@ -238,7 +274,38 @@ pub fn estimate(
     if let (Some(gpu), Some(before)) = (backend.gpu(), moved) {
         summary += &format!("; transfers {}", gpu.transfers() - before);
     }
-    Ok(Estimated { image, report, summary })
+    Ok(Estimated { image, part, report, summary })
+}
+
+/// The image of a progressive run (its disks' radii change between passes, so it does not
+/// merge): direct light plus each disk's estimate, by the rule of [`DensityPart::compose`].
+fn progressive_image(
+    prepared: &Prepared,
+    out: &lumbre_density::CameraEstimate,
+    direct: Option<&SampleSums>,
+    width: u32,
+    height: u32,
+    irradiance_only: bool,
+) -> Result<Image> {
+    let direct = direct.map(|d| d.mean()).transpose()?;
+    let irradiance = out.per_pixel();
+    let disks = &out.disks;
+    let mut image = Image::new(width, height);
+    for (pixel, &d) in disks.pixel_disk.iter().enumerate() {
+        let (x, y) = (pixel as u32 % width, pixel as u32 / width);
+        let mut value = direct.as_ref().map_or(Vec3::ZERO, |img| img.get(x, y));
+        if d != lumbre_density::NO_DISK {
+            let e = irradiance[pixel];
+            value += if irradiance_only {
+                e
+            } else {
+                let kd = prepared.scene.materials[disks.material[d as usize] as usize].kd;
+                kd / std::f32::consts::PI * e
+            };
+        }
+        image.set(x, y, value);
+    }
+    Ok(image)
 }
 
 /// Photon tracing, disk, index build and gather times of a density report: the stages
@@ -316,7 +383,7 @@ const GPU_BYTES_PER_FLIGHT: u64 = 48;
 /// Flights kept per photon, counted by a pilot of [`PILOT_PHOTONS`] on the CPU, with a fifth
 /// more for the noise.
 fn flights_per_photon(prepared: &Prepared, o: &DensityOptions) -> Result<f64> {
-    let options = PhotonOptions { photons: PILOT_PHOTONS.min(o.photons), ..photon_options(o) };
+    let options = PhotonOptions { photons: PILOT_PHOTONS.min(o.photons), range: None, ..photon_options(o) };
     let kept = PhotonTracer { options }.cpu(prepared)?.segments.len();
     Ok(kept as f64 / f64::from(options.photons) * 1.2)
 }
@@ -359,6 +426,75 @@ fn check_gpu_flights(prepared: &Prepared, o: &DensityOptions, gpu: &lumbre_gpu::
     Ok(())
 }
 
+impl DensityArgs {
+    /// The run (or its shard) spread over the `--gpus` devices, then written as the image or
+    /// the shard's part.
+    #[allow(clippy::too_many_arguments)]
+    fn spread(
+        &self,
+        list: &GpuList,
+        backend: &Backend,
+        prepared: &Prepared,
+        camera: Camera,
+        options: &DensityOptions,
+        unit: f32,
+        out: &std::path::Path,
+        load: Duration,
+    ) -> Result<()> {
+        let devices = list.open(backend)?;
+        let t = Instant::now();
+        let size = (self.view.width, self.view.height);
+        let (mut part, shares) = crate::spread::spread_density(&devices, prepared, camera, size, options)?;
+        part.unit = unit;
+        match options.shard {
+            Some(shard) => {
+                let description = self.run_description(&camera, options, backend)?;
+                part.to_part(shard, &description, options.spp).save(out)?;
+            }
+            None => part.compose()?.save(out)?,
+        }
+        let wall = t.elapsed();
+        let slowest = shares.iter().map(|s| s.render).max().unwrap_or_default();
+        out!(
+            "{}: {} triangles, load and kd-tree {:.1} ms; {} photons and {} direct-light samples per pixel on {} devices: \
+             {:.1} ms on the slowest device, wall {:.1} ms -> {}",
+            self.scene.display(),
+            prepared.tris.len(),
+            load.as_secs_f64() * 1e3,
+            part.sums.traced,
+            part.direct.as_ref().map_or(0, |d| d.samples),
+            devices.len(),
+            slowest.as_secs_f64() * 1e3,
+            wall.as_secs_f64() * 1e3,
+            out.display()
+        )?;
+        for s in &shares {
+            out!("  {}: {} photons in {:.1} ms", s.name, s.done, s.render.as_secs_f64() * 1e3)?;
+        }
+        Ok(())
+    }
+
+    /// What decides a density run's bits except the shard: the run hash of its parts.
+    fn run_description(&self, camera: &Camera, o: &DensityOptions, backend: &Backend) -> Result<String> {
+        let scene = match crate::scenes::set_name(&self.scene) {
+            Some(name) => format!("set:{name}"),
+            None => format!("file {:016x}", crate::part::run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
+        };
+        Ok(format!(
+            "density {scene} camera {camera:?} {}x{} photons {} radius {:08x} irradiance {} indirect {} spp {} seed {} backend {}",
+            self.view.width,
+            self.view.height,
+            o.photons,
+            o.radius.to_bits(),
+            o.irradiance,
+            o.indirect_only,
+            o.spp,
+            o.seed,
+            backend.name()
+        ))
+    }
+}
+
 impl OnBackend for DensityArgs {
     fn backend_args(&self) -> &BackendArgs {
         &self.view.backend
@@ -378,11 +514,39 @@ impl OnBackend for DensityArgs {
         if let Some(spp) = self.spp {
             in_range("--spp", spp, 1, lumbre_raytrace::MAX_SPP)?;
         }
+        if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
+            return Err("--gpus needs --backend gpu".into());
+        }
+        let split = match (self.shard, &self.gpus) {
+            (Some(spec), _) => Some(format!("--shard {}", spec.resolve(|v| std::env::var(v).ok())?)),
+            (None, Some(_)) => Some("--gpus".to_string()),
+            (None, None) => None,
+        };
+        if let Some(split) = &split
+            && (self.passes > 1 || self.k.is_some())
+        {
+            let flag = if self.k.is_some() { "--k" } else { "--passes" };
+            return Err(format!(
+                "{split} with {flag}: the disks' radii then depend on every photon; split one pass without --k"
+            )
+            .into());
+        }
+        if self.shard.is_some() {
+            self.view.check_inputs()?;
+            return crate::merge::part_path(self.view.out.as_deref()).map(|_| ());
+        }
         self.view.check(OUT)
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let out = self.view.out_on(OUT, backend)?;
+        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let out = match shard {
+            Some(_) => {
+                self.view.check_size_on(backend)?;
+                crate::merge::part_path(self.view.out.as_deref())?
+            }
+            None => self.view.out_on(OUT, backend)?,
+        };
         let options = DensityOptions {
             photons: self.photons.unwrap_or_else(|| default_photons(backend)),
             radius: self.radius,
@@ -393,6 +557,7 @@ impl OnBackend for DensityArgs {
             seed: self.seed,
             passes: self.passes,
             alpha: self.alpha,
+            shard,
         };
         let (width, height) = (self.view.width, self.view.height);
         let t = Instant::now();
@@ -408,11 +573,23 @@ impl OnBackend for DensityArgs {
             Backend::Cpu => check_cpu_flights(&prepared, &options)?,
         }
         let load = t.elapsed();
+        if let Some(list) = &self.gpus {
+            return self.spread(list, backend, &prepared, camera, &options, unit, &out, load);
+        }
         let bar = progress(options.photons as u64, "density");
         let mut est = estimate(&prepared, camera, width, height, &options, backend, &bar_progress(&bar))?;
         bar.finish_and_clear();
-        est.image.pixels.iter_mut().for_each(|p| *p *= unit);
-        est.image.save(&out)?;
+        match (shard, est.part.as_mut()) {
+            (Some(shard), Some(part)) => {
+                part.unit = unit;
+                let description = self.run_description(&camera, &options, backend)?;
+                part.to_part(shard, &description, options.spp).save(&out)?;
+            }
+            _ => {
+                est.image.pixels.iter_mut().for_each(|p| *p *= unit);
+                est.image.save(&out)?;
+            }
+        }
         out!(
             "{}: {} triangles on {}, load and kd-tree {:.1} ms; {} -> {}",
             self.scene.display(),

@@ -10,6 +10,7 @@ mod compare;
 mod data;
 mod demo;
 mod density;
+mod density_part;
 mod error;
 mod gpus;
 mod info;

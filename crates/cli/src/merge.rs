@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use lumbre_raytrace::SampleSums;
 
+use crate::density_part::DensityPart;
 use crate::error::Result;
 use crate::out::out;
 use crate::part::{Part, run_hash};
@@ -75,6 +76,19 @@ impl MergeArgs {
                     out.display()
                 )?;
             }
+            "density" => {
+                let merged = merge_density(&parts)?;
+                merged.compose()?.save(&out)?;
+                out!(
+                    "merged {} parts of a density estimate: {} photons, {} disks, {}x{} -> {}",
+                    parts.len(),
+                    merged.sums.photons,
+                    merged.sums.disks.len(),
+                    merged.width,
+                    merged.height,
+                    out.display()
+                )?;
+            }
             kind => return Err(format!("{}: parts of kind `{kind}` cannot be merged", first_path.display()).into()),
         }
         Ok(())
@@ -115,6 +129,31 @@ fn merge_path(parts: &[(&Path, Part)]) -> Result<SampleSums> {
         return Err(format!("the parts hold {next} of the run's {spp} samples per pixel").into());
     }
     Ok(sums)
+}
+
+/// A density run's parts merged, checked to hold every photon and direct-light sample once.
+fn merge_density(parts: &[(&Path, Part)]) -> Result<DensityPart> {
+    let mut merged: Option<DensityPart> = None;
+    let mut samples = 0u64;
+    for (path, part) in parts {
+        let p = DensityPart::from_part(path, part)?;
+        samples += p.direct.as_ref().map_or(0, |d| d.samples as u64);
+        match merged.as_mut() {
+            None => merged = Some(p),
+            Some(m) => m.merge(&p).map_err(|e| format!("{}: {e}", path.display()))?,
+        }
+    }
+    let merged = merged.ok_or("no parts")?;
+    if merged.sums.traced != merged.sums.photons {
+        return Err(
+            format!("the parts hold {} of the run's {} photons", merged.sums.traced, merged.sums.photons).into()
+        );
+    }
+    let spp: u64 = parts[0].1.field(parts[0].0, "spp")?;
+    if merged.direct.is_some() && samples != spp {
+        return Err(format!("the parts hold {samples} of the run's {spp} direct-light samples per pixel").into());
+    }
+    Ok(merged)
 }
 
 /// A path render's part: the sums and what they are.

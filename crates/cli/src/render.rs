@@ -265,11 +265,11 @@ impl RenderArgs {
         )?;
         if done.devices.len() > 1 {
             for d in &done.devices {
-                let paths = d.samples as f64 * o.width as f64 * o.height as f64;
+                let paths = d.done as f64 * o.width as f64 * o.height as f64;
                 out!(
                     "  {}: {} samples per pixel in {:.3} s rendering: {}/s",
                     d.name,
-                    d.samples,
+                    d.done,
                     d.render.as_secs_f64(),
                     rate(paths, d.render.as_secs_f64(), "paths")
                 )?;

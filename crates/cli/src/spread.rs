@@ -1,7 +1,7 @@
-//! A path render's samples spread over devices: every device renders batches of samples as
-//! it frees up, so a faster GPU takes more of them (balance by measured throughput, not
-//! equal shares), and the fixed-point sums ([`SampleSums`]) add up to the bits of one
-//! device's render whatever the split.
+//! Work spread over devices: every device takes the next batch as it frees up, so a faster
+//! GPU takes more (balance by measured throughput, not equal shares), and the fixed-point
+//! sums of the batches add up to the bits of one device's run whatever the split: a path
+//! render's samples ([`SampleSums`]) and a density estimate's photons ([`DensityPart`]).
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,10 +10,13 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar};
 use lumbre_gpu::{Backend, Report};
-use lumbre_raytrace::{PathRender, Prepared, SampleSums};
+use lumbre_raytrace::{Camera, PathRender, Prepared, SampleSums};
 
+use crate::density::DensityOptions;
+use crate::density_part::DensityPart;
 use crate::error::{Error, Result};
 use crate::progress::progress;
+use crate::shard::Shard;
 
 /// Longest a batch of samples should take, so that the bars move, the image can be written
 /// on time and the devices finish together.
@@ -23,8 +26,8 @@ const BATCH_TARGET: Duration = Duration::from_millis(500);
 pub struct DeviceShare {
     /// The device (`backend.describe()`).
     pub name: String,
-    /// Samples per pixel it rendered.
-    pub samples: u64,
+    /// What it did: samples per pixel (path), photons (density).
+    pub done: u64,
     /// Its rendering time (GPU time on a GPU).
     pub render: Duration,
 }
@@ -75,7 +78,7 @@ pub fn spread(
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
     let mut shares: Vec<DeviceShare> =
-        devices.iter().map(|d| DeviceShare { name: d.describe(), samples: 0, render: Duration::ZERO }).collect();
+        devices.iter().map(|d| DeviceShare { name: d.describe(), done: 0, render: Duration::ZERO }).collect();
     let mut totals = Report::default();
     let mut writes = 0;
     let mut failure = None;
@@ -134,13 +137,13 @@ pub fn spread(
                     let mut step = || -> Result<()> {
                         sums.merge(&part)?;
                         let share = &mut shares[device];
-                        share.samples += part.samples as u64;
+                        share.done += part.samples as u64;
                         share.render += report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or(took));
                         for (name, v) in &report.stats {
                             totals.stat(name, totals.get(name).unwrap_or(0.0) + v);
                         }
                         if devices.len() > 1 {
-                            device_bars[device].set_position(share.samples);
+                            device_bars[device].set_position(share.done);
                         }
                         bar.set_position(sums.samples as u64);
                         if (sums.samples as u64) < total && last_write.elapsed().as_secs_f64() >= write_every {
@@ -166,4 +169,70 @@ pub fn spread(
         return Err(e);
     }
     Ok(Spread { sums, totals, wall: started.elapsed(), writes, devices: shares })
+}
+
+/// One device's density chunks (by index) and what it did.
+type DeviceChunks = (Vec<(u32, DensityPart)>, DeviceShare);
+
+/// A one-pass density estimate (shard `o.shard` of a run, or all of it) spread over
+/// `devices` in four chunks a device, each a finer shard of the run that a device takes as it
+/// frees up; the chunks' parts merge into the shard's part.
+pub fn spread_density(
+    devices: &[Backend],
+    prepared: &Prepared,
+    camera: Camera,
+    (width, height): (u32, u32),
+    o: &DensityOptions,
+) -> Result<(DensityPart, Vec<DeviceShare>)> {
+    let outer = o.shard.unwrap_or(Shard { index: 0, count: 1 });
+    let chunks = 4 * devices.len() as u32;
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let bar = progress(chunks as u64, "photon chunks");
+    let results: Vec<Result<DeviceChunks>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = devices
+            .iter()
+            .map(|backend| {
+                let (next, stop, bar) = (&next, &stop, &bar);
+                scope.spawn(move || -> Result<DeviceChunks> {
+                    let mut share = DeviceShare { name: backend.describe(), done: 0, render: Duration::ZERO };
+                    let mut parts = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let j = next.fetch_add(1, Ordering::Relaxed) as u32;
+                        if j >= chunks {
+                            break;
+                        }
+                        let shard = Shard { index: outer.index * chunks + j, count: outer.count * chunks };
+                        let chunk = DensityOptions { shard: Some(shard), ..*o };
+                        let est = crate::density::estimate(prepared, camera, width, height, &chunk, backend, &())
+                            .inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+                        share.render += est.report.gpu.unwrap_or_else(|| est.report.total());
+                        share.done += est.report.get("photons").unwrap_or(0.0) as u64;
+                        parts.push((j, est.part.ok_or("a one-pass density run without sums")?));
+                        bar.inc(1);
+                    }
+                    Ok((parts, share))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a device's thread failed".to_string().into())))
+            .collect()
+    });
+    bar.finish_and_clear();
+    let mut parts = Vec::new();
+    let mut shares = Vec::new();
+    for r in results {
+        let (p, share) = r?;
+        parts.extend(p);
+        shares.push(share);
+    }
+    parts.sort_by_key(|(j, _)| *j);
+    let mut parts = parts.into_iter().map(|(_, p)| p);
+    let mut merged = parts.next().ok_or("no photon chunks ran")?;
+    for p in parts {
+        merged.merge(&p)?;
+    }
+    Ok((merged, shares))
 }

@@ -1,6 +1,6 @@
-//! Runs cut into shards and spread over devices, run as programs: a path render in 1, 2, 4
-//! and 7 shards merged by `lumbre merge` is the one-piece render bit for bit, on the CPU and
-//! on the GPU; `--gpus` with two devices gives the one-device image; `--shard auto/N` reads
+//! Runs cut into shards and spread over devices, run as programs: a path render and a
+//! density estimate in 1, 2, 4 and 7 shards merged by `lumbre merge` are the one-piece run
+//! bit for bit, on the CPU and on the GPU; `--gpus` with two devices gives the one-device image; `--shard auto/N` reads
 //! the schedulers' index variables; parts that do not make one run are refused by name.
 
 use lumbre_gpu::testing::test_gpu;
@@ -67,6 +67,74 @@ fn gpu_shards_and_two_devices_give_the_one_piece_image() {
     assert!(std::fs::read(&one).unwrap() == std::fs::read(&two).unwrap(), "two devices differ from one");
 }
 
+/// A small density estimate of the Cornell box (radiance, or irradiance of all flights).
+fn density_args<'a>(backend: &'a str, irradiance: bool, out: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["density", "set:cornell", "--photons", "30000", "--spp", "9", "--width", "20", "--height", "16"];
+    a.extend(["--backend", backend, "-o", out]);
+    if irradiance {
+        a.push("--irradiance");
+    }
+    a
+}
+
+/// A density estimate in `counts` shards, merged: the one-piece image byte for byte.
+fn density_shards_merge(backend: &str, irradiance: bool, counts: &[u32]) {
+    let dir = TempDir::new("density-shards");
+    let one = dir.path().join("one.exr");
+    succeeds(&density_args(backend, irradiance, one.to_str().unwrap()));
+    let want = std::fs::read(&one).unwrap();
+    for &n in counts {
+        let mut parts = Vec::new();
+        for i in 0..n {
+            let part = dir.path().join(format!("{n}-{i}.lpart"));
+            let shard = format!("{i}/{n}");
+            let mut args = density_args(backend, irradiance, part.to_str().unwrap());
+            args.extend(["--shard", &shard]);
+            succeeds(&args);
+            parts.push(part.to_str().unwrap().to_string());
+        }
+        parts.reverse();
+        let merged = dir.path().join(format!("merged-{n}.exr"));
+        let mut args = vec!["merge"];
+        args.extend(parts.iter().map(String::as_str));
+        args.extend(["-o", merged.to_str().unwrap()]);
+        let out = succeeds(&args).stdout;
+        assert!(out.contains(&format!("merged {n} parts of a density estimate: 30000 photons")), "{out}");
+        let what = format!("density on {backend} (irradiance {irradiance}): {n} shards");
+        assert!(std::fs::read(&merged).unwrap() == want, "{what} merged differ from one run");
+    }
+}
+
+#[test]
+fn cpu_density_shards_merge_bit_for_bit() {
+    density_shards_merge("cpu", false, &[1, 2, 4, 7]);
+    density_shards_merge("cpu", true, &[3]);
+}
+
+#[test]
+fn gpu_density_shards_merge_bit_for_bit() {
+    if test_gpu(wgpu::Features::empty()).is_none() {
+        return;
+    }
+    density_shards_merge("gpu", false, &[2, 7]);
+    // Two devices on the first adapter, alone and within a shard: the one-device bits.
+    let dir = TempDir::new("density-gpus");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    succeeds(&density_args("gpu", false, &p("one.exr")));
+    let out = succeeds(&[&density_args("gpu", false, &p("two.exr"))[..], &["--gpus", "0,0"]].concat()).stdout;
+    assert!(out.contains("on 2 devices") && out.matches("photons in").count() == 2, "{out}");
+    assert!(std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("two.exr")).unwrap(), "two devices differ");
+    for i in ["0/2", "1/2"] {
+        let part = p(&format!("part-{}.lpart", &i[..1]));
+        succeeds(&[&density_args("gpu", false, &part)[..], &["--gpus", "0,0", "--shard", i]].concat());
+    }
+    succeeds(&["merge", &p("part-0.lpart"), &p("part-1.lpart"), "-o", &p("merged.exr")]);
+    assert!(
+        std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("merged.exr")).unwrap(),
+        "shards on two devices differ"
+    );
+}
+
 #[test]
 fn auto_shards_read_the_schedulers_index() {
     let dir = TempDir::new("auto");
@@ -121,4 +189,13 @@ fn parts_that_do_not_make_one_run_are_refused() {
     refused(&[&args[..], &["--gpus", "0"]].concat(), &["--gpus", "at least one"]);
     refused(&[&args[..], &["--gpus", "1"]].concat(), &["--gpus", "--backend gpu"]);
     refused(&["render", "set:cornell", "--gpus", "1"], &["--gpus", "--method path"]);
+    let d = density_args("cpu", false, "x.lpart");
+    refused(&[&d[..], &["--shard", "0/2", "--k", "4"]].concat(), &["--shard 0/2 with --k"]);
+    refused(&[&d[..], &["--shard", "0/2", "--passes", "2"]].concat(), &["--shard 0/2 with --passes"]);
+    refused(&[&d[..], &["--gpus", "1"]].concat(), &["--gpus needs --backend gpu"]);
+    shard(&p("a2.lpart"), "2/3", "14");
+    let d2 = p("d2.lpart");
+    succeeds(&[&density_args("cpu", false, &d2)[..], &["--shard", "2/3"]].concat());
+    refused(&["merge", &p("a0.lpart"), &p("a1.lpart"), &d2, "-o", &out], &["d2.lpart", "another run"]);
+    succeeds(&["merge", &p("a0.lpart"), &p("a1.lpart"), &p("a2.lpart"), "-o", &out]);
 }

@@ -114,6 +114,7 @@ fn density(setup: &Setup, backend: &Backend) -> Result<Rendered> {
         seed: 0,
         passes: 1,
         alpha: 0.7,
+        shard: None,
     };
     let est = crate::density::estimate(&setup.prepared, setup.camera, setup.size, setup.size, &o, backend, &())?;
     let note = format!("{photons} photons, disks r = 0.05, direct light {} spp", o.spp);
