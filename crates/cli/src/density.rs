@@ -74,9 +74,9 @@ pub struct DensityArgs {
     #[arg(long, value_name = "I/N")]
     shard: Option<ShardSpec>,
     /// Spread the photons and direct-light samples over these GPUs (`all`, a count N, or
-    /// indices I,J as `lumbre info` lists them), four chunks a GPU taken as each frees up; the
+    /// adapter indices #I or I,J as `lumbre info` lists them), four chunks a GPU taken as each frees up; the
     /// image is the same bits as on one of them. One pass, without --k.
-    #[arg(long, value_name = "all|N|I,J")]
+    #[arg(long, value_name = "all|N|#I|I,J")]
     gpus: Option<GpuList>,
 }
 
@@ -568,9 +568,20 @@ impl OnBackend for DensityArgs {
         let unit = scene.normalize_emission();
         check_radius(self.radius, &scene)?;
         let prepared = Prepared::new(scene, &BuildOptions::default());
+        // Memory is checked for the photons one device traces at once: a shard's, or a chunk's
+        // of it with --gpus.
+        let devices = match &self.gpus {
+            Some(list) => {
+                let kinds: Vec<_> = lumbre_gpu::adapters().iter().map(|a| a.device_type).collect();
+                list.indices(&kinds)?.len() as u32
+            }
+            None => 0,
+        };
+        let parts = shard.map_or(1, |s| s.count) * if devices > 0 { 4 * devices } else { 1 };
+        let at_once = DensityOptions { photons: options.photons.div_ceil(parts), shard: None, ..options };
         match backend {
-            Backend::Gpu(gpu) => check_gpu_flights(&prepared, &options, gpu, crate::lightcuts::is_lavapipe(backend))?,
-            Backend::Cpu => check_cpu_flights(&prepared, &options)?,
+            Backend::Gpu(gpu) => check_gpu_flights(&prepared, &at_once, gpu, crate::lightcuts::is_lavapipe(backend))?,
+            Backend::Cpu => check_cpu_flights(&prepared, &at_once)?,
         }
         let load = t.elapsed();
         if let Some(list) = &self.gpus {

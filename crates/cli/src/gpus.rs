@@ -1,4 +1,4 @@
-//! `--gpus all|N|I,J,..`: the adapters a run spreads its work over, one device each.
+//! `--gpus all|N|#I|I,J,..`: the adapters a run spreads its work over, one device each.
 
 use std::str::FromStr;
 
@@ -14,7 +14,7 @@ pub enum GpuList {
     All,
     /// The first N adapters.
     First(usize),
-    /// These adapters, by index (one listed twice: two devices on it).
+    /// These adapters, by index: `I,J,..` or `#I` (one listed twice: two devices on it).
     Indices(Vec<usize>),
 }
 
@@ -26,7 +26,7 @@ impl FromStr for GpuList {
         if s == "all" {
             return Ok(GpuList::All);
         }
-        if s.contains(',') {
+        if s.contains(',') || s.starts_with('#') {
             let mut list = Vec::new();
             for i in s.split(',') {
                 // An adapter listed twice gets two devices (two queues on one GPU).
@@ -35,7 +35,7 @@ impl FromStr for GpuList {
             return Ok(GpuList::Indices(list));
         }
         match s.trim().parse::<usize>() {
-            Ok(0) => Err(format!("{s}: at least one GPU")),
+            Ok(0) => Err(format!("{s}: at least one GPU (adapter 0 alone: '#0')")),
             Ok(n) => Ok(GpuList::First(n)),
             Err(_) => Err(form()),
         }
@@ -117,6 +117,8 @@ mod tests {
         assert!("4".parse::<GpuList>().unwrap().indices(&kinds).unwrap_err().to_string().contains("has 3"));
         assert!("0,5".parse::<GpuList>().unwrap().indices(&kinds).is_err());
         assert_eq!("1,1".parse::<GpuList>().unwrap().indices(&kinds).unwrap(), vec![1, 1]);
+        assert_eq!("#2".parse::<GpuList>().unwrap().indices(&kinds).unwrap(), vec![2]);
+        assert!("0".parse::<GpuList>().unwrap_err().contains("'#0'"));
         for bad in ["0", "x", "1,,2", "all,1"] {
             assert!(bad.parse::<GpuList>().is_err(), "{bad}");
         }

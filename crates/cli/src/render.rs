@@ -54,10 +54,10 @@ pub struct RenderArgs {
     /// may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
     #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
     leaf_size: u32,
-    /// Path: spread the samples over these GPUs (`all`, a count N, or indices I,J as
-    /// `lumbre info` lists them); each takes batches as it frees up. The image is the same,
+    /// Path: spread the samples over these GPUs (`all`, a count N, or adapter indices #I or I,J
+    /// as `lumbre info` lists them); each takes batches as it frees up. The image is the same,
     /// bit for bit, as on one of them.
-    #[arg(long, value_name = "all|N|I,J")]
+    #[arg(long, value_name = "all|N|#I|I,J")]
     gpus: Option<GpuList>,
     /// Path: render the I-th (from 0) of N parts of the samples and write a partial result
     /// (`-o NAME.lpart`) for `lumbre merge`; `auto/N` reads I from JOB_COMPLETION_INDEX
