@@ -1,7 +1,8 @@
 //! Work spread over devices: every device takes the next batch as it frees up, so a faster
 //! GPU takes more (balance by measured throughput, not equal shares), and the fixed-point
 //! sums of the batches add up to the bits of one device's run whatever the split: a path
-//! render's samples ([`SampleSums`]) and a density estimate's photons ([`DensityPart`]).
+//! render's samples ([`SampleSums`]) and a density estimate's photons ([`DensityPart`]);
+//! and the frames of an animation, each written by the device that rendered it.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -235,4 +236,49 @@ pub fn spread_density(
         merged.merge(&p)?;
     }
     Ok((merged, shares))
+}
+
+/// Frames `frames` spread over `devices`: each device makes its state once (`setup`: the
+/// scene on it), then renders and writes frames as it frees up (`frame` returns the frame's
+/// rendering time). `bar` counts frames.
+pub fn spread_frames<S>(
+    devices: &[Backend],
+    frames: Range<u32>,
+    bar: &ProgressBar,
+    setup: impl Fn(&Backend) -> Result<S> + Sync,
+    frame: impl Fn(&S, u32) -> Result<Duration> + Sync,
+) -> Result<Vec<DeviceShare>> {
+    let next = AtomicU64::new(frames.start as u64);
+    let stop = AtomicBool::new(false);
+    let results: Vec<Result<DeviceShare>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = devices
+            .iter()
+            .map(|backend| {
+                let (next, stop, setup, frame, end) = (&next, &stop, &setup, &frame, frames.end as u64);
+                scope.spawn(move || -> Result<DeviceShare> {
+                    let mut share = DeviceShare { name: backend.describe(), done: 0, render: Duration::ZERO };
+                    let mut run = || -> Result<()> {
+                        let state = setup(backend)?;
+                        while !stop.load(Ordering::Relaxed) {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= end {
+                                break;
+                            }
+                            share.render += frame(&state, i as u32)?;
+                            share.done += 1;
+                            bar.inc(1);
+                        }
+                        Ok(())
+                    };
+                    run().inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
+                    Ok(share)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("a device's thread failed".to_string().into())))
+            .collect()
+    });
+    results.into_iter().collect()
 }

@@ -11,11 +11,14 @@ use lumbre_raytrace::{
     Camera, MAX_PHANTOM_N, PointCloud, VolumeMode, VolumeOptions, VolumeRender, cloud_points, cloud_root, phantom_cloud,
 };
 
-use crate::backend::{BackendArgs, OnBackend};
+use crate::backend::{BackendArgs, BackendChoice, OnBackend};
 use crate::error::Result;
+use crate::gpus::GpuList;
 use crate::limits::{MAX_FRAMES, available_memory, human, in_range};
 use crate::out::out;
 use crate::progress::progress;
+use crate::shard::ShardSpec;
+use crate::spread::spread_frames;
 use crate::view::View;
 
 /// Render a point cloud as voxels through the sparse octree.
@@ -50,6 +53,16 @@ pub struct VolumeArgs {
     /// Slice stacks: pixels at or below this luminance, in [0, 1), are dropped.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     background: f32,
+    /// With --orbit: spread the frames over these GPUs (`all`, a count N, or adapter indices
+    /// #I or I,J as `lumbre info` lists them), each building the octree once and taking frames
+    /// as it frees up.
+    #[arg(long, value_name = "all|N|#I|I,J")]
+    gpus: Option<GpuList>,
+    /// With --orbit: write only the I-th (from 0) of N parts of the frames (the frame files
+    /// of all N parts make the orbit); `auto/N` reads I from JOB_COMPLETION_INDEX or
+    /// SLURM_ARRAY_TASK_ID.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<ShardSpec>,
 }
 
 /// The image `lumbre volume` writes without `-o`.
@@ -77,6 +90,19 @@ impl OnBackend for VolumeArgs {
                 self.orbit, self.moving
             )
             .into());
+        }
+        if self.orbit == 0 && (self.gpus.is_some() || self.shard.is_some()) {
+            let flag = if self.gpus.is_some() { "--gpus" } else { "--shard" };
+            return Err(format!("{flag}: spreads the frames of --orbit; give --orbit N").into());
+        }
+        if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
+            return Err("--gpus needs --backend gpu".into());
+        }
+        if let Some(spec) = self.shard {
+            let shard = spec.resolve(|v| std::env::var(v).ok())?;
+            if shard.count > self.orbit {
+                return Err(format!("--shard {shard}: more parts than --orbit {} frames", self.orbit).into());
+            }
         }
         // A luminance of 1 or more would drop every pixel.
         if !(0.0..1.0).contains(&self.background) {
@@ -407,29 +433,73 @@ impl VolumeArgs {
             bar.finish_and_clear();
             return Ok(());
         }
-        let placed = tree.placed();
         if self.orbit > 0 {
-            let bar = progress(self.orbit as u64, "orbit");
-            let mut total = Duration::ZERO;
-            for i in 0..self.orbit {
-                let cam = Camera::orbit(bounds, aspect, i, self.orbit);
-                let (img, rt) = render_once(&placed, self.depth, &cam, options)?;
-                total += rt;
-                let path = frame_path(out, i, self.orbit);
-                img.save(&path)?;
-                bar.suspend(|| out!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()))?;
-                bar.inc(1);
-            }
-            bar.finish_and_clear();
-            out!("mean frame: {:.2} ms", total.as_secs_f64() * 1e3 / self.orbit as f64)?;
-            return Ok(());
+            return self.orbit(out, options, backend, tree, &points, bounds);
         }
+        let placed = tree.placed();
         let (img, rt) = render_once(&placed, self.depth, &camera, options)?;
         img.save(out)?;
         let peak = crate::radiosity::peak_memory()
             .map(|p| format!(", peak host memory {} of {} announced", human(p), human(need)))
             .unwrap_or_default();
         out!("render {:.2} ms -> {}{peak}", rt.as_secs_f64() * 1e3, out.display())?;
+        Ok(())
+    }
+}
+
+impl VolumeArgs {
+    /// The frames of `--orbit` (a shard's part of them with `--shard`) on `backend`, or spread
+    /// over the `--gpus` devices, each building its own octree (the first reuses `tree`).
+    fn orbit(
+        &self,
+        out: &Path,
+        options: &VolumeOptions,
+        backend: &Backend,
+        tree: Kept<GpuBuild>,
+        points: &Points,
+        bounds: (Vec3, Vec3),
+    ) -> Result<()> {
+        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let frames = shard.map_or(0..self.orbit, |s| s.range(self.orbit));
+        let devices = match &self.gpus {
+            Some(list) => list.open(backend)?,
+            None => vec![backend.clone()],
+        };
+        let aspect = options.width as f32 / options.height as f32;
+        let first = std::sync::Mutex::new(Some(tree));
+        let root = root_of(first.lock().map_err(|_| "octree lock")?.as_ref().ok_or("no octree")?);
+        let bar = progress(frames.len() as u64, "orbit");
+        let setup = |device: &Backend| -> Result<Kept<GpuBuild>> {
+            // The primary device's octree is the one already built; others build their own.
+            if std::ptr::eq(device, &devices[0]) {
+                if let Some(t) = first.lock().map_err(|_| "octree lock")?.take() {
+                    return Ok(t);
+                }
+            }
+            Ok(build_tree(device, points, self.depth, root)?.0)
+        };
+        let frame = |tree: &Kept<GpuBuild>, i: u32| -> Result<Duration> {
+            let cam = Camera::orbit(bounds, aspect, i, self.orbit);
+            let (img, rt) = render_once(&tree.placed(), self.depth, &cam, options)?;
+            let path = frame_path(out, i, self.orbit);
+            img.save(&path)?;
+            bar.suspend(|| out!("frame {i}: render {:.2} ms -> {}", rt.as_secs_f64() * 1e3, path.display()))?;
+            Ok(rt)
+        };
+        let shares = spread_frames(&devices, frames.clone(), &bar, setup, frame)?;
+        bar.finish_and_clear();
+        let total: Duration = shares.iter().map(|s| s.render).sum();
+        let part = shard.map_or(String::new(), |s| format!(" (shard {s}: frames {frames:?})"));
+        out!(
+            "{} frames{part}, mean frame: {:.2} ms",
+            frames.len(),
+            total.as_secs_f64() * 1e3 / frames.len().max(1) as f64
+        )?;
+        if devices.len() > 1 {
+            for s in &shares {
+                out!("  {}: {} frames in {:.1} ms rendering", s.name, s.done, s.render.as_secs_f64() * 1e3)?;
+            }
+        }
         Ok(())
     }
 }

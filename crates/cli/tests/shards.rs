@@ -1,6 +1,7 @@
 //! Runs cut into shards and spread over devices, run as programs: a path render and a
 //! density estimate in 1, 2, 4 and 7 shards merged by `lumbre merge` are the one-piece run
-//! bit for bit, on the CPU and on the GPU; `--gpus` with two devices gives the one-device image; `--shard auto/N` reads
+//! bit for bit, on the CPU and on the GPU; an orbit's frames spread over devices or shards are
+//! the same files; `--gpus` with two devices gives the one-device image; `--shard auto/N` reads
 //! the schedulers' index variables; parts that do not make one run are refused by name.
 
 use lumbre_gpu::testing::test_gpu;
@@ -133,6 +134,36 @@ fn gpu_density_shards_merge_bit_for_bit() {
         std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("merged.exr")).unwrap(),
         "shards on two devices differ"
     );
+}
+
+/// An orbit's frames spread over two devices, or written in three shards, are the frames of
+/// the orbit on one device, file for file.
+#[test]
+fn orbit_frames_spread_over_devices_and_shards() {
+    if test_gpu(wgpu::Features::empty()).is_none() {
+        return;
+    }
+    let dir = TempDir::new("orbit");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["volume", "phantom:24", "--orbit", "5", "--width", "40", "--height", "30"];
+        args.extend(["--backend", "gpu", "-o", out.to_str().unwrap()]);
+        args.extend(extra);
+        succeeds(&args).stdout
+    };
+    run("one.png", &[]);
+    let two = run("two.png", &["--gpus", "0,0"]);
+    assert!(two.contains("5 frames") && two.matches("frames in").count() == 2, "{two}");
+    for i in 0..3 {
+        let shard = format!("{i}/3");
+        assert!(run("shard.png", &["--shard", &shard]).contains(&format!("shard {shard}")));
+    }
+    for f in 0..5 {
+        let read = |stem: &str| std::fs::read(dir.path().join(format!("{stem}_{f:03}.png"))).unwrap();
+        assert!(read("one") == read("two") && read("one") == read("shard"), "frame {f} differs");
+    }
+    refused(&["volume", "phantom:24", "--shard", "0/2"], &["--shard", "--orbit"]);
+    refused(&["volume", "phantom:24", "--orbit", "2", "--shard", "0/3"], &["--shard 0/3", "--orbit 2"]);
 }
 
 #[test]
