@@ -32,7 +32,8 @@ struct Params {
     batch_count: u32,
     // samples are summed in units of 2^-scale_log2 (SampleSums::scale_log2_for)
     scale_log2: i32,
-    _pad: u32,
+    // invocations per pixel: stream t of a pixel draws the batch's samples t, t + streams, ..
+    streams: u32,
 }
 
 // In a storage buffer, not a uniform: each batch of samples has its own values, and lavapipe
@@ -45,8 +46,9 @@ struct Params {
 @group(0) @binding(9) var<storage, read> em_cdf: array<f32>;
 @group(0) @binding(10) var<storage, read> em_index: array<u32>;
 // per pixel, the linear RGB sums of its samples so far in 64-bit fixed point (SampleSums):
-// six words, (low, high) of red, green and blue
-@group(0) @binding(11) var<storage, read_write> sums: array<u32>;
+// six words, (low, high) of red, green and blue; the pixel's streams add to them atomically
+// (integer sums: the same bits in any order)
+@group(0) @binding(11) var<storage, read_write> sums: array<atomic<u32>>;
 // extension rays (low word, high word), shadow rays (low word, high word), pixels whose
 // batch stopped short of its last sample, pixels whose sums saturated
 @group(0) @binding(12) var<storage, read_write> counters: array<atomic<u32>, 6>;
@@ -336,11 +338,28 @@ fn pow2(k: i32) -> f32 {
     return bitcast<f32>(u32(k + 127) << 23u);
 }
 
-// `params.pixel_base` counts 8x8 tiles; each dispatch renders a batch of samples and adds
-// them to the pixel's sums.
+// Adds x to the 64-bit sum in words (i, i + 1), carrying into the high word (wrapping past
+// 2^64, which a pixel reaches only past 2^32 times the brightest emitter's radiance).
+fn add_sum(i: u32, x: vec2<u32>) {
+    if x.x != 0u {
+        let old = atomicAdd(&sums[i], x.x);
+        if old > 0xffffffffu - x.x {
+            atomicAdd(&sums[i + 1u], 1u);
+        }
+    }
+    if x.y != 0u {
+        atomicAdd(&sums[i + 1u], x.y);
+    }
+}
+
+// `params.pixel_base` counts 8x8 tiles; each dispatch renders a batch of samples of its
+// tiles, `params.streams` workgroups a tile (one per stream, so that small images fill the
+// GPU), and adds them to the pixels' sums.
 @compute @workgroup_size(64)
 fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let xy = tile_pixel(params.pixel_base + flat_workgroup(wid, nwg), params.width, lid);
+    let group = flat_workgroup(wid, nwg);
+    let stream = group % params.streams;
+    let xy = tile_pixel(params.pixel_base + group / params.streams, params.width, lid);
     if xy.x >= params.width || xy.y >= params.height {
         return;
     }
@@ -349,15 +368,9 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var r = vec2<u32>(0u);
     var g = vec2<u32>(0u);
     var b = vec2<u32>(0u);
-    let w = 6u * pixel;
-    if params.batch_first != params.first_sample {
-        r = vec2<u32>(sums[w], sums[w + 1u]);
-        g = vec2<u32>(sums[w + 2u], sums[w + 3u]);
-        b = vec2<u32>(sums[w + 4u], sums[w + 5u]);
-    }
     let scale = pow2(params.scale_log2);
     var done = 0u;
-    for (var s = 0u; s < params.batch_count; s++) {
+    for (var s = stream; s < params.batch_count; s += params.streams) {
         let v = path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts);
         r = add64(r, quantize(v.x, scale));
         g = add64(g, quantize(v.y, scale));
@@ -366,15 +379,14 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     // A driver that caps the loop iterations of an invocation (lavapipe: 65535) ends the
     // loop early, or a loop inside the last sample; the host turns the count into an error.
-    if done != params.batch_count || loops_cut_short(params.batch_count + 1u) {
+    let mine = (params.batch_count + params.streams - 1u - stream) / params.streams;
+    if done != mine || loops_cut_short(mine + 1u) {
         atomicAdd(&counters[4], 1u);
     }
-    sums[w] = r.x;
-    sums[w + 1u] = r.y;
-    sums[w + 2u] = g.x;
-    sums[w + 3u] = g.y;
-    sums[w + 4u] = b.x;
-    sums[w + 5u] = b.y;
+    let w = 6u * pixel;
+    add_sum(w, r);
+    add_sum(w + 2u, g);
+    add_sum(w + 4u, b);
     add_wide(0u, counts.extension);
     add_wide(2u, counts.shadow);
 }
@@ -393,10 +405,14 @@ fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     let w = 6u * pixel;
-    var sum = vec3<f32>(sum_value(sums[w], sums[w + 1u]), sum_value(sums[w + 2u], sums[w + 3u]), sum_value(sums[w + 4u], sums[w + 5u]));
+    var words: array<u32, 6>;
+    for (var c = 0u; c < 6u; c++) {
+        words[c] = atomicLoad(&sums[w + c]);
+    }
+    var sum = vec3<f32>(sum_value(words[0], words[1]), sum_value(words[2], words[3]), sum_value(words[4], words[5]));
     var saturated = false;
     for (var c = 0u; c < 6u; c += 2u) {
-        saturated = saturated || (sums[w + c] & sums[w + c + 1u]) == 0xffffffffu;
+        saturated = saturated || (words[c] & words[c + 1u]) == 0xffffffffu;
     }
     if saturated {
         atomicAdd(&counters[5], 1u);

@@ -35,9 +35,14 @@ struct Params {
     batch_first: u32,
     batch_count: u32,
     scale_log2: i32,
-    _pad: u32,
+    streams: u32,
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::PATH_PARAMS_SIZE);
+
+/// Invocations a dispatch of the path tracer should have at least, where its samples allow:
+/// small images otherwise leave most of a large GPU idle (256x256 pixels are 65,536
+/// invocations; an H100 holds about 270,000 at once).
+const FILL: u64 = 1 << 20;
 
 /// A prepared scene on the GPU for the path tracer: the scene and its emitters.
 #[derive(Clone, Debug)]
@@ -109,6 +114,9 @@ impl PathRender {
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = s.scene.tree.bounds;
         for batch in batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
+            // Small images: several invocations a pixel, each drawing some of the batch's
+            // samples, so that a dispatch has about FILL invocations.
+            let streams = (FILL.div_ceil(batch.tiles as u64 * 64) as u32).clamp(1, batch.count);
             let params = gpu.upload(&[Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),
@@ -128,7 +136,7 @@ impl PathRender {
                 batch_first: batch.first,
                 batch_count: batch.count,
                 scale_log2,
-                _pad: 0,
+                streams,
             }])?;
             let [e1, e2, e3] = s.emitters.bindings();
             let res: Vec<_> = [params.binding()]
@@ -145,7 +153,7 @@ impl PathRender {
                     pixels.binding(),
                 ])
                 .collect();
-            rec.dispatch("path", &kernel, &res, batch.tiles as u64)?;
+            rec.dispatch("path", &kernel, &res, batch.tiles as u64 * streams as u64)?;
             if batch.last && batch.tile_base + batch.tiles == tiles {
                 rec.dispatch("path mean", &mean, &res, n.div_ceil(64) as u64)?;
             }
