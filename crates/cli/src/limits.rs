@@ -11,10 +11,15 @@ use crate::error::Result;
 /// Memory assumed free where `/proc/meminfo` cannot be read (not Linux).
 const FALLBACK_AVAILABLE: u64 = 4 << 30;
 
-/// Host bytes per pixel of a render, all buffers together: the image (12), the running sum
-/// of a progressive render (24), the mean written out (12), the GPU read-back (16), the
-/// 8-bit copy and the encoded file (6), rounded up for the encoders' own buffers.
-pub const BYTES_PER_PIXEL: u64 = 96;
+/// Host bytes per pixel of a render, all buffers together: the image (12), the running
+/// fixed-point sums of a progressive render (24), a batch's sums and their read-back (48), the
+/// mean written out (12), the 8-bit copy and the encoded file (6), rounded up for the
+/// encoders' own buffers.
+pub const BYTES_PER_PIXEL: u64 = 128;
+
+/// GPU bytes per pixel in the largest per-pixel buffer of a renderer: the path tracer's
+/// fixed-point sums (three 64-bit sums).
+const GPU_BYTES_PER_PIXEL: u64 = 24;
 
 /// Most frames of `--orbit` and `--move`: a minute at 60 frames per second.
 pub const MAX_FRAMES: u32 = 3600;
@@ -59,7 +64,7 @@ pub fn human(bytes: u64) -> String {
 /// An error naming `--width` and `--height` when a `width` x `height` image cannot be made:
 /// more pixels than the renderers index ([`lumbre_raytrace::MAX_PIXELS`]), more memory than
 /// `available` bytes at [`BYTES_PER_PIXEL`], or, on the GPU, more pixels than its largest
-/// storage buffer holds at 16 bytes each.
+/// storage buffer holds at [`GPU_BYTES_PER_PIXEL`] each.
 pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -> Result<()> {
     let pixels = u64::from(width) * u64::from(height);
     let flags = format!("--width {width} --height {height}");
@@ -86,11 +91,11 @@ pub fn check_image(width: u32, height: u32, backend: &Backend, available: u64) -
     if let Backend::Gpu(gpu) = backend {
         let l = gpu.limits();
         let largest = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
-        let most = largest / 16;
+        let most = largest / GPU_BYTES_PER_PIXEL;
         if pixels > most {
             return Err(format!(
-                "{flags}: {pixels} pixels; {} holds at most {most} in one image (16 bytes each in its largest \
-                 storage buffer of {}): lower --width or --height, or use --backend cpu",
+                "{flags}: {pixels} pixels; {} holds at most {most} in one image ({GPU_BYTES_PER_PIXEL} bytes each in \
+                 its largest storage buffer of {}): lower --width or --height, or use --backend cpu",
                 gpu.adapter_name(),
                 human(largest)
             )
