@@ -20,6 +20,12 @@
 //!   weighted by Schlick's Fresnel term (total internal reflection: reflection only).
 //!
 //! Rays deeper than `max_depth` or with weights below 1e-3 are dropped.
+//!
+//! Each sample's radiance is added to its pixel's sums in 64-bit fixed point ([`SampleSums`]),
+//! so that the batches of a render (devices, shards) add up to the bits of the render in one
+//! piece; the image is their mean. The unit is [`RenderOptions::scale_log2`]: 32 bits below
+//! the brightest radiance the scene and the options give, counting a point light as the
+//! radiance it gives a white surface at the distance of the scene's diagonal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -33,6 +39,7 @@ use crate::image::Image;
 use crate::material::MaterialKind;
 use crate::sampling::{PI, light_sample, pixel_seed, stratified};
 use crate::scene::{Light, Prepared, Scene};
+use crate::sums::{SampleSums, add_quantized};
 
 /// Render settings, shared by the CPU and GPU paths. [`RenderOptions::check`] says which
 /// values are allowed; both paths refuse the others.
@@ -51,8 +58,9 @@ pub struct RenderOptions {
     /// Samples per pixel (stratified), 1 to [`MAX_SPP`].
     pub spp: u32,
     /// Render only samples `first..first + count` of the `spp` stratified ones, given as
-    /// `(first, count)`; the image is their mean (`None`: all `spp`). A progressive render adds
-    /// batches weighted by their counts to make the image of all `spp` samples.
+    /// `(first, count)`; the image is their mean (`None`: all `spp`). The fixed-point sums of
+    /// batches that cover the `spp` samples once each merge into the bits of the sums of all
+    /// of them ([`SampleSums::merge`]).
     pub batch: Option<(u32, u32)>,
     /// Longest chain of reflections and refractions (1: primary rays and shadows only).
     pub max_depth: u32,
@@ -141,6 +149,72 @@ impl RenderOptions {
     pub fn samples(&self) -> (u32, u32) {
         self.batch.unwrap_or((0, self.spp))
     }
+
+    /// The brightest radiance of a Whitted render of `p` with these options, the reference of
+    /// its sums' unit: the largest channel of any material's `Ke`, area light's emission,
+    /// point light's intensity times `1 / (pi D^2)` (the radiance it gives a white surface
+    /// facing it at distance `D`, the diagonal of the kd-tree's box), the background and the
+    /// ambient term. Only channels that are positive normal floats count (0 without any).
+    ///
+    /// A sample sums the direct light of up to `max_depth` surfaces with weights below 1, so
+    /// it stays within a few times this value except next to a light (a point light at a
+    /// hundredth of `D` gives 10^4 times it), well inside the sums' 32 bits of headroom.
+    ///
+    /// ```
+    /// use lumbre_raytrace::{Prepared, RenderOptions, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// // The light's Ke is (17, 12, 4).
+    /// assert_eq!(RenderOptions::default().brightest(&Prepared::new(scene, &Default::default())), 17.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn brightest(&self, p: &Prepared) -> f32 {
+        let b = p.tree.bounds;
+        let weight = point_light_weight(b.min, b.max);
+        let lights = p.scene.lights.iter().map(|l| match *l {
+            Light::Point { intensity, .. } => positive_max(intensity * weight),
+            Light::Area { emission, .. } => positive_max(emission),
+        });
+        p.scene.materials.iter().map(|m| positive_max(m.ke)).chain(lights).fold(self.brightest_option(), f32::max)
+    }
+
+    /// The unit exponent of a Whitted render's sums of `p`: samples are kept in units of
+    /// `2^-scale_log2`, 32 bits below [`brightest`](RenderOptions::brightest)
+    /// ([`SampleSums::scale_log2_below`]). The GPU derives the same value from the scene on
+    /// the device.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, add_default_light};
+    /// // A triangle 1000 units across with the default light: its radiance is of order 1,
+    /// // whatever the scene's size, and so is the unit's reference.
+    /// let mut scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X * 1e3, Vec3::Y * 1e3]]);
+    /// let camera = Camera::frame(scene.bounds, 1.0);
+    /// add_default_light(&mut scene, &camera);
+    /// let p = Prepared::new(scene, &Default::default());
+    /// assert_eq!(RenderOptions::default().scale_log2(&p), 32);
+    /// ```
+    pub fn scale_log2(&self, p: &Prepared) -> i32 {
+        SampleSums::scale_log2_below(self.brightest(p))
+    }
+
+    /// The options' part of [`brightest`](RenderOptions::brightest): background and ambient.
+    pub(crate) fn brightest_option(&self) -> f32 {
+        positive_max(self.background).max(positive_max(Vec3::splat(self.ambient)))
+    }
+}
+
+/// The largest channel of `v` that is a positive normal f32, else 0 (`raytrace/whitted.wgsl`
+/// compares the same channels' bits).
+fn positive_max(v: Vec3) -> f32 {
+    v.to_array().into_iter().filter(|c| c.is_normal() && *c > 0.0).fold(0.0, f32::max)
+}
+
+/// What a point light's intensity is weighed by in [`RenderOptions::brightest`]:
+/// `1 / (pi D^2)`, `D` the diagonal of the box `min..max`. Computed here for both paths, so
+/// that the GPU multiplies by the same bits.
+pub(crate) fn point_light_weight(min: Vec3, max: Vec3) -> f32 {
+    1.0 / (PI * (max - min).length_squared())
 }
 
 /// Adds a point light near the camera, raised by half the scene's size, when the scene has
@@ -309,8 +383,9 @@ impl Prepared {
     }
 
     /// Renders on the CPU in parallel rows; `progress` is called with each finished row.
-    /// The image is the mean of the samples of [`RenderOptions::samples`], summed in f64.
-    /// An error for options [`RenderOptions::check`] refuses or a scene outside
+    /// The image is the mean of the samples of [`RenderOptions::samples`]
+    /// ([`render_sums_cpu`](Prepared::render_sums_cpu)). An error for options
+    /// [`RenderOptions::check`] refuses or a scene outside
     /// [`SCENE_SIZE_RANGE`](crate::SCENE_SIZE_RANGE).
     pub fn render_cpu(
         &self,
@@ -318,44 +393,73 @@ impl Prepared {
         o: &RenderOptions,
         progress: &(dyn Fn(u32) + Sync),
     ) -> Result<(Image, RenderStats), String> {
+        let (sums, stats) = self.render_sums_cpu(camera, o, progress)?;
+        Ok((sums.mean()?, stats))
+    }
+
+    /// The per-pixel sums of the samples of [`RenderOptions::samples`] in fixed point
+    /// ([`SampleSums`], in units of [`RenderOptions::scale_log2`]), rows in parallel;
+    /// `progress` is called with each finished row.
+    ///
+    /// ```
+    /// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let camera = Camera::frame(scene.bounds, 1.0);
+    /// let p = Prepared::new(scene, &Default::default());
+    /// let batch = |batch| RenderOptions { width: 8, height: 8, spp: 4, batch, ..Default::default() };
+    /// // Samples [0, 3) and [3, 4) of the four strata add up to the bits of all four.
+    /// let (mut sums, _) = p.render_sums_cpu(&camera, &batch(Some((0, 3))), &|_| ())?;
+    /// sums.merge(&p.render_sums_cpu(&camera, &batch(Some((3, 1))), &|_| ())?.0)?;
+    /// assert_eq!(sums, p.render_sums_cpu(&camera, &batch(None), &|_| ())?.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn render_sums_cpu(
+        &self,
+        camera: &Camera,
+        o: &RenderOptions,
+        progress: &(dyn Fn(u32) + Sync),
+    ) -> Result<(SampleSums, RenderStats), String> {
         o.check()?;
         self.scene.check_size()?;
         let g = camera.to_gpu(o.width, o.height);
         let (first, count) = o.samples();
-        let rows: Vec<(Vec<Vec3>, u64)> = (0..o.height)
-            .into_par_iter()
-            .map(|y| {
+        let mut sums = SampleSums::new(o.width, o.height, first, o.scale_log2(self));
+        let scale = sums.scale_log2;
+        let rays = sums
+            .sums
+            .par_chunks_mut(o.width as usize)
+            .enumerate()
+            .map(|(y, row)| {
+                let y = y as u32;
                 let mut rays = 0u64;
-                let row = (0..o.width)
-                    .map(|x| {
-                        let seed = pixel_seed(x, y, o.width);
-                        let mut sum = glam::DVec3::ZERO;
-                        for s in first..first + count {
-                            let (jx, jy) = stratified(o.spp, s, seed);
-                            let (origin, dir) = g.ray(x as f32 + jx, y as f32 + jy);
-                            sum += self.radiance(origin, dir, seed, s, o, &mut rays).as_dvec3();
-                        }
-                        (sum / f64::from(count)).as_vec3()
-                    })
-                    .collect();
+                for (x, px) in row.iter_mut().enumerate() {
+                    let x = x as u32;
+                    let seed = pixel_seed(x, y, o.width);
+                    for s in first..first + count {
+                        let (jx, jy) = stratified(o.spp, s, seed);
+                        let (origin, dir) = g.ray(x as f32 + jx, y as f32 + jy);
+                        add_quantized(px, self.radiance(origin, dir, seed, s, o, &mut rays), scale);
+                    }
+                }
                 progress(y);
-                (row, rays)
+                rays
             })
-            .collect();
-        let rays = rows.iter().map(|r| r.1).sum();
-        let pixels = rows.into_iter().flat_map(|r| r.0).collect();
-        let image = Image::from_pixels(o.width, o.height, pixels)?;
-        Ok((image, RenderStats { rays }))
+            .sum();
+        sums.samples = count;
+        Ok((sums, RenderStats { rays }))
     }
 }
 
 /// A Whitted render through the [`Compute`](lumbre_gpu::Compute) trait: CPU
 /// ([`WhittedRender::cpu`], [`Prepared::render_cpu`]) or GPU.
 ///
-/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](crate::twin::SAMPLES_PER_DISPATCH) samples per pixel in one dispatch and
-/// keeps each pixel's running mean, so that the loops of one invocation stay short (lavapipe
-/// ends an invocation's loops after 65535 iterations in all, silently; the kernel notices
-/// and the download refuses the image).
+/// Both paths add each sample to its pixel's sums in 64-bit fixed point ([`SampleSums`]), so a
+/// render cut into batches ([`RenderOptions::batch`]) adds up to the same bits.
+/// The GPU renders at most [`SAMPLES_PER_DISPATCH`](crate::twin::SAMPLES_PER_DISPATCH)
+/// samples per pixel in one dispatch, so that the loops of one invocation stay short
+/// (lavapipe ends an invocation's loops after 65535 iterations in all, silently; the kernel
+/// notices and the download refuses the image).
 ///
 /// ```no_run
 /// use lumbre_gpu::{Compute, Gpu};
@@ -396,17 +500,24 @@ impl WhittedRender {
     /// [`cpu`](WhittedRender::cpu) with one progress step per row, the render timed and the
     /// rays cast reported.
     pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Image, Report)> {
+        let (sums, report) = self.run_sums_cpu(p, progress)?;
+        Ok((sums.mean().map_err(Error::Input)?, report))
+    }
+
+    /// [`Prepared::render_sums_cpu`] with one progress step per row, the render timed and the
+    /// rays cast reported.
+    pub(crate) fn run_sums_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(SampleSums, Report)> {
         let rows = AtomicU64::new(0);
         let height = self.options.height as u64;
         let mut report = Report::default();
-        let (image, stats) = report
+        let (sums, stats) = report
             .time("render", || {
-                p.render_cpu(&self.camera, &self.options, &|_| {
+                p.render_sums_cpu(&self.camera, &self.options, &|_| {
                     progress.update("render", rows.fetch_add(1, Ordering::Relaxed) + 1, height)
                 })
             })
             .map_err(Error::Input)?;
         report.stat("rays", stats.rays as f64);
-        Ok((image, report))
+        Ok((sums, report))
     }
 }

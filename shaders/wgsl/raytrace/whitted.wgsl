@@ -4,8 +4,11 @@
 //! import shared/sampling
 //! import shared/camera
 //! import raytrace/scene
-// The Whitted integrator, one thread per pixel: a step-by-step port of
-// lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack.
+//! import raytrace/sums
+// The Whitted integrator, one thread per pixel (or several: `streams`): a step-by-step port
+// of lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack. Each
+// sample's radiance is added to its pixel's sums in 64-bit fixed point (raytrace/sums), in the
+// unit the `unit` entry point derives from the scene (RenderOptions::scale_log2).
 
 struct Params {
     cam: Camera,
@@ -26,11 +29,15 @@ struct Params {
     // this dispatch's samples: [batch_first, batch_first + batch_count) of the spp strata
     batch_first: u32,
     batch_count: u32,
-    // samples of this render already in the image (its running mean)
-    done: u32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
+    // invocations per pixel: stream t of a pixel renders the batch's samples t, t + streams, ..
+    streams: u32,
+    // the render's samples per pixel (all its batches): the divisor of `mean`
+    samples: u32,
+    // `unit`: a point light counts as its intensity times this, 1 / (pi D^2) with D the
+    // diagonal of the scene's box (whitted.rs, point_light_weight)
+    point_weight: f32,
+    // `unit`: the brightest radiance the options give (background, ambient)
+    floor: f32,
 }
 
 // In a storage buffer, not a uniform: each batch of samples has its own values, and lavapipe
@@ -38,9 +45,14 @@ struct Params {
 @group(0) @binding(0) var<storage, read> params: Params;
 // bindings 1 to 6: the scene (raytrace/scene_bindings)
 @group(0) @binding(7) var<storage, read> lights: array<Light>;
-@group(0) @binding(8) var<storage, read_write> image: array<vec4<f32>>;
-// rays cast (low, high word), pixel batches the driver cut short, padding
+// per pixel, six words: (low, high) of the red, green and blue sums of its samples so far
+// (raytrace/sums); a pixel's streams add to them atomically
+@group(0) @binding(8) var<storage, read_write> sums: array<atomic<u32>>;
+// rays cast (low, high word), invocations the driver cut short, the sums' unit exponent
+// scale_log2 (an i32, written by `unit` before the first batch)
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>, 4>;
+// `mean`: the mean of the samples per pixel (RGB and 1), for work that stays on the GPU
+@group(0) @binding(10) var<storage, read_write> image: array<vec4<f32>>;
 
 const WG: u32 = 64u;
 const STACK: u32 = 14u;
@@ -208,32 +220,34 @@ fn radiance(origin: vec3<f32>, dir: vec3<f32>, pixel: u32, sample: u32, rays: pt
     return color;
 }
 
-// Adds this dispatch's samples to the pixel's running mean (the mean, not the sum, stays
-// accurate in f32 over millions of samples).
-fn render_pixel(xy: vec2<u32>, direct: bool, rays: ptr<function, u32>) {
+// Renders this stream's share of the dispatch's samples of pixel xy and adds them to its sums.
+fn render_pixel(xy: vec2<u32>, stream: u32, direct: bool, rays: ptr<function, u32>) {
     let x = xy.x;
     let y = xy.y;
     let seed = y * params.width + x;
-    var sum = vec3<f32>(0.0);
-    for (var k = 0u; k < params.batch_count; k++) {
+    let scale = pow2(bitcast<i32>(atomicLoad(&counters[3])));
+    var sum = array<vec2<u32>, 3>();
+    var done = 0u;
+    for (var k = stream; k < params.batch_count; k += params.streams) {
         let s = params.batch_first + k;
         let j = stratified(params.spp, s, seed);
         let d = camera_dir(params.cam, f32(x) + j.x, f32(y) + j.y);
+        var v: vec3<f32>;
         if direct {
-            sum += radiance_direct(params.cam.eye.xyz, d, seed, s, rays);
+            v = radiance_direct(params.cam.eye.xyz, d, seed, s, rays);
         } else {
-            sum += radiance(params.cam.eye.xyz, d, seed, s, rays);
+            v = radiance(params.cam.eye.xyz, d, seed, s, rays);
         }
+        add_sample(&sum, v, scale);
+        done += 1u;
     }
-    var mean = sum / f32(params.batch_count);
-    if params.done != 0u {
-        let old = image[seed].xyz;
-        mean = old + (sum - f32(params.batch_count) * old) / f32(params.done + params.batch_count);
-    }
-    image[seed] = vec4<f32>(mean, 1.0);
-    if loops_cut_short(params.batch_count + 1u) {
+    // A driver that caps the loop iterations of an invocation (lavapipe: 65535) ends the
+    // loop early, or a loop inside the last sample; the host turns the count into an error.
+    let mine = (params.batch_count + params.streams - 1u - stream) / params.streams;
+    if done != mine || loops_cut_short(mine + 1u) {
         atomicAdd(&counters[2], 1u);
     }
+    add_pixel_sums(seed, sum);
 }
 
 fn count_rays(lid: u32, rays: u32) {
@@ -248,16 +262,19 @@ fn count_rays(lid: u32, rays: u32) {
     }
 }
 
-// `params.pixel_base` counts tiles.
+// `params.pixel_base` counts tiles; `params.streams` workgroups a tile, one per stream, so
+// that small images fill the GPU.
 fn render_tile(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, direct: bool) {
     if lid == 0u {
         atomicStore(&wg_rays, 0u);
     }
     workgroupBarrier();
-    let xy = tile_pixel(params.pixel_base + flat_workgroup(wid, nwg), params.width, lid);
+    let group = flat_workgroup(wid, nwg);
+    let stream = group % params.streams;
+    let xy = tile_pixel(params.pixel_base + group / params.streams, params.width, lid);
     var rays = 0u;
     if xy.x < params.width && xy.y < params.height {
-        render_pixel(xy, direct, &rays);
+        render_pixel(xy, stream, direct, &rays);
     }
     count_rays(lid, rays);
 }
@@ -270,4 +287,75 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 @compute @workgroup_size(64)
 fn render_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     render_tile(wid, nwg, lid, true);
+}
+
+var<workgroup> wg_brightest: atomic<u32>;
+
+// The bits of the largest channel of v that is a positive normal f32 (0 if none): the bits of
+// positive floats order as the floats do (RenderOptions::brightest's positive_max).
+fn brightest_bits(v: vec3<f32>) -> u32 {
+    var m = 0u;
+    for (var c = 0u; c < 3u; c++) {
+        let b = bitcast<u32>(v[c]);
+        if b >= 0x00800000u && b < 0x7f800000u {
+            m = max(m, b);
+        }
+    }
+    return m;
+}
+
+// SampleSums::scale_log2_below for a positive normal f32 (given by its bits) or 0:
+// 32 - ceil(log2(x)) clamped to [-100, 126]; 32 for 0.
+fn scale_log2_below(bits: u32) -> i32 {
+    if bits == 0u {
+        return 32;
+    }
+    let e = i32(bits >> 23u) - 127;
+    let up = select(0, 1, (bits & 0x7fffffu) != 0u);
+    return clamp(32 - e - up, -100, 126);
+}
+
+// One workgroup, before the first batch: the unit of the sums from the scene's brightest
+// radiance (RenderOptions::scale_log2), into counters[3].
+@compute @workgroup_size(64)
+fn unit(@builtin(local_invocation_index) lid: u32) {
+    if lid == 0u {
+        atomicStore(&wg_brightest, brightest_bits(vec3<f32>(params.floor)));
+    }
+    workgroupBarrier();
+    var m = 0u;
+    let n_materials = arrayLength(&materials);
+    var seen = 0u;
+    for (var i = lid; i < n_materials; i += WG) {
+        m = max(m, brightest_bits(materials[i].ke));
+        seen += 1u;
+    }
+    for (var i = lid; i < params.n_lights; i += WG) {
+        let light = lights[i];
+        if light.kind == 1u {
+            m = max(m, brightest_bits(light.e));
+        } else {
+            m = max(m, brightest_bits(light.e * params.point_weight));
+        }
+        seen += 1u;
+    }
+    let mine = (n_materials + WG - 1u - min(lid, n_materials)) / WG + (params.n_lights + WG - 1u - min(lid, params.n_lights)) / WG;
+    if seen != mine {
+        atomicAdd(&counters[2], 1u);
+    }
+    atomicMax(&wg_brightest, m);
+    workgroupBarrier();
+    if lid == 0u {
+        atomicStore(&counters[3], bitcast<u32>(scale_log2_below(atomicLoad(&wg_brightest))));
+    }
+}
+
+// After the last batch: each pixel's mean, for work that stays on the GPU.
+@compute @workgroup_size(64)
+fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let pixel = flat_workgroup(wid, nwg) * 64u + lid;
+    if pixel >= params.width * params.height {
+        return;
+    }
+    image[pixel] = vec4<f32>(pixel_mean(pixel, params.samples, bitcast<i32>(atomicLoad(&counters[3]))), 1.0);
 }

@@ -1,8 +1,8 @@
-//! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel, the
-//! image rendered in tiles of pixels and batches of samples, and read back once.
+//! The Whitted integrator on the GPU: `raytrace/whitted.wgsl`, one thread per pixel (several
+//! on small images), the image rendered in tiles of pixels and batches of samples whose
+//! radiance is added to per-pixel sums in 64-bit fixed point, read back once.
 
-use glam::Vec3;
-use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
+use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Placed, Progress, Recorder, Report, Result};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::batch::{TILES_PER_DISPATCH, batches};
@@ -11,7 +11,8 @@ use super::scene::GpuScene;
 use crate::camera::GpuCamera;
 use crate::image::Image;
 use crate::scene::Prepared;
-use crate::whitted::WhittedRender;
+use crate::sums::SampleSums;
+use crate::whitted::{WhittedRender, point_light_weight};
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -31,43 +32,84 @@ struct Params {
     pixel_base: u32,
     batch_first: u32,
     batch_count: u32,
-    done: u32,
-    _pad: [u32; 3],
+    streams: u32,
+    samples: u32,
+    point_weight: f32,
+    floor: f32,
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_PARAMS_SIZE);
 
-/// The pixels of a render on the GPU and its counters.
+/// Invocations a dispatch should have at least, where its samples allow, as the path tracer
+/// has: small images otherwise leave most of a large GPU idle.
+const FILL: u64 = 1 << 20;
+
+/// GPU bytes per pixel of the render's largest buffer: three 64-bit sums.
+const SUM_BYTES: u64 = 24;
+
+/// A Whitted render on the GPU: its per-pixel sums, their mean and its counters.
 #[derive(Clone, Debug)]
 pub struct GpuImage {
-    /// Linear RGB (and 1) per pixel, row-major: the mean of the samples rendered.
+    /// Linear RGB (and 1) per pixel, row-major: the mean of the render's samples, computed
+    /// in f32 on the GPU from `sums` (the download computes it in f64, rounding once; the two
+    /// differ by a few ulp at most, and not at all for one sample per pixel).
     pub pixels: Buffer<[f32; 4]>,
-    /// Rays cast (low, high word), pixel batches the driver cut short (an error), padding.
-    pub rays: Buffer<u32>,
+    /// Per pixel, the fixed-point sums of its samples ([`SampleSums::to_words`]).
+    pub sums: Buffer<[u32; 6]>,
+    /// Rays cast (low, high word), invocations the driver cut short (an error), and the
+    /// sums' unit exponent ([`SampleSums::scale_log2`], an i32), which the GPU derives from
+    /// the scene ([`RenderOptions::scale_log2`](crate::RenderOptions::scale_log2)).
+    pub counters: Buffer<u32>,
+    /// Index of the render's first sample.
+    pub first_sample: u32,
+    /// Samples per pixel the render holds.
+    pub samples: u32,
     /// Width.
     pub width: u32,
     /// Height.
     pub height: u32,
 }
 
+/// An error unless a `width` x `height` image's sums fit one storage binding of `gpu`.
+fn check_sums(gpu: &Gpu, width: u32, height: u32) -> Result<()> {
+    let pixels = u64::from(width) * u64::from(height);
+    if gpu.check_size("sums", pixels * SUM_BYTES, Fit::Binding).is_err() {
+        let l = gpu.limits();
+        let max = l.max_storage_buffer_binding_size.min(l.max_buffer_size) / SUM_BYTES;
+        return Err(Error::Input(format!(
+            "a {width}x{height} image has {pixels} pixels; this GPU holds the Whitted sums of at most {max} \
+             ({SUM_BYTES} bytes each in its largest storage buffer): render a smaller image or on the CPU"
+        )));
+    }
+    Ok(())
+}
+
 impl WhittedRender {
-    /// Records the render of an uploaded scene.
+    /// Records the render of an uploaded scene: the unit of the sums from the scene, the
+    /// batches of samples, and the mean.
     pub fn record_render(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuImage> {
         let gpu = rec.gpu().clone();
         let o = &self.options;
         o.check().map_err(Error::Input)?;
         check_gpu_image(&gpu, o.width, o.height)?;
+        check_sums(&gpu, o.width, o.height)?;
         let n = o.width as usize * o.height as usize;
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
-        let rays = gpu.zeroed::<u32>(4)?;
+        let sums = gpu.zeroed::<[u32; 6]>(n)?;
+        let counters = gpu.zeroed::<u32>(4)?;
         // max_depth 1 (camera and shadow rays) has its own entry point without the ray stack.
         let entry = if o.max_depth <= 1 { "render_direct" } else { "render" };
         let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, entry)?;
+        let unit = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "unit")?;
+        let mean = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "mean")?;
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = scene.tree.bounds;
         let (first, count) = o.samples();
         for batch in batches(first, count, tiles, TILES_PER_DISPATCH) {
+            // Small images: several invocations a pixel, each rendering some of the batch's
+            // samples, so that a dispatch has about FILL invocations.
+            let streams = (FILL.div_ceil(batch.tiles as u64 * 64) as u32).clamp(1, batch.count);
             let params = gpu.upload(&[Params {
                 cam: self.camera.to_gpu(o.width, o.height),
                 bmin: b.min.to_array(),
@@ -84,17 +126,85 @@ impl WhittedRender {
                 pixel_base: batch.tile_base,
                 batch_first: batch.first,
                 batch_count: batch.count,
-                done: batch.done,
-                _pad: [0; 3],
+                streams,
+                samples: count,
+                point_weight: point_light_weight(b.min, b.max),
+                floor: o.brightest_option(),
             }])?;
             let res: Vec<_> = [params.binding()]
                 .into_iter()
                 .chain(scene.bindings())
-                .chain([scene.lights.binding(), pixels.binding(), rays.binding()])
+                .chain([scene.lights.binding(), sums.binding(), counters.binding(), pixels.binding()])
                 .collect();
-            rec.dispatch("whitted", &kernel, &res, batch.tiles as u64)?;
+            // The unit once, before the first dispatch's samples.
+            if batch.done == 0 && batch.tile_base == 0 {
+                rec.dispatch("whitted unit", &unit, &res, 1)?;
+            }
+            rec.dispatch("whitted", &kernel, &res, batch.tiles as u64 * streams as u64)?;
+            if batch.last && batch.tile_base + batch.tiles == tiles {
+                rec.dispatch("whitted mean", &mean, &res, n.div_ceil(64) as u64)?;
+            }
         }
-        Ok(GpuImage { pixels, rays, width: o.width, height: o.height })
+        Ok(GpuImage { pixels, sums, counters, first_sample: first, samples: count, width: o.width, height: o.height })
+    }
+
+    /// Reads the render's fixed-point sums back: the exact per-pixel result, which adds to
+    /// the sums of other samples of the same render ([`SampleSums::merge`]). An error if the
+    /// driver cut an invocation short.
+    pub fn download_sums(&self, gpu: &Gpu, out: &GpuImage) -> Result<SampleSums> {
+        let counters = gpu.download(&out.counters)?;
+        if counters[2] > 0 {
+            return Err(Error::Validation(format!(
+                "{} invocations of the Whitted render stopped short: the driver limits the loop iterations of an \
+                 invocation (lavapipe: 65535); fewer lights, a smaller max_depth or the CPU would fit",
+                counters[2]
+            )));
+        }
+        let mut sums = SampleSums::new(out.width, out.height, out.first_sample, counters[3] as i32);
+        sums.set_words(&gpu.download(&out.sums)?);
+        sums.samples = out.samples;
+        Ok(sums)
+    }
+
+    /// The render's fixed-point sums on an input placed on either backend, with the report of
+    /// [`run_placed`](Compute::run_placed): the exact result, which the sums of other batches
+    /// of the same render (other devices, other shards) add to.
+    ///
+    /// ```
+    /// use lumbre_gpu::{Backend, Compute};
+    /// use lumbre_raytrace::{Camera, Prepared, RenderOptions, Scene, WhittedRender};
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
+    /// let (scene, _) = Scene::load_obj(path.as_ref())?;
+    /// let p = Prepared::new(scene, &Default::default());
+    /// let options = RenderOptions { width: 8, height: 8, spp: 4, ..Default::default() };
+    /// let mut render = WhittedRender { camera: Camera::frame(p.scene.bounds, 1.0), options };
+    /// let placed = Backend::Cpu.place(&render, &p)?;
+    /// // Samples [0, 1) and [1, 4) of the four strata add up to the bits of all four.
+    /// render.options.batch = Some((0, 1));
+    /// let (mut sums, _) = render.sums_placed(&placed, &())?;
+    /// render.options.batch = Some((1, 3));
+    /// sums.merge(&render.sums_placed(&placed, &())?.0)?;
+    /// render.options.batch = None;
+    /// assert_eq!(sums, render.sums_placed(&placed, &())?.0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sums_placed(
+        &self,
+        placed: &Placed<'_, WhittedRender>,
+        progress: &dyn Progress,
+    ) -> Result<(SampleSums, Report)> {
+        match placed {
+            Placed::Cpu(p) => self.run_sums_cpu(p, progress),
+            Placed::Gpu(gpu, input) => {
+                let mut rec = gpu.recorder();
+                let out = self.record(&mut rec, input)?;
+                let timings = rec.submit()?;
+                let mut report = Report::from_timings(self.name(), &timings);
+                let sums = report.time("download", || self.download_sums(gpu, &out))?;
+                report.merge(self.gpu_stats(gpu, &out)?);
+                Ok((sums, report))
+            }
+        }
     }
 }
 
@@ -115,7 +225,7 @@ impl Compute for WhittedRender {
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuImage) -> Result<Report> {
         let mut report = Report::default();
-        let c = gpu.download(&out.rays)?;
+        let c = gpu.download(&out.counters)?;
         report.stat("rays", ((c[1] as u64) << 32 | c[0] as u64) as f64);
         Ok(report)
     }
@@ -125,6 +235,7 @@ impl Compute for WhittedRender {
         self.options.check().map_err(Error::Input)?;
         p.scene.check_size().map_err(Error::Input)?;
         check_gpu_image(gpu, self.options.width, self.options.height)?;
+        check_sums(gpu, self.options.width, self.options.height)?;
         GpuScene::upload(gpu, p)
     }
 
@@ -132,17 +243,8 @@ impl Compute for WhittedRender {
         self.record_render(rec, scene)
     }
 
+    /// The mean of [`download_sums`](WhittedRender::download_sums), in f64 as on the CPU.
     fn download(&self, gpu: &Gpu, out: &GpuImage) -> Result<Image> {
-        let short = gpu.download(&out.rays)?[2];
-        if short > 0 {
-            return Err(Error::Validation(format!(
-                "{short} pixel batches of the Whitted render stopped short: the driver limits the loop \
-                 iterations of an invocation (lavapipe: 65535); fewer lights, a smaller max_depth or the CPU \
-                 would fit"
-            )));
-        }
-        let px = gpu.download(&out.pixels)?;
-        let pixels = px.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
-        Image::from_pixels(out.width, out.height, pixels).map_err(lumbre_gpu::Error::Input)
+        self.download_sums(gpu, out)?.mean().map_err(Error::Input)
     }
 }
