@@ -10,6 +10,7 @@ use lumbre_raytrace::{Camera, MaterialKind, Prepared};
 use rayon::prelude::*;
 
 use crate::bounds::dot;
+use crate::rows::Rows;
 
 /// `GPixel::flags` bit: the pixel is a surface lit by the VPLs.
 pub const SHADED: u32 = 1;
@@ -180,9 +181,17 @@ pub(crate) fn primary(p: &Prepared, origin: Vec3, dir: Vec3, query: &QueryOption
 
 /// The G-buffer of `view` on the CPU, rows in parallel, one ray through each pixel's centre.
 pub fn gbuffer_cpu(p: &Prepared, view: &View, query: &QueryOptions) -> Result<GBuffer> {
+    gbuffer_rows_cpu(p, view, Rows::all(view.height), query)
+}
+
+/// The G-buffer of the band `rows` of `view` (`view.width` x `rows.len()` pixels), each
+/// pixel's ray that of the whole image's pixel (the camera sized to the whole view).
+pub(crate) fn gbuffer_rows_cpu(p: &Prepared, view: &View, rows: Rows, query: &QueryOptions) -> Result<GBuffer> {
     view.validate()?;
+    rows.check(view.height)?;
     let cam = view.camera.to_gpu(view.width, view.height);
-    let pixels = (0..view.height)
+    let pixels = rows
+        .range()
         .into_par_iter()
         .flat_map_iter(|y| {
             (0..view.width).map(move |x| {
@@ -191,7 +200,7 @@ pub fn gbuffer_cpu(p: &Prepared, view: &View, query: &QueryOptions) -> Result<GB
             })
         })
         .collect();
-    Ok(GBuffer { width: view.width, height: view.height, pixels })
+    Ok(GBuffer { width: view.width, height: rows.len(), pixels })
 }
 
 impl Agree for GBuffer {

@@ -19,8 +19,10 @@
 //!    VPL for every pixel), with [`Visibility`] by shadow rays or imperfect shadow maps
 //!    ([`ism`]).
 //!
-//! [`Render`] runs them all; [`workloads`] makes lights to try the stages on; [`twin`]
-//! holds the CPU twins of the kernels' constants and functions.
+//! [`Render`] runs them all, on the whole image or on a band of its [`Rows`] (bands
+//! rendered apart, on several GPUs or nodes, [assemble](Rendering::assemble) into the whole
+//! render bit for bit); [`workloads`] makes lights to try the stages on; [`twin`] holds the
+//! CPU twins of the kernels' constants and functions.
 //!
 //! ```
 //! use lumbre_gpu::Compute;
@@ -60,6 +62,7 @@ pub mod ism;
 mod metric;
 mod morton_tree;
 mod render;
+mod rows;
 mod shading;
 mod tree;
 pub mod twin;
@@ -79,6 +82,7 @@ pub use instant::InstantRadiosity;
 pub use metric::ClusterMetric;
 pub use morton_tree::{MAX_DIRECTION_BITS, MortonTree};
 pub use render::{Method, Render, Rendering, TreeBuilder, VIEW_SCALES, cut_heatmap};
+pub use rows::Rows;
 pub use shading::{DEFAULT_CLAMP, Lit, Shading, ShadingRef, Visibility};
 pub use tree::{LightNode, LightTree};
 pub use vpls::{

@@ -8,10 +8,11 @@ use lumbre_kdtree::QueryOptions;
 use lumbre_raytrace::{Image, Prepared};
 
 use crate::cuts::{CutOptions, CutPixel, Lightcuts};
-use crate::gbuffer::{GBufferPass, View};
+use crate::gbuffer::{View, gbuffer_rows_cpu};
 use crate::greedy::GreedyTree;
 use crate::instant::InstantRadiosity;
 use crate::morton_tree::MortonTree;
+use crate::rows::Rows;
 use crate::shading::{DEFAULT_CLAMP, Lit, ShadingRef, Visibility};
 use crate::tree::{LightNode, LightTree};
 use crate::vpls::{Vpl, VplOptions, validate_vpls, vpls_cpu};
@@ -76,10 +77,23 @@ impl Method {
     }
 }
 
-/// A rendered image with its cuts (lightcuts only) and counts.
+/// A rendered image with its cuts (lightcuts only) and counts: the whole image, or the
+/// band of rows a [`Render`] with `rows` set computes (only those rows, from `first_row`;
+/// [`Rendering::assemble`] puts bands together).
+///
+/// ```
+/// use lumbre_lightcuts::{Render, Rows, View, VplOptions};
+/// use lumbre_raytrace::{Prepared, Scene};
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
+/// let prepared = Prepared::new(Scene::load_obj(path.as_ref())?.0, &Default::default());
+/// let render = Render { view: View::cornell(4, 6), vpls: VplOptions::one_bounce(50), ..Default::default() };
+/// let band = Render { rows: Some(Rows::from(2..5)), ..render }.cpu(&prepared)?;
+/// assert_eq!((band.image.width, band.image.height, band.first_row, band.cuts.len()), (4, 3, 2, 12));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rendering {
-    /// Linear RGB radiance.
+    /// Linear RGB radiance: the image's width by the band's rows (all rows by default).
     pub image: Image,
     /// Per pixel, its cut (empty for instant radiosity).
     pub cuts: Vec<CutPixel>,
@@ -87,11 +101,16 @@ pub struct Rendering {
     pub vpls: u32,
     /// Visibility queries (shadow rays or ISM lookups).
     pub queries: u64,
+    /// The row of the whole image that is the first of `image` (0 for a whole render).
+    pub first_row: u32,
 }
 
 impl Agree for Rendering {
-    /// VPL counts, cuts and queries exactly; radiances within `tol`.
+    /// Rows, VPL counts, cuts and queries exactly; radiances within `tol`.
     fn disagreement(&self, gpu: &Self, tol: Tolerance) -> Option<String> {
+        if self.first_row != gpu.first_row {
+            return Some(format!("first row {} vs {}", self.first_row, gpu.first_row));
+        }
         if self.vpls != gpu.vpls {
             return Some(format!("{} vs {} VPLs", self.vpls, gpu.vpls));
         }
@@ -130,6 +149,10 @@ pub struct Render {
     pub visibility: Visibility,
     /// Traversal and triangle test of every ray.
     pub query: QueryOptions,
+    /// The band of rows of `view` to compute, or `None` for all of them: the pixels are
+    /// those of the whole render, bit for bit, and only they are computed (see
+    /// [`Rendering::assemble`]); the VPLs, light tree and shadow maps are made whole.
+    pub rows: Option<Rows>,
 }
 
 impl Default for Render {
@@ -142,6 +165,7 @@ impl Default for Render {
             clamp: DEFAULT_CLAMP,
             visibility: Visibility::Rays,
             query: QueryOptions::default(),
+            rows: None,
         }
     }
 }
@@ -166,6 +190,24 @@ impl Render {
         let diagonal = (bounds.1 - bounds.0).length();
         let view = (self.view.camera.target - self.view.camera.eye).length() * VIEW_SCALES;
         if diagonal > view && view > 0.0 { self.clamp * view / diagonal } else { self.clamp }
+    }
+
+    /// The band of rows this render computes (`rows`, or every row of the view), checked
+    /// against the view: an [`Error::Input`] naming an empty band or one outside the image.
+    ///
+    /// ```
+    /// use lumbre_lightcuts::{Render, Rows, View};
+    /// let render = Render { view: View::cornell(8, 8), ..Default::default() };
+    /// assert_eq!(render.band()?, Rows::all(8));
+    /// assert_eq!(Render { rows: Some((3..5).into()), ..render }.band()?, (3..5).into());
+    /// assert!(Render { rows: Some((3..9).into()), ..render }.band().is_err());
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn band(&self) -> Result<Rows> {
+        self.view.validate()?;
+        let rows = self.rows.unwrap_or(Rows::all(self.view.height));
+        rows.check(self.view.height)?;
+        Ok(rows)
     }
 
     /// The CPU path: the rendering.
@@ -198,6 +240,7 @@ impl Render {
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
     pub fn run_cpu(&self, p: &Prepared, progress: &dyn Progress) -> Result<(Rendering, Report)> {
+        let band = self.band()?;
         let mut report = Report::default();
         let vpls = report.time("vpls", || vpls_cpu(p, &self.vpls, &self.query))?;
         report.stat("vpls", vpls.len() as f64);
@@ -206,7 +249,7 @@ impl Render {
             // Instant radiosity reads only the lights: a tree of one node stands for it.
             Method::Instant => LightTree { nodes: instant_nodes(&vpls)?, vpls },
         };
-        let gbuffer = report.time("gbuffer", || GBufferPass { view: self.view, query: self.query }.cpu(p))?;
+        let gbuffer = report.time("gbuffer", || gbuffer_rows_cpu(p, &self.view, band, &self.query))?;
         let input = ShadingRef { prepared: p, tree: &tree, gbuffer: &gbuffer };
         let clamp = self.clamp_for(p.scene.bounds);
         let (lit, r) = match self.shade() {
@@ -214,7 +257,13 @@ impl Render {
             ShadeWith::Instant(ir) => InstantRadiosity { clamp, ..ir }.shade_cpu(input, progress)?,
         };
         report.merge(r);
-        let out = Rendering { image: lit.image, cuts: lit.cuts, vpls: tree.vpls.len() as u32, queries: lit.queries };
+        let out = Rendering {
+            image: lit.image,
+            cuts: lit.cuts,
+            vpls: tree.vpls.len() as u32,
+            queries: lit.queries,
+            first_row: band.start,
+        };
         Ok((out, report))
     }
 

@@ -6,14 +6,17 @@
 //! import lightcuts/light
 //! import lightcuts/pixel
 //! import shared/material
-// The G-buffer, one thread per pixel in 8x8 tiles: the primary ray through the pixel's
-// centre and what it hits (lumbre_lightcuts::gbuffer's `primary`, step by step).
+// The G-buffer of a band of an image's rows, one thread per pixel in 8x8 tiles of the
+// band: the primary ray through the pixel's centre in the whole image and what it hits
+// (lumbre_lightcuts::gbuffer's `primary`, step by step).
 
 struct Params {
+    // the camera of the whole image
     cam: Camera,
     bmin: vec3<f32>,
     width: u32,
     bmax: vec3<f32>,
+    // rows in the band
     height: u32,
     eps: f32,
     // bit 0: restart traversal; bit 1: watertight test
@@ -23,6 +26,11 @@ struct Params {
     // +infinity, passed at run time (a constant folded into the traversal may round
     // differently from the CPU's)
     far: f32,
+    // the whole image's row of the band's first
+    first_row: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
 }
 
 
@@ -85,7 +93,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // lumbre_raytrace::GpuCamera::ray, normalised as glam does (times the reciprocal length).
     let cam = params.cam;
     let s = (f32(xy.x) + 0.5) / cam.size.x;
-    let t = 1.0 - (f32(xy.y) + 0.5) / cam.size.y;
+    let t = 1.0 - (f32(params.first_row + xy.y) + 0.5) / cam.size.y;
     let dir = unit(cam.corner.xyz + cam.horizontal.xyz * s + cam.vertical.xyz * t);
     gbuffer[xy.y * params.width + xy.x] = primary(cam.eye.xyz, dir);
 }

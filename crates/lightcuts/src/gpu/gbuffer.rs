@@ -6,6 +6,7 @@ use lumbre_raytrace::{GpuScene, Prepared};
 
 use crate::gbuffer::{GBuffer, GBufferPass, GPixel};
 use crate::gpu::scene::query_flags;
+use crate::rows::Rows;
 
 /// 8x8-pixel tiles per dispatch of the per-pixel kernels: a quarter of a million pixels,
 /// so that no dispatch runs long enough for a driver to reset the GPU.
@@ -32,6 +33,8 @@ struct Params {
     flags: u32,
     tile_base: u32,
     far: f32,
+    first_row: u32,
+    _pad: [u32; 3],
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::lightcuts::GBUFFER_PARAMS_SIZE);
 
@@ -61,15 +64,23 @@ impl GpuGBuffer {
 impl GBufferPass {
     /// Records the G-buffer of an uploaded scene.
     pub fn record_gbuffer(&self, rec: &mut Recorder, scene: &GpuScene) -> Result<GpuGBuffer> {
+        self.record_gbuffer_rows(rec, scene, Rows::all(self.view.height))
+    }
+
+    /// Records the G-buffer of the band `rows` of the view (`width` x `rows.len()` pixels,
+    /// the dispatches over the band's tiles only), each pixel's ray that of the whole
+    /// image's pixel.
+    pub(crate) fn record_gbuffer_rows(&self, rec: &mut Recorder, scene: &GpuScene, rows: Rows) -> Result<GpuGBuffer> {
         self.view.validate()?;
+        rows.check(self.view.height)?;
         let gpu = rec.gpu().clone();
-        let (w, h) = (self.view.width, self.view.height);
+        let (w, h) = (self.view.width, rows.len());
         let pixels = gpu.zeroed::<GPixel>(w as usize * h as usize)?;
         let kernel = gpu.kernel(&lumbre_shaders::lightcuts::GBUFFER, "main")?;
         let b = scene.tree.bounds;
         for (tile_base, tiles) in tile_dispatches(w, h) {
             let params = gpu.uniform(&Params {
-                cam: self.view.camera.to_gpu(w, h),
+                cam: self.view.camera.to_gpu(w, self.view.height),
                 bmin: b.min.to_array(),
                 width: w,
                 bmax: b.max.to_array(),
@@ -78,6 +89,8 @@ impl GBufferPass {
                 flags: query_flags(&self.query),
                 tile_base,
                 far: f32::INFINITY,
+                first_row: rows.start,
+                _pad: [0; 3],
             })?;
             let res: Vec<_> =
                 [params.as_entire_binding()].into_iter().chain(scene.bindings()).chain([pixels.binding()]).collect();

@@ -69,6 +69,7 @@ impl Compute for Render {
     /// Makes the VPLs in a submission of its own (the host reads their count), then records
     /// the tree, the G-buffer, the ISM and the shading on `rec`.
     fn record(&self, rec: &mut Recorder, s: &GpuRenderScene) -> Result<GpuRendering> {
+        let band = self.band()?;
         let gpu = rec.gpu().clone();
         let mut before = Report::default();
         let mut first = gpu.recorder();
@@ -94,7 +95,8 @@ impl Compute for Render {
                 GpuLights::upload(&gpu, &tree)?
             }
         };
-        let gbuffer = GBufferPass { view: self.view, query: self.query }.record_gbuffer(rec, &s.scene.scene)?;
+        let pass = GBufferPass { view: self.view, query: self.query };
+        let gbuffer = pass.record_gbuffer_rows(rec, &s.scene.scene, band)?;
         let shading = GpuShading {
             scene: s.scene.scene.clone(),
             lights,
@@ -129,7 +131,13 @@ impl Compute for Render {
             ShadeWith::Cuts(lc) => lc.download(gpu, &out.lit)?,
             ShadeWith::Instant(ir) => ir.download(gpu, &out.lit)?,
         };
-        Ok(Rendering { image: lit.image, cuts: lit.cuts, vpls: out.vpls, queries: lit.queries })
+        Ok(Rendering {
+            image: lit.image,
+            cuts: lit.cuts,
+            vpls: out.vpls,
+            queries: lit.queries,
+            first_row: self.band()?.start,
+        })
     }
 
     fn gpu_stats(&self, gpu: &Gpu, out: &GpuRendering) -> Result<Report> {
