@@ -64,11 +64,12 @@ impl MergeArgs {
             .into());
         }
         match first.kind.as_str() {
-            "path" => {
-                let sums = merge_path(&parts)?;
+            kind @ ("path" | "whitted") => {
+                let sums = merge_sums(&parts)?;
                 sums.mean()?.save(&out)?;
+                let what = if kind == "path" { "path" } else { "Whitted" };
                 out!(
-                    "merged {} parts of a path render: {} samples per pixel, {}x{} -> {}",
+                    "merged {} parts of a {what} render: {} samples per pixel, {}x{} -> {}",
                     parts.len(),
                     sums.samples,
                     sums.width,
@@ -95,11 +96,11 @@ impl MergeArgs {
     }
 }
 
-/// The sums of a path render's parts, checked to hold samples `0..spp` once each.
-fn merge_path(parts: &[(&Path, Part)]) -> Result<SampleSums> {
+/// The sums of a path or Whitted render's parts, checked to hold samples `0..spp` once each.
+fn merge_sums(parts: &[(&Path, Part)]) -> Result<SampleSums> {
     let mut all: Vec<(&Path, SampleSums, u32)> = Vec::new();
     for (path, part) in parts {
-        all.push((path, path_sums(path, part)?, part.field(path, "spp")?));
+        all.push((path, part_sums(path, part)?, part.field(path, "spp")?));
     }
     all.sort_by_key(|(_, s, _)| s.first_sample);
     let (path0, first, spp) = &all[0];
@@ -156,8 +157,9 @@ fn merge_density(parts: &[(&Path, Part)]) -> Result<DensityPart> {
     Ok(merged)
 }
 
-/// A path render's part: the sums and what they are.
-pub fn path_part(sums: &SampleSums, shard: Shard, description: &str, spp: u32) -> Part {
+/// A part of kind `kind` (`path` or `whitted`) of a render of `spp` samples per pixel: its
+/// sums, what they are, and the run they belong to (`description`, hashed).
+pub fn sums_part(kind: &str, sums: &SampleSums, shard: Shard, description: &str, spp: u32) -> Part {
     let mut fields = BTreeMap::new();
     for (k, v) in [
         ("width", sums.width.to_string()),
@@ -170,7 +172,7 @@ pub fn path_part(sums: &SampleSums, shard: Shard, description: &str, spp: u32) -
         fields.insert(k.to_string(), v);
     }
     Part {
-        kind: "path".into(),
+        kind: kind.into(),
         run: run_hash(description.as_bytes()),
         shard,
         fields,
@@ -178,8 +180,9 @@ pub fn path_part(sums: &SampleSums, shard: Shard, description: &str, spp: u32) -
     }
 }
 
-/// The sums a path part holds; an error naming the file if its values do not fit its size.
-fn path_sums(path: &Path, part: &Part) -> Result<SampleSums> {
+/// The sums a path or Whitted part holds; an error naming the file if its values do not fit
+/// its size.
+fn part_sums(path: &Path, part: &Part) -> Result<SampleSums> {
     let (width, height): (u32, u32) = (part.field(path, "width")?, part.field(path, "height")?);
     let mut sums = SampleSums::new(width, height, part.field(path, "first_sample")?, part.field(path, "scale_log2")?);
     sums.samples = part.field(path, "samples")?;

@@ -1,28 +1,27 @@
 //! `lumbre render`: a scene through the Whitted ray tracer or the path tracer, on either
-//! backend. Both render progressively: batches of samples, the running mean kept in f64,
-//! the progress bar counting samples, the image written every few seconds and at the end.
+//! backend. Both render progressively through the same machinery ([`spread`]): batches of
+//! samples on one device or several (`--gpus`), their fixed-point sums merged exactly, the
+//! progress bar counting samples, the mean written every few seconds and at the end; or one
+//! shard's sums (`--shard`) for `lumbre merge`. The image's bits do not depend on the batches,
+//! the devices or the shards.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args;
-use glam::DVec3;
-use lumbre_gpu::{Backend, Compute, Report};
+use lumbre_gpu::Backend;
 use lumbre_kdtree::BuildOptions;
-use lumbre_raytrace::{
-    Camera, Image, PathOptions, PathRender, Prepared, RenderOptions, SampleSums, Scene, WhittedRender,
-};
+use lumbre_raytrace::{Camera, PathOptions, PathRender, Prepared, RenderOptions, SampleSums, Scene, WhittedRender};
 
 use crate::backend::{BackendArgs, BackendChoice, OnBackend};
 use crate::error::Result;
 use crate::gpus::GpuList;
 use crate::limits::in_range;
-use crate::merge::{part_path, path_part};
+use crate::merge::{part_path, sums_part};
 use crate::out::out;
 use crate::part::run_hash;
-use crate::progress::progress;
 use crate::shard::ShardSpec;
-use crate::spread::spread;
+use crate::spread::{SampledRender, Spread, spread};
 use crate::view::View;
 
 /// Render a scene with the Whitted ray tracer or the path tracer.
@@ -54,12 +53,12 @@ pub struct RenderArgs {
     /// may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
     #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
     leaf_size: u32,
-    /// Path: spread the samples over these GPUs (`all`, a count N, or adapter indices #I or I,J
-    /// as `lumbre info` lists them); each takes batches as it frees up. The image is the same,
+    /// Spread the samples over these GPUs (`all`, a count N, or adapter indices #I or I,J as
+    /// `lumbre info` lists them); each takes batches as it frees up. The image is the same,
     /// bit for bit, as on one of them.
     #[arg(long, value_name = "all|N|#I|I,J")]
     gpus: Option<GpuList>,
-    /// Path: render the I-th (from 0) of N parts of the samples and write a partial result
+    /// Render the I-th (from 0) of N parts of the samples and write a partial result
     /// (`-o NAME.lpart`) for `lumbre merge`; `auto/N` reads I from JOB_COMPLETION_INDEX
     /// (Kubernetes) or SLURM_ARRAY_TASK_ID (Slurm). Merged, the parts give the bits of one
     /// run.
@@ -133,12 +132,6 @@ impl OnBackend for RenderArgs {
         if self.leaf_size == 0 {
             return Err("--leaf-size 0: must be at least 1".into());
         }
-        if self.method == Method::Whitted && (self.gpus.is_some() || self.shard.is_some()) {
-            let flag = if self.gpus.is_some() { "--gpus" } else { "--shard" };
-            return Err(
-                format!("{flag}: only --method path spreads its samples (Whitted renders on one device)").into()
-            );
-        }
         if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
             return Err("--gpus needs --backend gpu".into());
         }
@@ -188,34 +181,30 @@ impl RenderArgs {
         RenderOptions { width, height, spp: self.spp, max_depth: self.max_depth, ..Default::default() }
     }
 
+    /// The progressive Whitted render through [`sampled`](RenderArgs::sampled).
     fn whitted(&self, out: &Path, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
         let o = self.options();
-        let mut render = WhittedRender { camera, options: o };
-        let t = Instant::now();
-        let placed = backend.place(&render, prepared)?;
-        let upload = t.elapsed();
-        let done = self.progressive(out, ["rays"], |first, count, progress| {
-            render.options.batch = Some((first, count));
-            render.run_placed(&placed, progress)
-        })?;
+        o.check()?;
+        let render = WhittedRender { camera, options: o };
+        let description = self.run_description(backend, "whitted", &format!("depth {}", o.max_depth), camera)?;
+        let (done, part) = self.sampled(out, backend, prepared, &render, "whitted", &description)?;
         let rays = done.totals.get("rays").unwrap_or(0.0);
+        let render_time = done.devices.iter().map(|d| d.render).max().unwrap_or_default();
         out!(
-            "{header}, upload {:.1} ms; Whitted: {} samples per pixel, {rays:.0} rays in {:.3} s rendering, {:.3} s in \
-         all: {}/s; {} intermediate writes -> {}",
-            upload.as_secs_f64() * 1e3,
-            o.spp,
-            done.render_time.as_secs_f64(),
+            "{header}, upload {:.1} ms; Whitted: {} samples per pixel{part}, {rays:.0} rays in {:.3} s rendering, \
+             {:.3} s in all: {}/s; {} intermediate writes -> {}",
+            done.upload.as_secs_f64() * 1e3,
+            done.sums.samples,
+            render_time.as_secs_f64(),
             done.wall.as_secs_f64(),
-            rate(rays, done.render_time.as_secs_f64(), "rays"),
+            rate(rays, render_time.as_secs_f64(), "rays"),
             done.writes,
             out.display()
         )?;
-        Ok(())
+        self.per_device(&done, "samples")
     }
 
-    /// The progressive path render over one device or several (`--gpus`), all samples or a
-    /// shard's (`--shard`): batches of samples through [`spread`], the mean written every
-    /// `--write-every` seconds and at the end, or a shard's sums written at the end.
+    /// The progressive path render through [`sampled`](RenderArgs::sampled).
     fn path(&self, out: &Path, backend: &Backend, prepared: &Prepared, camera: Camera, header: &str) -> Result<()> {
         let o = self.options();
         let options = PathOptions {
@@ -230,29 +219,14 @@ impl RenderArgs {
         };
         options.check()?;
         let render = PathRender { camera, options };
-        let devices = match &self.gpus {
-            Some(list) => list.open(backend)?,
-            None => vec![backend.clone()],
-        };
-        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
-        let samples = shard.map_or(0..o.spp, |s| s.range(o.spp));
-        let write = |sums: &SampleSums| -> Result<()> {
-            if shard.is_none() {
-                sums.mean()?.save(out)?;
-            }
-            Ok(())
-        };
-        let done = spread(&devices, &render, prepared, samples, self.write_every, write)?;
-        match shard {
-            Some(shard) => path_part(&done.sums, shard, &self.run_description(backend, &render)?, o.spp).save(out)?,
-            None => done.sums.mean()?.save(out)?,
-        }
+        let settings = format!("bounces {} rr {}", options.max_bounces, options.rr_depth);
+        let description = self.run_description(backend, "path", &settings, camera)?;
+        let (done, part) = self.sampled(out, backend, prepared, &render, "path", &description)?;
         let totals = &done.totals;
         let rays = totals.get("rays").unwrap_or(0.0);
         let paths = totals.get("paths").unwrap_or(0.0);
         let length = totals.get("extension rays").unwrap_or(0.0) / paths.max(1.0);
         let render_time = done.devices.iter().map(|d| d.render).max().unwrap_or_default();
-        let part = shard.map_or(String::new(), |s| format!(" (shard {s}: samples {:?})", s.range(o.spp)));
         out!(
             "{header}; path tracing: {} samples per pixel{part}, {paths:.0} paths, {rays:.0} rays (mean path length \
          {length:.3}) in {:.3} s rendering, {:.3} s in all: {}/s; {} intermediate writes -> {}",
@@ -263,123 +237,85 @@ impl RenderArgs {
             done.writes,
             out.display()
         )?;
+        self.per_device(&done, "paths")
+    }
+
+    /// A render's samples in batches over one device or several (`--gpus`), all of them or a
+    /// shard's (`--shard`), through [`spread`]: the mean written every `--write-every`
+    /// seconds and at the end, or a shard's sums written at the end as a part of kind `kind`.
+    /// Returns what the render did and, for a shard, the words saying which part it was.
+    fn sampled<R: SampledRender>(
+        &self,
+        out: &Path,
+        backend: &Backend,
+        prepared: &Prepared,
+        render: &R,
+        kind: &str,
+        description: &str,
+    ) -> Result<(Spread, String)> {
+        let spp = self.spp;
+        let devices = match &self.gpus {
+            Some(list) => list.open(backend)?,
+            None => vec![backend.clone()],
+        };
+        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let samples = shard.map_or(0..spp, |s| s.range(spp));
+        let write = |sums: &SampleSums| -> Result<()> {
+            if shard.is_none() {
+                sums.mean()?.save(out)?;
+            }
+            Ok(())
+        };
+        let done = spread(&devices, render, prepared, samples, self.write_every, write)?;
+        match shard {
+            Some(shard) => sums_part(kind, &done.sums, shard, description, spp).save(out)?,
+            None => done.sums.mean()?.save(out)?,
+        }
+        if done.sums.saturated() > 0 {
+            eprintln!(
+                "warning: {} pixels' sums saturated (radiance past 2^32 times the scene's brightest)",
+                done.sums.saturated()
+            );
+        }
+        let part = shard.map_or(String::new(), |s| format!(" (shard {s}: samples {:?})", s.range(spp)));
+        Ok((done, part))
+    }
+
+    /// With several devices, a line each: its samples per pixel, its rendering time and its
+    /// rate in `unit` (pixel samples: `paths` or `samples`).
+    fn per_device(&self, done: &Spread, unit: &str) -> Result<()> {
         if done.devices.len() > 1 {
             for d in &done.devices {
-                let paths = d.done as f64 * o.width as f64 * o.height as f64;
+                let n = d.done as f64 * self.view.width as f64 * self.view.height as f64;
                 out!(
                     "  {}: {} samples per pixel in {:.3} s rendering: {}/s",
                     d.name,
                     d.done,
                     d.render.as_secs_f64(),
-                    rate(paths, d.render.as_secs_f64(), "paths")
+                    rate(n, d.render.as_secs_f64(), unit)
                 )?;
             }
-        }
-        if done.sums.saturated() > 0 {
-            eprintln!(
-                "warning: {} pixels' sums saturated (radiance past 2^32 times the brightest emitter)",
-                done.sums.saturated()
-            );
         }
         Ok(())
     }
 
-    /// What decides a path render's bits except the shard: the run hash of its parts.
-    fn run_description(&self, backend: &Backend, render: &PathRender) -> Result<String> {
+    /// What decides a render's bits except the shard, the run hash of its parts: the method,
+    /// the scene, the camera, the image size, the samples, the method's `settings`, the
+    /// kd-tree's leaves and the backend.
+    fn run_description(&self, backend: &Backend, method: &str, settings: &str, camera: Camera) -> Result<String> {
         let scene = match crate::scenes::set_name(&self.scene) {
             Some(name) => format!("set:{name}"),
             None => format!("file {:016x}", run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
         };
-        let o = &render.options;
         Ok(format!(
-            "path {scene} camera {:?} {}x{} spp {} bounces {} rr {} leaf {} backend {}",
-            render.camera,
-            o.width,
-            o.height,
-            o.spp,
-            o.max_bounces,
-            o.rr_depth,
+            "{method} {scene} camera {camera:?} {}x{} spp {} {settings} leaf {} backend {}",
+            self.view.width,
+            self.view.height,
+            self.spp,
             self.leaf_size,
             backend.name()
         ))
     }
-
-    /// Renders `--spp` samples per pixel in batches `run(first, count, progress)`,
-    /// each returning the mean of its samples: the first batch is one sample, the next as many as
-    /// fit in [`BATCH_TARGET`] at the last one's pace (at most four times as many). The mean of
-    /// all samples so far (weighted sums in f64) is written to `out` every
-    /// `--write-every` seconds and at the end; the bar counts samples per pixel and moves
-    /// within a batch by rows.
-    fn progressive<const N: usize>(
-        &self,
-        out: &Path,
-        stats: [&str; N],
-        mut run: impl FnMut(u32, u32, &dyn lumbre_gpu::Progress) -> lumbre_gpu::Result<(Image, Report)>,
-    ) -> Result<Progressive> {
-        let o = self.options();
-        let spp = o.spp;
-        let mut sum = vec![DVec3::ZERO; o.width as usize * o.height as usize];
-        let bar = progress(spp as u64, "samples");
-        let started = Instant::now();
-        let mut last_write = Instant::now();
-        let mut writes = 0u32;
-        let (mut done, mut batch) = (0u32, 1u32);
-        let mut totals = Report::default();
-        let mut render_time = Duration::ZERO;
-        while done < spp {
-            batch = batch.min(spp - done);
-            let height = o.height as u64;
-            let row_progress =
-                |_: &str, rows: u64, _: u64| bar.set_position(done as u64 + batch as u64 * rows / height);
-            let t = Instant::now();
-            let (image, report) = run(done, batch, &row_progress)?;
-            let took = t.elapsed();
-            render_time += report.gpu.unwrap_or_else(|| report.stage("render").unwrap_or(took));
-            for (s, px) in sum.iter_mut().zip(&image.pixels) {
-                *s += px.as_dvec3() * batch as f64;
-            }
-            for stat in stats {
-                let v = totals.get(stat).unwrap_or(0.0) + report.get(stat).unwrap_or(0.0);
-                totals.stat(stat, v);
-            }
-            done += batch;
-            bar.set_position(done as u64);
-            // The next batch: as many samples as fit in the target time at this batch's pace.
-            let per_sample = took.as_secs_f64() / batch as f64;
-            let target = BATCH_TARGET.as_secs_f64().min(self.write_every);
-            batch = ((target / per_sample.max(1e-9)) as u32).clamp(1, batch.saturating_mul(4).max(1));
-            if done < spp && last_write.elapsed().as_secs_f64() >= self.write_every {
-                mean_image(&sum, done, o.width, o.height)?.save(out)?;
-                last_write = Instant::now();
-                writes += 1;
-            }
-        }
-        bar.finish_and_clear();
-        mean_image(&sum, done, o.width, o.height)?.save(out)?;
-        Ok(Progressive { totals, render_time, wall: started.elapsed(), writes })
-    }
-}
-
-/// Longest a batch of samples should take, so that the progress bar moves and the image can
-/// be written on time.
-const BATCH_TARGET: Duration = Duration::from_millis(500);
-
-/// What a progressive render did.
-struct Progressive {
-    /// The named statistics summed over the batches.
-    totals: Report,
-    /// Rendering time (GPU time on the GPU) over the batches.
-    render_time: Duration,
-    /// Wall-clock time of the whole loop.
-    wall: Duration,
-    /// Images written before the last.
-    writes: u32,
-}
-
-/// The mean of `n` samples whose per-pixel sums are `sum`.
-fn mean_image(sum: &[DVec3], n: u32, width: u32, height: u32) -> Result<Image> {
-    let pixels = sum.iter().map(|s| (*s / n.max(1) as f64).as_vec3()).collect();
-    Ok(Image::from_pixels(width, height, pixels)?)
 }
 
 /// `n` per second with a unit prefix: `3.52 Grays`, `812 Krays`.

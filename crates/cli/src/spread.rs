@@ -1,8 +1,9 @@
 //! Work spread over devices: every device takes the next batch as it frees up, so a faster
 //! GPU takes more (balance by measured throughput, not equal shares), and the fixed-point
-//! sums of the batches add up to the bits of one device's run whatever the split: a path
-//! render's samples ([`SampleSums`]) and a density estimate's photons ([`DensityPart`]);
-//! and the frames of an animation, each written by the device that rendered it.
+//! sums of the batches add up to the bits of one device's run whatever the split: the
+//! samples of a path or Whitted render ([`SampledRender`], [`SampleSums`]) and a density
+//! estimate's photons ([`DensityPart`]); and the frames of an animation, each written by the
+//! device that rendered it.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,8 +11,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar};
-use lumbre_gpu::{Backend, Report};
-use lumbre_raytrace::{Camera, PathRender, Prepared, SampleSums};
+use lumbre_gpu::{Backend, Compute, Placed, Progress, Report};
+use lumbre_raytrace::{Camera, Image, PathRender, Prepared, SampleSums, WhittedRender};
 
 use crate::density::DensityOptions;
 use crate::density_part::DensityPart;
@@ -33,6 +34,67 @@ pub struct DeviceShare {
     pub render: Duration,
 }
 
+/// A render whose samples split into batches that any device renders, and whose fixed-point
+/// sums add up to the bits of the render in one piece: the path tracer and the Whitted
+/// renderer.
+pub trait SampledRender: Compute<Input = Prepared, Output = Image> + Sync + Sized {
+    /// Width and height of the image.
+    fn size(&self) -> (u32, u32);
+
+    /// The same render of samples `first .. first + count` only.
+    fn batch(&self, first: u32, count: u32) -> Self;
+
+    /// The sums of the render's samples on an input placed on either backend, and the report
+    /// of the run (its statistics: rays, paths).
+    fn sums_placed(
+        &self,
+        placed: &Placed<'_, Self>,
+        progress: &dyn Progress,
+    ) -> lumbre_gpu::Result<(SampleSums, Report)>;
+}
+
+impl SampledRender for PathRender {
+    fn size(&self) -> (u32, u32) {
+        (self.options.width, self.options.height)
+    }
+
+    fn batch(&self, first: u32, count: u32) -> Self {
+        let mut r = *self;
+        r.options.first_sample = first;
+        r.options.spp = count;
+        r
+    }
+
+    fn sums_placed(
+        &self,
+        placed: &Placed<'_, Self>,
+        progress: &dyn Progress,
+    ) -> lumbre_gpu::Result<(SampleSums, Report)> {
+        PathRender::sums_placed(self, placed, progress)
+    }
+}
+
+impl SampledRender for WhittedRender {
+    fn size(&self) -> (u32, u32) {
+        (self.options.width, self.options.height)
+    }
+
+    /// Samples `first .. first + count` of the render's `spp` strata.
+    fn batch(&self, first: u32, count: u32) -> Self {
+        let mut r = *self;
+        r.options.batch = Some((first, count));
+        r
+    }
+
+    fn sums_placed(
+        &self,
+        placed: &Placed<'_, Self>,
+        progress: &dyn Progress,
+    ) -> lumbre_gpu::Result<(SampleSums, Report)> {
+        WhittedRender::sums_placed(self, placed, progress)
+    }
+}
+
 /// A spread render's result.
 pub struct Spread {
     /// The sums of all samples.
@@ -41,31 +103,34 @@ pub struct Spread {
     pub totals: Report,
     /// Wall-clock time from the first batch to the last.
     pub wall: Duration,
+    /// The longest a device took to place the scene (its upload, on a GPU).
+    pub upload: Duration,
     /// Images written before the end.
     pub writes: u32,
     /// Per device, in the order given.
     pub devices: Vec<DeviceShare>,
 }
 
-/// A finished batch, or a device's failure.
+/// A device's scene placed (and how long that took), a finished batch, or a device's failure.
 enum Msg {
+    Placed(Duration),
     Batch { device: usize, sums: SampleSums, report: Report, took: Duration },
     Failed(Error),
 }
 
 /// Renders samples `samples` of `render` on `devices` (each places the scene itself), calling
-/// `write` with the sums so far every `write_every` seconds.
-pub fn spread(
+/// `write` with the sums so far every `write_every` seconds. The sums take the unit of the
+/// first batch to arrive; every batch of a render has the same.
+pub fn spread<R: SampledRender>(
     devices: &[Backend],
-    render: &PathRender,
+    render: &R,
     prepared: &Prepared,
     samples: Range<u32>,
     write_every: f64,
     mut write: impl FnMut(&SampleSums) -> Result<()>,
 ) -> Result<Spread> {
-    let o = render.options;
-    let scale = SampleSums::scale_log2_for(&prepared.scene, o.background);
-    let mut sums = SampleSums::new(o.width, o.height, samples.start, scale);
+    let (width, height) = render.size();
+    let mut sums: Option<SampleSums> = None;
     let total = (samples.end - samples.start) as u64;
     let bars = MultiProgress::new();
     let bar = bars.add(progress(total, "samples"));
@@ -82,6 +147,7 @@ pub fn spread(
         devices.iter().map(|d| DeviceShare { name: d.describe(), done: 0, render: Duration::ZERO }).collect();
     let mut totals = Report::default();
     let mut writes = 0;
+    let mut upload = Duration::ZERO;
     let mut failure = None;
     std::thread::scope(|scope| {
         for (device, backend) in devices.iter().enumerate() {
@@ -90,8 +156,9 @@ pub fn spread(
             let parts = devices.len() as u64;
             scope.spawn(move || {
                 let run = || -> Result<()> {
+                    let t = Instant::now();
                     let placed = backend.place(render, prepared)?;
-                    let mut r = *render;
+                    let _ = tx.send(Msg::Placed(t.elapsed()));
                     let mut batch = 1u64;
                     let mut done = 0u64;
                     while !stop.load(Ordering::Relaxed) {
@@ -104,10 +171,8 @@ pub fn spread(
                             break;
                         }
                         let count = want.min(samples.end as u64 - first);
-                        r.options.first_sample = first as u32;
-                        r.options.spp = count as u32;
-                        let height = o.height as u64;
-                        let rows = |_: &str, row: u64, _: u64| dbar.set_position(done + count * row / height);
+                        let r = render.batch(first as u32, count as u32);
+                        let rows = |_: &str, row: u64, _: u64| dbar.set_position(done + count * row / height as u64);
                         let t = Instant::now();
                         let (sums, report) = r.sums_placed(&placed, &rows)?;
                         let took = t.elapsed();
@@ -134,8 +199,11 @@ pub fn spread(
                 Msg::Failed(e) => {
                     failure.get_or_insert(e);
                 }
+                Msg::Placed(took) => upload = upload.max(took),
                 Msg::Batch { device, sums: part, report, took } if failure.is_none() => {
                     let mut step = || -> Result<()> {
+                        let sums =
+                            sums.get_or_insert_with(|| SampleSums::new(width, height, samples.start, part.scale_log2));
                         sums.merge(&part)?;
                         let share = &mut shares[device];
                         share.done += part.samples as u64;
@@ -148,7 +216,7 @@ pub fn spread(
                         }
                         bar.set_position(sums.samples as u64);
                         if (sums.samples as u64) < total && last_write.elapsed().as_secs_f64() >= write_every {
-                            write(&sums)?;
+                            write(sums)?;
                             last_write = Instant::now();
                             writes += 1;
                         }
@@ -169,7 +237,8 @@ pub fn spread(
     if let Some(e) = failure {
         return Err(e);
     }
-    Ok(Spread { sums, totals, wall: started.elapsed(), writes, devices: shares })
+    let sums = sums.ok_or("no samples to render")?;
+    Ok(Spread { sums, totals, wall: started.elapsed(), upload, writes, devices: shares })
 }
 
 /// One device's density chunks (by index) and what it did.

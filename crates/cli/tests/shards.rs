@@ -1,8 +1,9 @@
-//! Runs cut into shards and spread over devices, run as programs: a path render and a
-//! density estimate in 1, 2, 4 and 7 shards merged by `lumbre merge` are the one-piece run
-//! bit for bit, on the CPU and on the GPU; an orbit's frames spread over devices or shards are
-//! the same files; `--gpus` with two devices gives the one-device image; `--shard auto/N` reads
-//! the schedulers' index variables; parts that do not make one run are refused by name.
+//! Runs cut into shards and spread over devices, run as programs: a path render, a Whitted
+//! render and a density estimate in 1, 2, 4 and 7 shards merged by `lumbre merge` are the
+//! one-piece run bit for bit, on the CPU and on the GPU; an orbit's frames spread over devices
+//! or shards are the same files; `--gpus` with two devices gives the one-device image;
+//! `--shard auto/N` reads the schedulers' index variables; parts that do not make one run are
+//! refused by name.
 
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::wgpu;
@@ -13,26 +14,41 @@ use common::{TempDir, lumbre_command, refused, run, succeeds};
 
 /// A small path render of the generated bunny room (69K triangles) or the Cornell box.
 fn render_args<'a>(scene: &'a str, backend: &'a str, out: &'a str) -> Vec<&'a str> {
-    let mut a = vec!["render", scene, "--method", "path", "--spp", "14", "--width", "24", "--height", "18"];
-    a.extend(["--max-bounces", "6", "--backend", backend, "-o", out]);
+    method_args("path", scene, backend, out)
+}
+
+/// A small render by `method` (path: at most 6 bounces; whitted: the default depth 5, with
+/// mirrors in the bunny room), samples at index 5.
+fn method_args<'a>(method: &'a str, scene: &'a str, backend: &'a str, out: &'a str) -> Vec<&'a str> {
+    let mut a = vec!["render", scene, "--method", method, "--spp", "14", "--width", "24", "--height", "18"];
+    if method == "path" {
+        a.extend(["--max-bounces", "6"]);
+    }
+    a.extend(["--backend", backend, "-o", out]);
     a
 }
 
 /// Renders `scene` in one piece and in `counts` shards, merging each set of parts in a
 /// scrambled order: every merge equals the one-piece image, byte for byte.
 fn shards_merge_to_the_one_piece_render(scene: &str, backend: &str) {
+    shards_merge_by("path", scene, backend);
+}
+
+/// [`shards_merge_to_the_one_piece_render`] for the renderer `method`.
+fn shards_merge_by(method: &str, scene: &str, backend: &str) {
     let dir = TempDir::new("shards");
     let one = dir.path().join("one.exr");
-    succeeds(&render_args(scene, backend, one.to_str().unwrap()));
+    succeeds(&method_args(method, scene, backend, one.to_str().unwrap()));
     let want = std::fs::read(&one).unwrap();
     for n in [1u32, 2, 4, 7] {
         let mut parts = Vec::new();
         for i in (0..n).rev() {
             let part = dir.path().join(format!("{n}-{i}.lpart"));
             let shard = format!("{i}/{n}");
-            let mut args = render_args(scene, backend, part.to_str().unwrap());
+            let mut args = method_args(method, scene, backend, part.to_str().unwrap());
             args.extend(["--shard", &shard]);
-            succeeds(&args);
+            let out = succeeds(&args).stdout;
+            assert!(out.contains(&format!("(shard {shard}: samples ")), "{out}");
             parts.push(part.to_str().unwrap().to_string());
         }
         let merged = dir.path().join(format!("merged-{n}.exr"));
@@ -40,14 +56,73 @@ fn shards_merge_to_the_one_piece_render(scene: &str, backend: &str) {
         args.extend(parts.iter().map(String::as_str));
         args.extend(["-o", merged.to_str().unwrap()]);
         let out = succeeds(&args).stdout;
-        assert!(out.contains(&format!("merged {n} parts")) && out.contains("14 samples per pixel"), "{out}");
-        assert!(std::fs::read(&merged).unwrap() == want, "{scene} on {backend}: {n} shards merged differ from one run");
+        let what = if method == "path" { "path" } else { "Whitted" };
+        assert!(out.contains(&format!("merged {n} parts of a {what} render: 14 samples per pixel")), "{out}");
+        let why = format!("{method} {scene} on {backend}: {n} shards merged differ from one run");
+        assert!(std::fs::read(&merged).unwrap() == want, "{why}");
     }
 }
 
 #[test]
 fn cpu_shards_merge_bit_for_bit() {
     shards_merge_to_the_one_piece_render("set:cornell", "cpu");
+}
+
+/// The original Cornell box with a glass short box and a mirror tall box, written into `dir`:
+/// the Whitted renderer's chains of reflections and refractions.
+fn mirror_box(dir: &TempDir) -> String {
+    let testdata = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original");
+    let obj = std::fs::read_to_string(format!("{testdata}.obj")).unwrap();
+    let mtl = std::fs::read_to_string(format!("{testdata}.mtl")).unwrap();
+    let (short, tall) = (mtl.find("newmtl shortBox").unwrap(), mtl.find("newmtl tallBox").unwrap());
+    assert!(short < tall, "shortBox before tallBox");
+    let mtl = format!(
+        "{}{}{}",
+        &mtl[..short],
+        mtl[short..tall].replacen("illum 2", "illum 7", 1),
+        mtl[tall..].replacen("illum 2", "illum 3", 1)
+    );
+    dir.write("CornellBox-Original.mtl", mtl);
+    dir.write("mirror-box.obj", obj).to_str().unwrap().to_string()
+}
+
+#[test]
+fn cpu_whitted_shards_merge_bit_for_bit() {
+    let dir = TempDir::new("mirror-box");
+    shards_merge_by("whitted", &mirror_box(&dir), "cpu");
+    shards_merge_by("whitted", "set:cornell", "cpu");
+}
+
+/// The Whitted renderer on the GPU: shards merged, two devices, and two devices within a
+/// shard give the one-device image bit for bit.
+#[test]
+fn gpu_whitted_shards_and_two_devices_give_the_one_piece_image() {
+    if test_gpu(wgpu::Features::empty()).is_none() {
+        return;
+    }
+    let scene = TempDir::new("mirror-box");
+    shards_merge_by("whitted", &mirror_box(&scene), "gpu");
+    let dir = TempDir::new("whitted-gpus");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let args = |out: &str| method_args("whitted", "set:bunny-room", "gpu", out).iter().map(|a| a.to_string()).collect();
+    let run = |out: &str, extra: &[&str]| {
+        let mut a: Vec<String> = args(out);
+        a.extend(extra.iter().map(|e| e.to_string()));
+        succeeds(&a.iter().map(String::as_str).collect::<Vec<_>>()).stdout
+    };
+    run(&p("one.exr"), &[]);
+    let out = run(&p("two.exr"), &["--gpus", "0,0"]);
+    let per_device = out.lines().filter(|l| l.contains("samples per pixel in")).count();
+    assert!(per_device == 2 && out.contains("Whitted: 14 samples per pixel"), "one line per device expected:\n{out}");
+    assert!(std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("two.exr")).unwrap(), "two devices differ");
+    for i in ["0/2", "1/2"] {
+        run(&p(&format!("part-{}.lpart", &i[..1])), &["--gpus", "0,0", "--shard", i]);
+    }
+    succeeds(&["merge", &p("part-0.lpart"), &p("part-1.lpart"), "-o", &p("merged.exr")]);
+    assert!(
+        std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("merged.exr")).unwrap(),
+        "shards on two devices differ"
+    );
 }
 
 #[test]
@@ -219,7 +294,7 @@ fn parts_that_do_not_make_one_run_are_refused() {
     refused(&[&args[..], &["--shard", "0/15"]].concat(), &["--shard 0/15", "--spp 14"]);
     refused(&[&args[..], &["--gpus", "0"]].concat(), &["--gpus", "at least one"]);
     refused(&[&args[..], &["--gpus", "1"]].concat(), &["--gpus", "--backend gpu"]);
-    refused(&["render", "set:cornell", "--gpus", "1"], &["--gpus", "--method path"]);
+    refused(&["render", "set:cornell", "--gpus", "1"], &["--gpus needs --backend gpu"]);
     let d = density_args("cpu", false, "x.lpart");
     refused(&[&d[..], &["--shard", "0/2", "--k", "4"]].concat(), &["--shard 0/2 with --k"]);
     refused(&[&d[..], &["--shard", "0/2", "--passes", "2"]].concat(), &["--shard 0/2 with --passes"]);
@@ -228,5 +303,12 @@ fn parts_that_do_not_make_one_run_are_refused() {
     let d2 = p("d2.lpart");
     succeeds(&[&density_args("cpu", false, &d2)[..], &["--shard", "2/3"]].concat());
     refused(&["merge", &p("a0.lpart"), &p("a1.lpart"), &d2, "-o", &out], &["d2.lpart", "another run"]);
+    // A Whitted part of the same scene, size and samples is another run too.
+    let w2 = p("w2.lpart");
+    succeeds(&[&method_args("whitted", "set:cornell", "cpu", &w2)[..], &["--shard", "2/3"]].concat());
+    refused(
+        &["merge", &p("a0.lpart"), &p("a1.lpart"), &w2, "-o", &out],
+        &["w2.lpart", "whitted shard 2/3", "another run"],
+    );
     succeeds(&["merge", &p("a0.lpart"), &p("a1.lpart"), &p("a2.lpart"), "-o", &out]);
 }
