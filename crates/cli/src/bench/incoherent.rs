@@ -2,8 +2,12 @@
 //! scenes`). Per scene, from its reference camera: the diffuse bounces of one primary ray
 //! per pixel traced by closest hit on the GPU beside the primary rays themselves (the
 //! coherent rate on the same scene), the same on the CPU on a subsample, and path-traced
-//! frames (every bounce, the path tracer's defaults) at two sizes.
+//! frames (every bounce, the path tracer's defaults) at two sizes. `--export-rays DIR` writes
+//! each scene's triangles and the CPU's rays and hits for a peer to trace (see `export.rs`).
 
+mod export;
+
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
@@ -81,6 +85,12 @@ pub struct IncoherentArgs {
     /// Seed of the bounce directions' generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u32,
+    /// Incoherent tables: write into this existing folder, per scene, the triangles, the
+    /// primary and bounce rays the CPU traced, its hit distances and its rays/s (raw
+    /// little-endian f32 files named by `rays.json`), for a peer such as
+    /// `benches/peers/embree_rays.py` to trace the same rays. Written after the scene's timings.
+    #[arg(long, value_name = "DIR")]
+    pub export_rays: Option<PathBuf>,
 }
 
 impl IncoherentArgs {
@@ -94,6 +104,9 @@ impl IncoherentArgs {
         in_range("--cpu-rays", self.cpu_rays, 1, MAX_CPU_RAYS)?;
         super::Effort::new(self.warmup, self.repeats)?;
         super::count("--path-repeats", self.path_repeats, 1, super::MAX_RUNS)?;
+        if let Some(dir) = &self.export_rays {
+            export::check_folder(dir)?;
+        }
         self.scenes()?;
         Ok(())
     }
@@ -143,8 +156,8 @@ struct RayRow {
     /// GPU seconds (median) of the primary and the bounce rays.
     gpu: Option<(Duration, Duration)>,
     cpu_rays: usize,
-    /// CPU wall seconds of `cpu_rays` primary and `cpu_rays` bounce rays.
-    cpu: (Duration, Duration),
+    /// The `cpu_rays` primary and `cpu_rays` bounce rays the CPU traced, its hits and times.
+    cpu: [export::Traced; 2],
     /// `None` when the GPU's bounce hits agree with the CPU's, else what differs.
     disagreement: Option<String>,
 }
@@ -187,6 +200,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
         ],
     );
     let busy = gpu.map(KeepBusy::new).transpose()?;
+    let mut export = args.export_rays.as_deref().map(export::Export::new).transpose()?;
     let scenes = args.scenes()?;
     let mut skipped = Vec::new();
     let bar = progress(scenes.len() as u64, "incoherent");
@@ -210,7 +224,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
             None => ("-".into(), "-".into(), "-".into()),
         };
         let vs_cpu = r.gpu.map_or("-".into(), |(_, b)| {
-            sig((r.bounce as f64 / b.as_secs_f64()) / (r.cpu_rays as f64 / r.cpu.1.as_secs_f64().max(1e-12)))
+            sig((r.bounce as f64 / b.as_secs_f64()) / (r.cpu_rays as f64 / r.cpu[1].time.as_secs_f64().max(1e-12)))
         });
         let agree = match (&r.disagreement, r.gpu) {
             (_, None) => "-".to_string(),
@@ -229,8 +243,8 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
             gb,
             ratio,
             r.cpu_rays.to_string(),
-            rate(r.cpu_rays, r.cpu.0, 1e6),
-            rate(r.cpu_rays, r.cpu.1, 1e6),
+            rate(r.cpu_rays, r.cpu[0].time, 1e6),
+            rate(r.cpu_rays, r.cpu[1].time, 1e6),
             vs_cpu,
             agree,
         ]);
@@ -255,9 +269,20 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
                 sig(f.rays_extension / paths),
             ]);
         }
+        if let Some(export) = &mut export {
+            let kinds = [("primary", &r.cpu[0]), ("bounce", &r.cpu[1])];
+            export.scene(entry.name, &prepared.tris, prepared.eps, &kinds)?;
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
+    if let Some(export) = export {
+        let made = format!(
+            "\"width\": {w}, \"height\": {h}, \"seed\": {}, \"cpu_rays\": {}, \"leaf_size\": {}",
+            args.seed, args.cpu_rays, build.max_leaf_size
+        );
+        export.finish(&made, CPU_PASSES)?;
+    }
     let clock = gpu.map_or("-", |g| {
         if g.has(lumbre_gpu::wgpu::Features::TIMESTAMP_QUERY) { "timestamp queries" } else { "wall clock" }
     });
@@ -344,16 +369,17 @@ fn gpu_trace(
 /// milliseconds varied by half between runs on 16 cores).
 const CPU_PASSES: usize = 3;
 
-/// The closest hits of `rays` on the CPU, and the median wall time of [`CPU_PASSES`] passes.
-fn cpu_trace(p: &Prepared, rays: &[Ray]) -> (Vec<Option<Hit>>, Duration) {
+/// The closest hits of `rays` on the CPU, and the median wall time of [`CPU_PASSES`] passes
+/// (the kd-tree is built beforehand: its build is not timed).
+fn cpu_trace(p: &Prepared, rays: Vec<Ray>) -> export::Traced {
     let mut hits = Vec::new();
     let mut times = Vec::new();
     for _ in 0..CPU_PASSES {
         let start = Instant::now();
-        hits = p.tree.closest_hits(&p.tris, rays, 0.0, f32::INFINITY, &QueryOptions::default());
+        hits = p.tree.closest_hits(&p.tris, &rays, 0.0, f32::INFINITY, &QueryOptions::default());
         times.push(start.elapsed());
     }
-    (hits, super::median(times))
+    export::Traced { rays, hits, time: super::median(times) }
 }
 
 /// The primary and bounce rays of one scene, traced on the GPU (when given) and on the CPU.
@@ -379,21 +405,23 @@ fn ray_row(gpu: Option<(&Gpu, &KeepBusy)>, p: &Prepared, camera: &Camera, args: 
         let picked = idx.iter().map(|&i| rays[i]).collect();
         (idx, picked)
     };
-    let (_, primary_sample) = pick(&primary);
-    let (bounce_idx, bounce_sample) = pick(&bounce);
+    let (_, mut primary_sample) = pick(&primary);
+    let (bounce_idx, mut bounce_sample) = pick(&bounce);
     let cpu_rays = primary_sample.len().min(bounce_sample.len());
-    let (_, cpu_primary) = cpu_trace(p, &primary_sample[..cpu_rays]);
-    let (cpu_hits, cpu_bounce) = cpu_trace(p, &bounce_sample[..cpu_rays]);
+    primary_sample.truncate(cpu_rays);
+    bounce_sample.truncate(cpu_rays);
+    let cpu_primary = cpu_trace(p, primary_sample);
+    let cpu_bounce = cpu_trace(p, bounce_sample);
     let disagreement = bounce_gpu.as_ref().and_then(|(gpu_hits, _)| {
         let theirs = Hits(bounce_idx[..cpu_rays].iter().map(|&i| gpu_hits[i]).collect());
-        Hits(cpu_hits).disagreement(&theirs, hit_tolerance(p.eps))
+        Hits(cpu_bounce.hits.clone()).disagreement(&theirs, hit_tolerance(p.eps))
     });
     Ok(RayRow {
         primary: primary.len(),
         bounce: bounce.len(),
         gpu: primary_time.zip(bounce_gpu.map(|(_, t)| t)),
         cpu_rays,
-        cpu: (cpu_primary, cpu_bounce),
+        cpu: [cpu_primary, cpu_bounce],
         disagreement,
     })
 }
