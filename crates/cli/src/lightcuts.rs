@@ -4,6 +4,7 @@
 //! or by instant radiosity (every VPL), with visibility by shadow rays or imperfect shadow
 //! maps.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,15 +14,19 @@ use lumbre_kdtree::BuildOptions;
 use lumbre_lightcuts::ism::{IsmOptions, SIZES};
 use lumbre_lightcuts::{
     CutOptions, CutPixel, DIRECT_SHARE, GreedyTree, ISM_VPLS, MAX_BOUNCES, Method, MortonTree, RAYS_VPLS, RR_DEPTH,
-    Render, TreeBuilder, View, Visibility, VplOptions, cut_heatmap,
+    Render, Rendering, Rows, TreeBuilder, View, Visibility, VplOptions, cut_heatmap,
 };
 use lumbre_raytrace::{Camera, Image, Prepared};
 
-use crate::backend::{BackendArgs, OnBackend};
+use crate::backend::{BackendArgs, BackendChoice, OnBackend};
 use crate::error::{Error, Result};
+use crate::gpus::GpuList;
 use crate::limits::distinct_outputs;
 use crate::out::out;
+use crate::part::{Part, run_hash};
 use crate::progress::{bar_progress, progress};
+use crate::shard::{Shard, ShardSpec};
+use crate::spread::{DeviceShare, spread_frames};
 use crate::view::image_path;
 
 /// Render a scene by lightcuts: virtual point lights (VPLs) from its emitters (a quarter
@@ -82,6 +87,16 @@ pub struct LightcutsArgs {
     /// Also write each pixel's cut size as a false-colour image (.png or .exr).
     #[arg(long)]
     heatmap: Option<PathBuf>,
+    /// Spread the image's rows over these GPUs (`all`, a count N, or adapter indices #I or
+    /// I,J as `lumbre info` lists them): bands of rows, four a GPU, taken as each frees up; the
+    /// image is the same bits as on one of them.
+    #[arg(long, value_name = "all|N|#I|I,J")]
+    gpus: Option<GpuList>,
+    /// Render the I-th (from 0) of N bands of the image's rows and write it as a partial
+    /// result (`-o NAME.lpart`) for `lumbre merge`; `auto/N` reads I from
+    /// JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<ShardSpec>,
 }
 
 /// The image `lumbre lightcuts` writes without `-o`.
@@ -299,6 +314,8 @@ pub struct Lit {
     pub cuts: Vec<CutPixel>,
     /// VPLs made.
     pub vpls: u32,
+    /// The image's first row in the whole image (a band's; 0 for a whole render).
+    pub first_row: u32,
     /// Every stage's time and the statistics (VPLs, average and largest cut, queries).
     pub report: Report,
     /// One line: VPLs, the time of each stage, the cut sizes.
@@ -315,9 +332,22 @@ pub fn render(
     backend: &Backend,
     progress: &dyn Progress,
 ) -> Result<Lit> {
+    render_band(prepared, View { camera, width, height }, None, o, backend, progress)
+}
+
+/// [`render`] of the band `rows` of the view's image (all rows for `None`): its pixels are
+/// those of the whole image's render, bit for bit.
+pub fn render_band(
+    prepared: &Prepared,
+    view: View,
+    rows: Option<Rows>,
+    o: &LightcutsOptions,
+    backend: &Backend,
+    progress: &dyn Progress,
+) -> Result<Lit> {
     o.check()?;
     o.check_memory(backend)?;
-    let render = o.render(View { camera, width, height }, prepared)?;
+    let render = Render { rows, ..o.render(view, prepared)? };
     let t = Instant::now();
     let placed = backend.place(&render, prepared)?;
     let upload = t.elapsed();
@@ -330,7 +360,7 @@ pub fn render(
         report.gpu = Some(stage_times(&report).iter().sum());
     }
     let summary = summary(&render, &report, (out.vpls, o.vpls), upload, wall);
-    Ok(Lit { image: out.image, cuts: out.cuts, vpls: out.vpls, report, summary })
+    Ok(Lit { image: out.image, cuts: out.cuts, vpls: out.vpls, first_row: out.first_row, report, summary })
 }
 
 /// The stages a frame's time is split into, in order.
@@ -457,11 +487,34 @@ impl OnBackend for LightcutsArgs {
             let out = self.view.out.as_deref().unwrap_or(Path::new(OUT));
             distinct_outputs(("-o", out), ("--heatmap", path))?;
         }
+        if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
+            return Err("--gpus needs --backend gpu".into());
+        }
+        if let Some(spec) = self.shard {
+            let shard = spec.resolve(|v| std::env::var(v).ok())?;
+            if shard.count > self.view.height {
+                return Err(format!("--shard {shard}: more parts than the image's {} rows", self.view.height).into());
+            }
+            if self.heatmap.is_some() {
+                return Err(
+                    format!("--shard {shard} with --heatmap: merge the parts, then render the heatmap whole").into()
+                );
+            }
+            self.view.check_inputs()?;
+            return crate::merge::part_path(self.view.out.as_deref()).map(|_| ());
+        }
         self.view.check(OUT)
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let out = self.view.out_on(OUT, backend)?;
+        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let out = match shard {
+            Some(_) => {
+                self.view.check_size_on(backend)?;
+                crate::merge::part_path(self.view.out.as_deref())?
+            }
+            None => self.view.out_on(OUT, backend)?,
+        };
         let o = &self.options();
         o.check_memory(backend)?;
         if is_lavapipe(backend) && o.visibility == VisibilityChoice::Rays && o.method == MethodChoice::Lightcuts {
@@ -476,11 +529,28 @@ impl OnBackend for LightcutsArgs {
         let unit = scene.normalize_emission();
         let prepared = Prepared::new(scene, &BuildOptions::default());
         let load = t.elapsed();
-        let bar = progress(0, "lightcuts");
-        let mut lit = render(&prepared, camera, width, height, o, backend, &bar_progress(&bar))?;
-        bar.finish_and_clear();
-        lit.image.pixels.iter_mut().for_each(|p| *p *= unit);
-        lit.image.save(&out)?;
+        let view = View { camera, width, height };
+        let rows = shard.map(|s| Rows::from(s.range(height)));
+        let (mut lit, devices) = match &self.gpus {
+            Some(list) => {
+                let devices = list.open(backend)?;
+                let (lit, shares) = spread_bands(&devices, &prepared, view, rows, o)?;
+                (lit, Some(shares))
+            }
+            None => {
+                let bar = progress(0, "lightcuts");
+                let lit = render_band(&prepared, view, rows, o, backend, &bar_progress(&bar))?;
+                bar.finish_and_clear();
+                (lit, None)
+            }
+        };
+        if let Some(shard) = shard {
+            let description = self.run_description(&camera, o, backend)?;
+            lightcuts_part(&lit, (width, height), unit, shard, &description).save(&out)?;
+        } else {
+            lit.image.pixels.iter_mut().for_each(|p| *p *= unit);
+            lit.image.save(&out)?;
+        }
         let mut written = out.display().to_string();
         if let Some(path) = &self.heatmap {
             // Red at the largest cut allowed: the ramp spans every size a cut can have.
@@ -497,8 +567,153 @@ impl OnBackend for LightcutsArgs {
             o.method_name(),
             lit.summary,
         )?;
+        for d in devices.iter().flatten() {
+            out!("  {}: {} bands of rows in {:.1} ms", d.name, d.done, d.render.as_secs_f64() * 1e3)?;
+        }
         Ok(())
     }
+}
+
+impl LightcutsArgs {
+    /// What decides a lightcuts run's bits except the shard: the run hash of its parts.
+    fn run_description(&self, camera: &Camera, o: &LightcutsOptions, backend: &Backend) -> Result<String> {
+        let scene = match crate::scenes::set_name(&self.scene) {
+            Some(name) => format!("set:{name}"),
+            None => format!("file {:016x}", crate::part::run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
+        };
+        Ok(format!(
+            "lightcuts {scene} camera {camera:?} {}x{} {o:?} backend {}",
+            self.view.width,
+            self.view.height,
+            backend.name()
+        ))
+    }
+}
+
+/// The band `rows` (all rows for `None`) spread over `devices` in four bands a device, taken as
+/// each frees up, and put back together: the band's pixels and cuts as one device renders them.
+fn spread_bands(
+    devices: &[Backend],
+    prepared: &Prepared,
+    view: View,
+    rows: Option<Rows>,
+    o: &LightcutsOptions,
+) -> Result<(Lit, Vec<DeviceShare>)> {
+    let band = rows.unwrap_or(Rows { start: 0, end: view.height });
+    let count = (4 * devices.len() as u32).min(band.len());
+    let bands: Vec<Rows> = (0..count)
+        .map(|j| {
+            let at = |j: u32| band.start + (band.len() as u64 * j as u64 / count as u64) as u32;
+            Rows { start: at(j), end: at(j + 1) }
+        })
+        .collect();
+    let done = std::sync::Mutex::new(Vec::new());
+    let bar = progress(count as u64, "bands");
+    let shares = spread_frames(
+        devices,
+        0..count,
+        &bar,
+        |device| Ok(device.clone()),
+        |device, j| {
+            let b = bands[j as usize];
+            let lit = render_band(prepared, view, Some(b), o, device, &())?;
+            let time = lit.report.gpu.unwrap_or_else(|| lit.report.total());
+            done.lock().map_err(|_| "a device's thread failed")?.push(lit);
+            Ok(time)
+        },
+    )?;
+    bar.finish_and_clear();
+    let parts = done.into_inner().map_err(|_| "a device's thread failed")?;
+    let renderings = parts.into_iter().map(|p| Rendering {
+        image: p.image,
+        cuts: p.cuts,
+        vpls: p.vpls,
+        queries: p.report.get("queries").unwrap_or(0.0) as u64,
+        first_row: p.first_row,
+    });
+    let whole = Rendering::assemble(renderings, view.height)?;
+    let lit_pixels = whole.cuts.iter().filter(|c| c.size > 0).count().max(1);
+    let summary = format!(
+        "{} VPLs; {count} bands of rows over {} devices; average cut {:.1} (largest {}); {} visibility queries",
+        whole.vpls,
+        devices.len(),
+        whole.cuts.iter().map(|c| c.size as f64).sum::<f64>() / lit_pixels as f64,
+        whole.cuts.iter().map(|c| c.size).max().unwrap_or(0),
+        whole.queries
+    );
+    let lit = Lit {
+        image: whole.image,
+        cuts: whole.cuts,
+        vpls: whole.vpls,
+        first_row: whole.first_row,
+        report: Report::default(),
+        summary,
+    };
+    Ok((lit, shares))
+}
+
+/// A band's part file: per pixel its radiance (f32 bits, red and green in one word, blue in
+/// the next), before the emission unit, which the merge applies as the whole run does.
+fn lightcuts_part(lit: &Lit, (width, height): (u32, u32), unit: f32, shard: Shard, description: &str) -> Part {
+    let mut fields = BTreeMap::new();
+    for (k, v) in [
+        ("width", width.to_string()),
+        ("image_height", height.to_string()),
+        ("height", lit.image.height.to_string()),
+        ("first_row", lit.first_row.to_string()),
+        ("vpls", lit.vpls.to_string()),
+        ("unit", format!("{:08x}", unit.to_bits())),
+    ] {
+        fields.insert(k.to_string(), v);
+    }
+    let data = lit
+        .image
+        .pixels
+        .iter()
+        .flat_map(|p| [(p.x.to_bits() as u64) << 32 | p.y.to_bits() as u64, p.z.to_bits() as u64])
+        .collect();
+    Part { kind: "lightcuts".into(), run: run_hash(description.as_bytes()), shard, fields, data }
+}
+
+/// The image of a lightcuts run's parts (bands of rows), checked to cover every row once.
+pub fn merge_lightcuts(parts: &[(&Path, Part)]) -> Result<Image> {
+    let mut bands = Vec::new();
+    let (path0, first) = &parts[0];
+    let (width, height): (u32, u32) = (first.field(path0, "width")?, first.field(path0, "image_height")?);
+    let unit_text: String = first.field(path0, "unit")?;
+    let unit = u32::from_str_radix(&unit_text, 16)
+        .map(f32::from_bits)
+        .map_err(|_| format!("{}: unit {unit_text}: not f32 bits in hex", path0.display()))?;
+    for (path, part) in parts {
+        let (w, rows, first_row, vpls): (u32, u32, u32, u32) = (
+            part.field(path, "width")?,
+            part.field(path, "height")?,
+            part.field(path, "first_row")?,
+            part.field(path, "vpls")?,
+        );
+        let same = |k: &str| part.fields.get(k) == first.fields.get(k);
+        if w != width || !same("unit") || !same("image_height") {
+            return Err(
+                format!("{}: another image width or emission unit than {}", path.display(), path0.display()).into()
+            );
+        }
+        if part.data.len() as u64 != 2 * w as u64 * rows as u64 {
+            return Err(format!(
+                "{}: {} values for {w}x{rows} pixels (expected two per pixel)",
+                path.display(),
+                part.data.len()
+            )
+            .into());
+        }
+        let f = |bits: u64| f32::from_bits(bits as u32);
+        let pixels = part.data.chunks_exact(2).map(|d| glam::Vec3::new(f(d[0] >> 32), f(d[0]), f(d[1]))).collect();
+        let image = Image::from_pixels(w, rows, pixels)?;
+        let cuts = vec![CutPixel::default(); image.pixels.len()];
+        bands.push(Rendering { image, cuts, vpls, queries: 0, first_row });
+    }
+    let mut whole = Rendering::assemble(bands, height)?;
+    whole.image.pixels.iter_mut().for_each(|p| *p *= unit);
+    Ok(whole.image)
 }
 
 #[cfg(test)]

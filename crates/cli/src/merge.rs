@@ -90,6 +90,17 @@ impl MergeArgs {
                     out.display()
                 )?;
             }
+            "lightcuts" => {
+                let image = crate::lightcuts::merge_lightcuts(&parts)?;
+                image.save(&out)?;
+                out!(
+                    "merged {} parts of a lightcuts render (bands of rows): {}x{} -> {}",
+                    parts.len(),
+                    image.width,
+                    image.height,
+                    out.display()
+                )?;
+            }
             kind => return Err(format!("{}: parts of kind `{kind}` cannot be merged", first_path.display()).into()),
         }
         Ok(())
