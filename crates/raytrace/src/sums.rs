@@ -1,4 +1,4 @@
-//! Per-pixel sums of a path render's samples in 64-bit fixed point. Every sample is truncated
+//! Per-pixel sums of a path render's samples in 64-bit fixed point. Every sample is rounded
 //! to a multiple of `2^-scale_log2` and added as an integer, so sums do not depend on how the
 //! samples were grouped: batches, devices and shards of a render add up to the bits of one
 //! render of all its samples. `raytrace/path.wgsl` quantizes and adds the same way.
@@ -104,13 +104,16 @@ impl SampleSums {
         (HEADROOM_BITS - f64::from(max).log2().ceil() as i32).clamp(-100, 126)
     }
 
-    /// One sample in units of `2^-scale_log2`, truncated; `u64::MAX` for a value at or past
-    /// `2^64` units, 0 for a negative or NaN one. Scaling by a power of two is exact in f32,
-    /// so the GPU's split of the scaled value into two words gives the same integer.
+    /// One sample in units of `2^-scale_log2`, rounded to the nearest (as `floor(x + 0.5)`
+    /// in f32 below 2^23, where `x` is the scaled value; above, `x` is an integer already);
+    /// `u64::MAX` for a value at or past `2^64` units, 0 for a negative or NaN one. Scaling by
+    /// a power of two is exact in f32, so the GPU's split of the scaled value into two words
+    /// gives the same integer. Rounding, not truncation, keeps the sums unbiased.
     ///
     /// ```
     /// use lumbre_raytrace::SampleSums;
     /// assert_eq!(SampleSums::quantize(1.75, 2), 7);
+    /// assert_eq!(SampleSums::quantize(1.6, 0), 2);
     /// assert_eq!(SampleSums::quantize(f32::NAN, 2), 0);
     /// assert_eq!(SampleSums::quantize(1e30, 2), u64::MAX);
     /// ```
@@ -120,6 +123,8 @@ impl SampleSums {
             0
         } else if x >= 18446744073709551616.0 {
             u64::MAX
+        } else if x < 8388608.0 {
+            (x + 0.5).floor() as u64
         } else {
             x as u64
         }
@@ -196,7 +201,8 @@ mod tests {
 
     #[test]
     fn quantize_truncates_saturates_and_splits_into_words() {
-        assert_eq!(SampleSums::quantize(0.999, 0), 0);
+        assert_eq!(SampleSums::quantize(0.999, 0), 1);
+        assert_eq!(SampleSums::quantize(0.499, 0), 0);
         assert_eq!(SampleSums::quantize(3.5, 1), 7);
         assert_eq!(SampleSums::quantize(-1.0, 4), 0);
         assert_eq!(SampleSums::quantize(f32::INFINITY, 4), u64::MAX);

@@ -5,6 +5,7 @@
 //! import shared/camera
 //! import shared/emitters
 //! import raytrace/scene
+//! import raytrace/sums
 // The reference path tracer, one thread per pixel: a step-by-step port of
 // lumbre_raytrace's path.rs (Tracer::sample and Tracer::direct), with the same random
 // numbers (path_uniform) so that CPU and GPU trace the same paths.
@@ -308,50 +309,6 @@ fn add_wide(i: u32, x: u32) {
     }
 }
 
-// `v * 2^scale_log2` truncated to a 64-bit integer (low, high): SampleSums::quantize. Scaling by
-// a power of two is exact, and so are the floor and the difference below for a 24-bit mantissa.
-fn quantize(v: f32, scale: f32) -> vec2<u32> {
-    let x = v * scale;
-    if !(x > 0.0) {
-        return vec2<u32>(0u);
-    }
-    if x >= 18446744073709551616.0 {
-        return vec2<u32>(0xffffffffu);
-    }
-    let hi = floor(x * 2.3283064365386963e-10);
-    return vec2<u32>(u32(x - hi * 4294967296.0), u32(hi));
-}
-
-// a + b in 64 bits, saturating at 2^64 - 1.
-fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let lo = a.x + b.x;
-    let high = a.y + b.y;
-    let hi = high + select(0u, 1u, lo < a.x);
-    if high < a.y || hi < high {
-        return vec2<u32>(0xffffffffu);
-    }
-    return vec2<u32>(lo, hi);
-}
-
-// 2^k as an f32, for k in [-126, 127].
-fn pow2(k: i32) -> f32 {
-    return bitcast<f32>(u32(k + 127) << 23u);
-}
-
-// Adds x to the 64-bit sum in words (i, i + 1), carrying into the high word (wrapping past
-// 2^64, which a pixel reaches only past 2^32 times the brightest emitter's radiance).
-fn add_sum(i: u32, x: vec2<u32>) {
-    if x.x != 0u {
-        let old = atomicAdd(&sums[i], x.x);
-        if old > 0xffffffffu - x.x {
-            atomicAdd(&sums[i + 1u], 1u);
-        }
-    }
-    if x.y != 0u {
-        atomicAdd(&sums[i + 1u], x.y);
-    }
-}
-
 // `params.pixel_base` counts 8x8 tiles; each dispatch renders a batch of samples of its
 // tiles, `params.streams` workgroups a tile (one per stream, so that small images fill the
 // GPU), and adds them to the pixels' sums.
@@ -365,16 +322,11 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     let pixel = xy.y * params.width + xy.x;
     var counts = Counts(0u, 0u);
-    var r = vec2<u32>(0u);
-    var g = vec2<u32>(0u);
-    var b = vec2<u32>(0u);
+    var sum: array<vec2<u32>, 3>;
     let scale = pow2(params.scale_log2);
     var done = 0u;
     for (var s = stream; s < params.batch_count; s += params.streams) {
-        let v = path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts);
-        r = add64(r, quantize(v.x, scale));
-        g = add64(g, quantize(v.y, scale));
-        b = add64(b, quantize(v.z, scale));
+        add_sample(&sum, path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts), scale);
         done += 1u;
     }
     // A driver that caps the loop iterations of an invocation (lavapipe: 65535) ends the
@@ -383,17 +335,9 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     if done != mine || loops_cut_short(mine + 1u) {
         atomicAdd(&counters[4], 1u);
     }
-    let w = 6u * pixel;
-    add_sum(w, r);
-    add_sum(w + 2u, g);
-    add_sum(w + 4u, b);
+    add_pixel_sums(pixel, sum);
     add_wide(0u, counts.extension);
     add_wide(2u, counts.shadow);
-}
-
-// One channel's sum as an f32 multiple of 2^scale_log2.
-fn sum_value(lo: u32, hi: u32) -> f32 {
-    return f32(hi) * 4294967296.0 + f32(lo);
 }
 
 // After the last batch: each pixel's mean (the host's download computes it from the sums in
@@ -404,18 +348,8 @@ fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if pixel >= params.width * params.height {
         return;
     }
-    let w = 6u * pixel;
-    var words: array<u32, 6>;
-    for (var c = 0u; c < 6u; c++) {
-        words[c] = atomicLoad(&sums[w + c]);
-    }
-    var sum = vec3<f32>(sum_value(words[0], words[1]), sum_value(words[2], words[3]), sum_value(words[4], words[5]));
-    var saturated = false;
-    for (var c = 0u; c < 6u; c += 2u) {
-        saturated = saturated || (words[c] & words[c + 1u]) == 0xffffffffu;
-    }
-    if saturated {
+    if pixel_saturated(pixel) {
         atomicAdd(&counters[5], 1u);
     }
-    image[pixel] = vec4<f32>(sum / f32(params.spp) * pow2(-params.scale_log2), 1.0);
+    image[pixel] = vec4<f32>(pixel_mean(pixel, params.spp, params.scale_log2), 1.0);
 }

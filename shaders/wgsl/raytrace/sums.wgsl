@@ -6,16 +6,20 @@
 // The includer declares, in group 0, `sums: array<atomic<u32>>`: per pixel six words, (low,
 // high) of red, green and blue.
 
-// `v * 2^scale_log2` truncated to a 64-bit integer (low, high), `scale` being 2^scale_log2:
-// SampleSums::quantize. Scaling by a power of two is exact, and so are the floor and the
-// difference below for a 24-bit mantissa.
+// `v * 2^scale_log2` rounded to a 64-bit integer (low, high), `scale` being 2^scale_log2:
+// SampleSums::quantize. Scaling by a power of two is exact; below 2^23 the value is rounded
+// as floor(x + 0.5) in f32 (unbiased, unlike truncation), above it is an integer already,
+// and the floor and the difference below are exact for a 24-bit mantissa.
 fn quantize(v: f32, scale: f32) -> vec2<u32> {
-    let x = v * scale;
+    var x = v * scale;
     if !(x > 0.0) {
         return vec2<u32>(0u);
     }
     if x >= 18446744073709551616.0 {
         return vec2<u32>(0xffffffffu);
+    }
+    if x < 8388608.0 {
+        x = floor(x + 0.5);
     }
     let hi = floor(x * 2.3283064365386963e-10);
     return vec2<u32>(u32(x - hi * 4294967296.0), u32(hi));
@@ -64,6 +68,15 @@ fn add_pixel_sums(pixel: u32, sum: array<vec2<u32>, 3>) {
     add_sum(w, sum[0]);
     add_sum(w + 2u, sum[1]);
     add_sum(w + 4u, sum[2]);
+}
+
+// Whether a channel of pixel `pixel`'s sums saturated (both words all ones).
+fn pixel_saturated(pixel: u32) -> bool {
+    var saturated = false;
+    for (var c = 0u; c < 6u; c += 2u) {
+        saturated = saturated || (atomicLoad(&sums[6u * pixel + c]) & atomicLoad(&sums[6u * pixel + c + 1u])) == 0xffffffffu;
+    }
+    return saturated;
 }
 
 // One channel's sum (words lo, hi) as an f32 count of units (rounded).
