@@ -120,11 +120,12 @@ impl DensityPart {
     /// The part a file holds; an error naming the file if its values do not fit its fields.
     pub fn from_part(path: &Path, part: &Part) -> Result<DensityPart> {
         let (width, height): (u32, u32) = (part.field(path, "width")?, part.field(path, "height")?);
-        let disks: usize = part.field(path, "disks")?;
+        let disks: u64 = part.field(path, "disks")?;
         let direct = part.field::<u32>(path, "direct")? == 1;
-        let pixels = width as usize * height as usize;
-        let want = 2 * pixels + 4 * disks + if direct { 3 * pixels } else { 0 };
-        if part.data.len() != want {
+        let pixels = width as u64 * height as u64;
+        // Checked before anything is allocated (u128: no count in a file can overflow it).
+        let want = 2 * pixels as u128 + 4 * disks as u128 + if direct { 3 * pixels as u128 } else { 0 };
+        if part.data.len() as u128 != want {
             return Err(format!(
                 "{}: {} values for {width}x{height} pixels and {disks} disks (expected {want})",
                 path.display(),
@@ -136,12 +137,12 @@ impl DensityPart {
         let unit = u32::from_str_radix(&unit_text, 16)
             .map(f32::from_bits)
             .map_err(|_| format!("{}: unit {unit_text}: not f32 bits in hex", path.display()))?;
-        let (geometry, rest) = part.data.split_at(2 * pixels);
-        let (sums, direct_sums) = rest.split_at(4 * disks);
+        let (geometry, rest) = part.data.split_at(2 * pixels as usize);
+        let (sums, direct_sums) = rest.split_at(4 * disks as usize);
         let hi = |w: u64| f32::from_bits((w >> 32) as u32);
         let lo = |w: u64| f32::from_bits(w as u32);
         let radius: Vec<f32> = geometry.chunks_exact(2).map(|g| hi(g[0])).collect();
-        if radius.iter().filter(|&&r| r > 0.0).count() != disks {
+        if radius.iter().filter(|&&r| r > 0.0).count() as u64 != disks {
             return Err(format!("{}: the pixels' disks do not number {disks}", path.display()).into());
         }
         let sums = DensitySums {

@@ -80,13 +80,13 @@ impl Part {
         };
         let (data_line, count) = count;
         let rest = &bytes[at..];
-        if rest.len() as u64 != count as u64 * 8 {
+        if Some(rest.len() as u64) != (count as u64).checked_mul(8) {
             return Err(bad(
                 data_line,
                 format!(
                     "{count} values announced, {} bytes follow (expected {}): a cut or damaged file",
                     rest.len(),
-                    count * 8
+                    count as u128 * 8
                 ),
             )
             .into());

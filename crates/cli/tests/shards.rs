@@ -287,6 +287,25 @@ fn parts_that_do_not_make_one_run_are_refused() {
     std::fs::write(p("cut.lpart"), &bytes[..bytes.len() - 5]).unwrap();
     refused(&["merge", &p("a0.lpart"), &p("cut.lpart"), "-o", &out], &["cut.lpart:", "cut or damaged"]);
     assert!(!std::path::Path::new(&out).exists(), "a refused merge wrote its output");
+    // Forged headers: a vast image or value count is refused before anything is allocated.
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let header_end = text.find("data u64le").unwrap();
+    let forged = |from: &str, to: &str, name: &str| {
+        let mut b = bytes[..header_end].to_vec();
+        b = String::from_utf8(b).unwrap().replace(from, to).into_bytes();
+        b.extend_from_slice(&bytes[header_end..]);
+        std::fs::write(p(name), b).unwrap();
+        p(name)
+    };
+    shard(&p("a2.lpart"), "2/3", "14");
+    let wide = forged("width 24", "width 4000000000", "wide.lpart");
+    refused(&["merge", &p("a0.lpart"), &wide, &p("a2.lpart"), "-o", &out], &["wide.lpart", "values for 4000000000x18"]);
+    let count = String::from_utf8_lossy(&bytes[header_end..header_end + 40]).lines().next().unwrap().to_string();
+    let mut b = bytes[..header_end].to_vec();
+    b.extend_from_slice(b"data u64le 18446744073709551615\n");
+    b.extend_from_slice(&bytes[header_end + count.len() + 1..]);
+    std::fs::write(p("count.lpart"), b).unwrap();
+    refused(&["merge", &p("count.lpart"), "-o", &out], &["count.lpart", "cut or damaged"]);
     refused(&["merge", &p("a0.lpart"), "-o", &p("m.ppm")], &["-o", ".png or .exr"]);
     let args = render_args("set:cornell", "cpu", "x.exr");
     refused(&[&args[..], &["--shard", "0/2"]].concat(), &["-o x.exr", ".lpart"]);
@@ -299,7 +318,7 @@ fn parts_that_do_not_make_one_run_are_refused() {
     refused(&[&d[..], &["--shard", "0/2", "--k", "4"]].concat(), &["--shard 0/2 with --k"]);
     refused(&[&d[..], &["--shard", "0/2", "--passes", "2"]].concat(), &["--shard 0/2 with --passes"]);
     refused(&[&d[..], &["--gpus", "1"]].concat(), &["--gpus needs --backend gpu"]);
-    shard(&p("a2.lpart"), "2/3", "14");
+
     let d2 = p("d2.lpart");
     succeeds(&[&density_args("cpu", false, &d2)[..], &["--shard", "2/3"]].concat());
     refused(&["merge", &p("a0.lpart"), &p("a1.lpart"), &d2, "-o", &out], &["d2.lpart", "another run"]);
