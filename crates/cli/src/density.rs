@@ -469,7 +469,7 @@ impl DensityArgs {
             out.display()
         )?;
         for s in &shares {
-            out!("  {}: {} photons in {:.1} ms", s.name, s.done, s.render.as_secs_f64() * 1e3)?;
+            out!("  {}: {} photon chunks in {:.1} ms", s.name, s.done, s.render.as_secs_f64() * 1e3)?;
         }
         Ok(())
     }

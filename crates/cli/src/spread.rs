@@ -241,12 +241,9 @@ pub fn spread<R: SampledRender>(
     Ok(Spread { sums, totals, wall: started.elapsed(), upload, writes, devices: shares })
 }
 
-/// One device's density chunks (by index) and what it did.
-type DeviceChunks = (Vec<(u32, DensityPart)>, DeviceShare);
-
 /// A one-pass density estimate (shard `o.shard` of a run, or all of it) spread over
 /// `devices` in four chunks a device, each a finer shard of the run that a device takes as it
-/// frees up; the chunks' parts merge into the shard's part.
+/// frees up ([`spread_frames`]); the chunks' parts merge into the shard's part.
 pub fn spread_density(
     devices: &[Backend],
     prepared: &Prepared,
@@ -256,48 +253,24 @@ pub fn spread_density(
 ) -> Result<(DensityPart, Vec<DeviceShare>)> {
     let outer = o.shard.unwrap_or(Shard { index: 0, count: 1 });
     let chunks = 4 * devices.len() as u32;
-    let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
+    let done = std::sync::Mutex::new(Vec::new());
     let bar = progress(chunks as u64, "photon chunks");
-    let results: Vec<Result<DeviceChunks>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = devices
-            .iter()
-            .map(|backend| {
-                let (next, stop, bar) = (&next, &stop, &bar);
-                scope.spawn(move || -> Result<DeviceChunks> {
-                    let mut share = DeviceShare { name: backend.describe(), done: 0, render: Duration::ZERO };
-                    let mut parts = Vec::new();
-                    while !stop.load(Ordering::Relaxed) {
-                        let j = next.fetch_add(1, Ordering::Relaxed) as u32;
-                        if j >= chunks {
-                            break;
-                        }
-                        let shard = Shard { index: outer.index * chunks + j, count: outer.count * chunks };
-                        let chunk = DensityOptions { shard: Some(shard), ..*o };
-                        let est = crate::density::estimate(prepared, camera, width, height, &chunk, backend, &())
-                            .inspect_err(|_| stop.store(true, Ordering::Relaxed))?;
-                        share.render += est.report.gpu.unwrap_or_else(|| est.report.total());
-                        share.done += est.report.get("photons").unwrap_or(0.0) as u64;
-                        parts.push((j, est.part.ok_or("a one-pass density run without sums")?));
-                        bar.inc(1);
-                    }
-                    Ok((parts, share))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("a device's thread failed".to_string().into())))
-            .collect()
-    });
+    let shares = spread_frames(
+        devices,
+        0..chunks,
+        &bar,
+        |device| Ok(device.clone()),
+        |device, j| {
+            let shard = Shard { index: outer.index * chunks + j, count: outer.count * chunks };
+            let chunk = DensityOptions { shard: Some(shard), ..*o };
+            let est = crate::density::estimate(prepared, camera, width, height, &chunk, device, &())?;
+            let part = est.part.ok_or("a one-pass density run without sums")?;
+            done.lock().map_err(|_| "a device's thread failed")?.push((j, part));
+            Ok(est.report.gpu.unwrap_or_else(|| est.report.total()))
+        },
+    )?;
     bar.finish_and_clear();
-    let mut parts = Vec::new();
-    let mut shares = Vec::new();
-    for r in results {
-        let (p, share) = r?;
-        parts.extend(p);
-        shares.push(share);
-    }
+    let mut parts = done.into_inner().map_err(|_| "a device's thread failed")?;
     parts.sort_by_key(|(j, _)| *j);
     let mut parts = parts.into_iter().map(|(_, p)| p);
     let mut merged = parts.next().ok_or("no photon chunks ran")?;
@@ -319,11 +292,19 @@ pub fn spread_frames<S>(
 ) -> Result<Vec<DeviceShare>> {
     let next = AtomicU64::new(frames.start as u64);
     let stop = AtomicBool::new(false);
+    // One bar a device beside the caller's, where there are several.
+    let bars = MultiProgress::new();
+    let bar = bars.add(bar.clone());
+    let device_bars: Vec<Option<ProgressBar>> = devices
+        .iter()
+        .map(|d| (devices.len() > 1).then(|| bars.add(progress(frames.len() as u64, &d.describe()))))
+        .collect();
     let results: Vec<Result<DeviceShare>> = std::thread::scope(|scope| {
         let handles: Vec<_> = devices
             .iter()
-            .map(|backend| {
-                let (next, stop, setup, frame, end) = (&next, &stop, &setup, &frame, frames.end as u64);
+            .zip(&device_bars)
+            .map(|(backend, dbar)| {
+                let (next, stop, setup, frame, end, bar) = (&next, &stop, &setup, &frame, frames.end as u64, &bar);
                 scope.spawn(move || -> Result<DeviceShare> {
                     let mut share = DeviceShare { name: backend.describe(), done: 0, render: Duration::ZERO };
                     let mut run = || -> Result<()> {
@@ -336,6 +317,9 @@ pub fn spread_frames<S>(
                             share.render += frame(&state, i as u32)?;
                             share.done += 1;
                             bar.inc(1);
+                            if let Some(b) = dbar {
+                                b.inc(1);
+                            }
                         }
                         Ok(())
                     };
@@ -349,5 +333,6 @@ pub fn spread_frames<S>(
             .map(|h| h.join().unwrap_or_else(|_| Err("a device's thread failed".to_string().into())))
             .collect()
     });
+    device_bars.iter().flatten().for_each(ProgressBar::finish_and_clear);
     results.into_iter().collect()
 }

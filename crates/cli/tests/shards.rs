@@ -198,7 +198,7 @@ fn gpu_density_shards_merge_bit_for_bit() {
     let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     succeeds(&density_args("gpu", false, &p("one.exr")));
     let out = succeeds(&[&density_args("gpu", false, &p("two.exr"))[..], &["--gpus", "0,0"]].concat()).stdout;
-    assert!(out.contains("on 2 devices") && out.matches("photons in").count() == 2, "{out}");
+    assert!(out.contains("on 2 devices") && out.matches("photon chunks in").count() == 2, "{out}");
     assert!(std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("two.exr")).unwrap(), "two devices differ");
     for i in ["0/2", "1/2"] {
         let part = p(&format!("part-{}.lpart", &i[..1]));
