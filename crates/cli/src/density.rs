@@ -476,10 +476,7 @@ impl DensityArgs {
 
     /// What decides a density run's bits except the shard: the run hash of its parts.
     fn run_description(&self, camera: &Camera, o: &DensityOptions, backend: &Backend) -> Result<String> {
-        let scene = match crate::scenes::set_name(&self.scene) {
-            Some(name) => format!("set:{name}"),
-            None => format!("file {:016x}", crate::part::run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
-        };
+        let scene = crate::part::scene_id(&self.scene)?;
         Ok(format!(
             "density {scene} camera {camera:?} {}x{} photons {} radius {:08x} irradiance {} indirect {} spp {} seed {} backend {}",
             self.view.width,

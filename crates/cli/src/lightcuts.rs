@@ -577,10 +577,7 @@ impl OnBackend for LightcutsArgs {
 impl LightcutsArgs {
     /// What decides a lightcuts run's bits except the shard: the run hash of its parts.
     fn run_description(&self, camera: &Camera, o: &LightcutsOptions, backend: &Backend) -> Result<String> {
-        let scene = match crate::scenes::set_name(&self.scene) {
-            Some(name) => format!("set:{name}"),
-            None => format!("file {:016x}", crate::part::run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
-        };
+        let scene = crate::part::scene_id(&self.scene)?;
         Ok(format!(
             "lightcuts {scene} camera {camera:?} {}x{} {o:?} backend {}",
             self.view.width,

@@ -112,6 +112,15 @@ impl Part {
     }
 }
 
+/// How a run's description names its scene: `set:NAME` for a scene of the set, else the hash
+/// of the file's bytes (so that the same file under another path is the same run).
+pub fn scene_id(scene: &Path) -> Result<String> {
+    Ok(match crate::scenes::set_name(scene) {
+        Some(name) => format!("set:{name}"),
+        None => format!("file {:016x}", run_hash(&read_input(scene)?)),
+    })
+}
+
 /// FNV-1a, 64 bits: the run hash of a description or a file (stable across builds and
 /// machines).
 pub fn run_hash(bytes: &[u8]) -> u64 {

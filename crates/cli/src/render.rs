@@ -19,7 +19,6 @@ use crate::gpus::GpuList;
 use crate::limits::in_range;
 use crate::merge::{part_path, sums_part};
 use crate::out::out;
-use crate::part::run_hash;
 use crate::shard::ShardSpec;
 use crate::spread::{SampledRender, Spread, spread};
 use crate::view::View;
@@ -308,10 +307,7 @@ impl RenderArgs {
     /// the scene, the camera, the image size, the samples, the method's `settings`, the
     /// kd-tree's leaves and the backend.
     fn run_description(&self, backend: &Backend, method: &str, settings: &str, camera: Camera) -> Result<String> {
-        let scene = match crate::scenes::set_name(&self.scene) {
-            Some(name) => format!("set:{name}"),
-            None => format!("file {:016x}", run_hash(&lumbre_raytrace::read_input(&self.scene)?)),
-        };
+        let scene = crate::part::scene_id(&self.scene)?;
         Ok(format!(
             "{method} {scene} camera {camera:?} {}x{} spp {} {settings} leaf {} backend {}",
             self.view.width,

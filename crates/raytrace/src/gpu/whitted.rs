@@ -195,15 +195,7 @@ impl WhittedRender {
     ) -> Result<(SampleSums, Report)> {
         match placed {
             Placed::Cpu(p) => self.run_sums_cpu(p, progress),
-            Placed::Gpu(gpu, input) => {
-                let mut rec = gpu.recorder();
-                let out = self.record(&mut rec, input)?;
-                let timings = rec.submit()?;
-                let mut report = Report::from_timings(self.name(), &timings);
-                let sums = report.time("download", || self.download_sums(gpu, &out))?;
-                report.merge(self.gpu_stats(gpu, &out)?);
-                Ok((sums, report))
-            }
+            Placed::Gpu(gpu, input) => super::gpu_sums(self, gpu, input, |gpu, out| self.download_sums(gpu, out)),
         }
     }
 }
