@@ -155,18 +155,7 @@ proptest! {
             options: PathOptions { width: 6, height: 5, spp, first_sample: first, max_bounces: 5, ..Default::default() },
         };
         let sums = |a: u32, b: u32| render(a, b - a).render_sums_cpu(&p, &|| ()).unwrap().0;
-        let mut bounds: Vec<u32> = cuts;
-        bounds.extend([0, 12]);
-        bounds.sort();
-        bounds.dedup();
-        let mut parts: Vec<SampleSums> = bounds.windows(2).map(|w| sums(w[0], w[1])).collect();
-        let n = parts.len();
-        parts.rotate_left((order % n as u64) as usize);
-        let mut merged = SampleSums::new(6, 5, 0, parts[0].scale_log2);
-        for part in &parts {
-            merged.merge(part).unwrap();
-        }
-        prop_assert_eq!(merged, sums(0, 12));
+        prop_assert_eq!(common::merged_split(cuts, order, 12, sums), sums(0, 12));
     }
 }
 

@@ -94,18 +94,7 @@ proptest! {
     fn any_split_merges_to_the_whole(cuts in proptest::collection::vec(1u32..12, 0..6), order in any::<u64>()) {
         let p = mirrors_and_glass();
         let sums = |a: u32, b: u32| cpu_sums(&p, &render(6, 5, 12, Some((a, b - a))));
-        let mut bounds: Vec<u32> = cuts;
-        bounds.extend([0, 12]);
-        bounds.sort();
-        bounds.dedup();
-        let mut parts: Vec<SampleSums> = bounds.windows(2).map(|w| sums(w[0], w[1])).collect();
-        let n = parts.len();
-        parts.rotate_left((order % n as u64) as usize);
-        let mut merged = SampleSums::new(6, 5, 0, parts[0].scale_log2);
-        for part in &parts {
-            merged.merge(part).unwrap();
-        }
-        prop_assert_eq!(merged, sums(0, 12));
+        prop_assert_eq!(common::merged_split(cuts, order, 12, sums), sums(0, 12));
     }
 }
 
