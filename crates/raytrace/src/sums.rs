@@ -56,7 +56,7 @@ impl SampleSums {
         SampleSums { width, height, first_sample, samples: 0, scale_log2, sums: vec![[0; 3]; n] }
     }
 
-    /// The unit exponent for a scene: the brightest emitter, point light or the background
+    /// The unit exponent for a scene: the brightest emitter, point light ([`brightest`](SampleSums::brightest)) or the background
     /// is below `2^e`, and samples are kept in units of `2^(e - 32)`, so a sample of the
     /// brightest radiance keeps 32 bits and a pixel's sum has 32 bits of headroom.
     ///
@@ -72,19 +72,28 @@ impl SampleSums {
         Self::scale_log2_below(Self::brightest(scene).max(background.max_element()))
     }
 
-    /// The largest channel of any emitter's `Ke`, area light or point light intensity of
-    /// `scene` (0 without any).
+    /// The largest channel of any emitter's `Ke` or area light's emission of `scene`, and of
+    /// any point light's intensity times `1 / (pi D^2)` (the radiance it gives a white
+    /// surface facing it at the distance `D` of the scene's diagonal: the default light of a
+    /// scene of any size gives a reference of order 1); 0 without any.
     ///
     /// ```
-    /// use lumbre_raytrace::{SampleSums, Scene};
+    /// use glam::Vec3;
+    /// use lumbre_raytrace::{Camera, SampleSums, Scene, add_default_light};
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Original.obj");
     /// let (scene, _) = Scene::load_obj(path.as_ref()).unwrap();
     /// assert_eq!(SampleSums::brightest(&scene), 17.0);
+    /// // A scene a million units across lit by the default light: a reference of order 1.
+    /// let mut big = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X * 1e6, Vec3::Y * 1e6]]);
+    /// let camera = Camera::frame(big.bounds, 1.0);
+    /// add_default_light(&mut big, &camera);
+    /// assert!((0.01..100.0).contains(&SampleSums::brightest(&big)));
     /// ```
     pub fn brightest(scene: &Scene) -> f32 {
+        let weight = crate::whitted::point_light_weight(scene.bounds.0, scene.bounds.1);
         let ke = scene.materials.iter().map(|m| m.ke.max_element());
         let lights = scene.lights.iter().map(|l| match l {
-            Light::Point { intensity, .. } => intensity.max_element(),
+            Light::Point { intensity, .. } => intensity.max_element() * weight,
             Light::Area { emission, .. } => emission.max_element(),
         });
         ke.chain(lights).filter(|k| k.is_finite()).fold(0.0f32, f32::max)
