@@ -184,15 +184,23 @@ impl SampleSums {
         Image::from_pixels(self.width, self.height, pixels.collect())
     }
 
-    /// The sums as the GPU keeps them: per pixel, (low, high) words of red, green and blue.
-    pub fn to_words(&self) -> Vec<[u32; 6]> {
-        self.sums.iter().map(|s| std::array::from_fn(|i| (s[i / 2] >> (32 * (i % 2))) as u32)).collect()
+    /// The sums as the GPU keeps them: six planes of one word a pixel, the low and high words
+    /// of red, then of green, then of blue (a warp's accesses to one word are contiguous).
+    ///
+    /// ```
+    /// let mut s = lumbre_raytrace::SampleSums::new(2, 1, 0, 0);
+    /// s.sums[1] = [1 << 32 | 5, 0, 7];
+    /// assert_eq!(s.to_planes(), [0, 5, 0, 1, 0, 0, 0, 0, 0, 7, 0, 0]);
+    /// ```
+    pub fn to_planes(&self) -> Vec<u32> {
+        (0..6).flat_map(|w| self.sums.iter().map(move |s| (s[w / 2] >> (32 * (w % 2))) as u32)).collect()
     }
 
-    /// The inverse of [`SampleSums::to_words`] for the pixels' words `words`.
-    pub fn set_words(&mut self, words: &[[u32; 6]]) {
-        for (s, w) in self.sums.iter_mut().zip(words) {
-            *s = std::array::from_fn(|c| w[2 * c] as u64 | (w[2 * c + 1] as u64) << 32);
+    /// The inverse of [`SampleSums::to_planes`]: the sums from the GPU's six planes.
+    pub fn set_planes(&mut self, planes: &[u32]) {
+        let n = self.sums.len();
+        for (p, s) in self.sums.iter_mut().enumerate() {
+            *s = std::array::from_fn(|c| planes[2 * c * n + p] as u64 | (planes[(2 * c + 1) * n + p] as u64) << 32);
         }
     }
 }
@@ -219,7 +227,7 @@ mod tests {
         let mut s = SampleSums::new(2, 1, 0, 40);
         s.add_sample(1, Vec3::new(1e6, 1.0, 0.5));
         let mut back = SampleSums::new(2, 1, 0, 40);
-        back.set_words(&s.to_words());
+        back.set_planes(&s.to_planes());
         assert_eq!(back, s);
         assert_eq!(s.sums[1], [SampleSums::quantize(1e6, 40), 1 << 40, 1 << 39]);
     }

@@ -169,13 +169,7 @@ impl RenderOptions {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn brightest(&self, p: &Prepared) -> f32 {
-        let b = p.tree.bounds;
-        let weight = point_light_weight(b.min, b.max);
-        let lights = p.scene.lights.iter().map(|l| match *l {
-            Light::Point { intensity, .. } => positive_max(intensity * weight),
-            Light::Area { emission, .. } => positive_max(emission),
-        });
-        p.scene.materials.iter().map(|m| positive_max(m.ke)).chain(lights).fold(self.brightest_option(), f32::max)
+        brightest_in_scene(p).max(self.brightest_option())
     }
 
     /// The unit exponent of a Whitted render's sums of `p`: samples are kept in units of
@@ -202,6 +196,18 @@ impl RenderOptions {
     pub(crate) fn brightest_option(&self) -> f32 {
         positive_max(self.background).max(positive_max(Vec3::splat(self.ambient)))
     }
+}
+
+/// The scene's part of [`RenderOptions::brightest`]: emitters, area and point lights (the GPU
+/// scene keeps it from its upload).
+pub(crate) fn brightest_in_scene(p: &Prepared) -> f32 {
+    let b = p.tree.bounds;
+    let weight = point_light_weight(b.min, b.max);
+    let lights = p.scene.lights.iter().map(|l| match *l {
+        Light::Point { intensity, .. } => positive_max(intensity * weight),
+        Light::Area { emission, .. } => positive_max(emission),
+    });
+    p.scene.materials.iter().map(|m| positive_max(m.ke)).chain(lights).fold(0.0, f32::max)
 }
 
 /// The largest channel of `v` that is a positive normal f32, else 0 (`raytrace/whitted.wgsl`

@@ -46,9 +46,9 @@ struct Params {
 @group(0) @binding(8) var<storage, read> em_emitters: array<Emitter>;
 @group(0) @binding(9) var<storage, read> em_cdf: array<f32>;
 @group(0) @binding(10) var<storage, read> em_index: array<u32>;
-// per pixel, the linear RGB sums of its samples so far in 64-bit fixed point (SampleSums):
-// six words, (low, high) of red, green and blue; the pixel's streams add to them atomically
-// (integer sums: the same bits in any order)
+// the pixels' linear RGB sums of their samples so far in 64-bit fixed point (SampleSums): six
+// planes of a word a pixel, (low, high) of red, green and blue (raytrace/sums); a pixel's
+// streams add to them atomically (integer sums: the same bits in any order)
 @group(0) @binding(11) var<storage, read_write> sums: array<atomic<u32>>;
 // extension rays (low word, high word), shadow rays (low word, high word), pixels whose
 // batch stopped short of its last sample, pixels whose sums saturated
@@ -335,7 +335,8 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     if done != mine || loops_cut_short(mine + 1u) {
         atomicAdd(&counters[4], 1u);
     }
-    add_pixel_sums(pixel, sum);
+    let fresh = params.batch_first == params.first_sample;
+    add_pixel_sums(pixel, params.width * params.height, sum, params.streams == 1u, fresh);
     add_wide(0u, counts.extension);
     add_wide(2u, counts.shadow);
 }
@@ -348,8 +349,9 @@ fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if pixel >= params.width * params.height {
         return;
     }
-    if pixel_saturated(pixel) {
+    let n = params.width * params.height;
+    if pixel_saturated(pixel, n) {
         atomicAdd(&counters[5], 1u);
     }
-    image[pixel] = vec4<f32>(pixel_mean(pixel, params.spp, params.scale_log2), 1.0);
+    image[pixel] = vec4<f32>(pixel_mean(pixel, n, params.spp, params.scale_log2), 1.0);
 }

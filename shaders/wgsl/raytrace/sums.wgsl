@@ -3,8 +3,8 @@
 // each sum two 32-bit words (low, high) with a carry. Integer sums do not depend on their
 // order, so any grouping of a render's samples adds up to the same bits.
 //
-// The includer declares, in group 0, `sums: array<atomic<u32>>`: per pixel six words, (low,
-// high) of red, green and blue.
+// The includer declares, in group 0, `sums: array<atomic<u32>>`: six planes of one word a
+// pixel, (low, high) of red, green and blue (SampleSums::to_planes).
 
 // `v * 2^scale_log2` rounded to a 64-bit integer (low, high), `scale` being 2^scale_log2:
 // SampleSums::quantize. Scaling by a power of two is exact; below 2^23 the value is rounded
@@ -41,17 +41,17 @@ fn pow2(k: i32) -> f32 {
     return bitcast<f32>(u32(k + 127) << 23u);
 }
 
-// Adds x to the 64-bit sum in words (i, i + 1) of `sums`, carrying into the high word
+// Adds x to the 64-bit sum in words (lo, hi) of `sums`, carrying into the high word
 // (wrapping past 2^64, which a pixel reaches only far past its unit's headroom).
-fn add_sum(i: u32, x: vec2<u32>) {
+fn add_sum(lo: u32, hi: u32, x: vec2<u32>) {
     if x.x != 0u {
-        let old = atomicAdd(&sums[i], x.x);
+        let old = atomicAdd(&sums[lo], x.x);
         if old > 0xffffffffu - x.x {
-            atomicAdd(&sums[i + 1u], 1u);
+            atomicAdd(&sums[hi], 1u);
         }
     }
     if x.y != 0u {
-        atomicAdd(&sums[i + 1u], x.y);
+        atomicAdd(&sums[hi], x.y);
     }
 }
 
@@ -62,34 +62,54 @@ fn add_sample(sum: ptr<function, array<vec2<u32>, 3>>, v: vec3<f32>, scale: f32)
     (*sum)[2] = add64((*sum)[2], quantize(v.z, scale));
 }
 
-// Adds an invocation's sums (r, g, b) to pixel `pixel`'s in `sums`.
-fn add_pixel_sums(pixel: u32, sum: array<vec2<u32>, 3>) {
-    let w = 6u * pixel;
-    add_sum(w, sum[0]);
-    add_sum(w + 2u, sum[1]);
-    add_sum(w + 4u, sum[2]);
+// Adds an invocation's sums (r, g, b) to pixel `pixel`'s in `sums` (of `n` pixels: word c of
+// a pixel in plane c, so that a warp's accesses to a word are contiguous). With `only`, no other
+// invocation of the dispatch adds to this pixel (one stream): plain stores, after loads unless
+// the sums are still zero (`fresh`: the render's first samples); else atomic additions.
+fn add_pixel_sums(pixel: u32, n: u32, sum: array<vec2<u32>, 3>, only: bool, fresh: bool) {
+    for (var c = 0u; c < 3u; c++) {
+        let lo = 2u * c * n + pixel;
+        let hi = lo + n;
+        if !only {
+            add_sum(lo, hi, sum[c]);
+            continue;
+        }
+        var next = sum[c];
+        if !fresh {
+            next = add64(vec2<u32>(atomicLoad(&sums[lo]), atomicLoad(&sums[hi])), next);
+        }
+        atomicStore(&sums[lo], next.x);
+        atomicStore(&sums[hi], next.y);
+    }
 }
 
-// Whether a channel of pixel `pixel`'s sums saturated (both words all ones).
-fn pixel_saturated(pixel: u32) -> bool {
+// Channel c's sum of pixel `pixel` (of `n`) as (low, high) words.
+fn channel_sum(pixel: u32, n: u32, c: u32) -> vec2<u32> {
+    let lo = 2u * c * n + pixel;
+    return vec2<u32>(atomicLoad(&sums[lo]), atomicLoad(&sums[lo + n]));
+}
+
+// Whether a channel of pixel `pixel`'s sums (of `n`) saturated (both words all ones).
+fn pixel_saturated(pixel: u32, n: u32) -> bool {
     var saturated = false;
-    for (var c = 0u; c < 6u; c += 2u) {
-        saturated = saturated || (atomicLoad(&sums[6u * pixel + c]) & atomicLoad(&sums[6u * pixel + c + 1u])) == 0xffffffffu;
+    for (var c = 0u; c < 3u; c++) {
+        let w = channel_sum(pixel, n, c);
+        saturated = saturated || (w.x & w.y) == 0xffffffffu;
     }
     return saturated;
 }
 
 // One channel's sum (words lo, hi) as an f32 count of units (rounded).
-fn sum_value(lo: u32, hi: u32) -> f32 {
-    return f32(hi) * 4294967296.0 + f32(lo);
+fn sum_value(w: vec2<u32>) -> f32 {
+    return f32(w.y) * 4294967296.0 + f32(w.x);
 }
 
-// The mean of `samples` samples whose sums pixel `pixel` holds in units of 2^-scale_log2,
-// rounded a few times in f32 (the host computes it from the sums in f64, rounding once).
-fn pixel_mean(pixel: u32, samples: u32, scale_log2: i32) -> vec3<f32> {
-    let w = 6u * pixel;
-    let r = sum_value(atomicLoad(&sums[w]), atomicLoad(&sums[w + 1u]));
-    let g = sum_value(atomicLoad(&sums[w + 2u]), atomicLoad(&sums[w + 3u]));
-    let b = sum_value(atomicLoad(&sums[w + 4u]), atomicLoad(&sums[w + 5u]));
+// The mean of `samples` samples whose sums pixel `pixel` (of `n`) holds in units of
+// 2^-scale_log2, rounded a few times in f32 (the host computes it from the sums in f64,
+// rounding once).
+fn pixel_mean(pixel: u32, n: u32, samples: u32, scale_log2: i32) -> vec3<f32> {
+    let r = sum_value(channel_sum(pixel, n, 0u));
+    let g = sum_value(channel_sum(pixel, n, 1u));
+    let b = sum_value(channel_sum(pixel, n, 2u));
     return vec3<f32>(r, g, b) / f32(samples) * pow2(-scale_log2);
 }

@@ -8,7 +8,7 @@
 // The Whitted integrator, one thread per pixel (or several: `streams`): a step-by-step port
 // of lumbre_raytrace::Prepared::radiance (whitted.rs), with the same explicit ray stack. Each
 // sample's radiance is added to its pixel's sums in 64-bit fixed point (raytrace/sums), in the
-// unit the `unit` entry point derives from the scene (RenderOptions::scale_log2).
+// unit the host derives from the scene (RenderOptions::scale_log2).
 
 struct Params {
     cam: Camera,
@@ -33,11 +33,10 @@ struct Params {
     streams: u32,
     // the render's samples per pixel (all its batches): the divisor of `mean`
     samples: u32,
-    // `unit`: a point light counts as its intensity times this, 1 / (pi D^2) with D the
-    // diagonal of the scene's box (whitted.rs, point_light_weight)
-    point_weight: f32,
-    // `unit`: the brightest radiance the options give (background, ambient)
-    floor: f32,
+    // samples are summed in units of 2^-scale_log2 (RenderOptions::scale_log2)
+    scale_log2: i32,
+    // 1 in the dispatches of the render's first samples: the sums are still zero
+    fresh: u32,
 }
 
 // In a storage buffer, not a uniform: each batch of samples has its own values, and lavapipe
@@ -45,11 +44,10 @@ struct Params {
 @group(0) @binding(0) var<storage, read> params: Params;
 // bindings 1 to 6: the scene (raytrace/scene_bindings)
 @group(0) @binding(7) var<storage, read> lights: array<Light>;
-// per pixel, six words: (low, high) of the red, green and blue sums of its samples so far
+// the red, green and blue sums of the pixels' samples so far, six planes of a word a pixel
 // (raytrace/sums); a pixel's streams add to them atomically
 @group(0) @binding(8) var<storage, read_write> sums: array<atomic<u32>>;
-// rays cast (low, high word), invocations the driver cut short, the sums' unit exponent
-// scale_log2 (an i32, written by `unit` before the first batch)
+// rays cast (low, high word), invocations the driver cut short, padding
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>, 4>;
 // `mean`: the mean of the samples per pixel (RGB and 1), for work that stays on the GPU
 @group(0) @binding(10) var<storage, read_write> image: array<vec4<f32>>;
@@ -225,7 +223,7 @@ fn render_pixel(xy: vec2<u32>, stream: u32, direct: bool, rays: ptr<function, u3
     let x = xy.x;
     let y = xy.y;
     let seed = y * params.width + x;
-    let scale = pow2(bitcast<i32>(atomicLoad(&counters[3])));
+    let scale = pow2(params.scale_log2);
     var sum = array<vec2<u32>, 3>();
     var done = 0u;
     for (var k = stream; k < params.batch_count; k += params.streams) {
@@ -247,7 +245,7 @@ fn render_pixel(xy: vec2<u32>, stream: u32, direct: bool, rays: ptr<function, u3
     if done != mine || loops_cut_short(mine + 1u) {
         atomicAdd(&counters[2], 1u);
     }
-    add_pixel_sums(seed, sum);
+    add_pixel_sums(seed, params.width * params.height, sum, params.streams == 1u, params.fresh != 0u);
 }
 
 fn count_rays(lid: u32, rays: u32) {
@@ -289,67 +287,6 @@ fn render_direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
     render_tile(wid, nwg, lid, true);
 }
 
-var<workgroup> wg_brightest: atomic<u32>;
-
-// The bits of the largest channel of v that is a positive normal f32 (0 if none): the bits of
-// positive floats order as the floats do (RenderOptions::brightest's positive_max).
-fn brightest_bits(v: vec3<f32>) -> u32 {
-    var m = 0u;
-    for (var c = 0u; c < 3u; c++) {
-        let b = bitcast<u32>(v[c]);
-        if b >= 0x00800000u && b < 0x7f800000u {
-            m = max(m, b);
-        }
-    }
-    return m;
-}
-
-// SampleSums::scale_log2_below for a positive normal f32 (given by its bits) or 0:
-// 32 - ceil(log2(x)) clamped to [-100, 126]; 32 for 0.
-fn scale_log2_below(bits: u32) -> i32 {
-    if bits == 0u {
-        return 32;
-    }
-    let e = i32(bits >> 23u) - 127;
-    let up = select(0, 1, (bits & 0x7fffffu) != 0u);
-    return clamp(32 - e - up, -100, 126);
-}
-
-// One workgroup, before the first batch: the unit of the sums from the scene's brightest
-// radiance (RenderOptions::scale_log2), into counters[3].
-@compute @workgroup_size(64)
-fn unit(@builtin(local_invocation_index) lid: u32) {
-    if lid == 0u {
-        atomicStore(&wg_brightest, brightest_bits(vec3<f32>(params.floor)));
-    }
-    workgroupBarrier();
-    var m = 0u;
-    let n_materials = arrayLength(&materials);
-    var seen = 0u;
-    for (var i = lid; i < n_materials; i += WG) {
-        m = max(m, brightest_bits(materials[i].ke));
-        seen += 1u;
-    }
-    for (var i = lid; i < params.n_lights; i += WG) {
-        let light = lights[i];
-        if light.kind == 1u {
-            m = max(m, brightest_bits(light.e));
-        } else {
-            m = max(m, brightest_bits(light.e * params.point_weight));
-        }
-        seen += 1u;
-    }
-    let mine = (n_materials + WG - 1u - min(lid, n_materials)) / WG + (params.n_lights + WG - 1u - min(lid, params.n_lights)) / WG;
-    if seen != mine {
-        atomicAdd(&counters[2], 1u);
-    }
-    atomicMax(&wg_brightest, m);
-    workgroupBarrier();
-    if lid == 0u {
-        atomicStore(&counters[3], bitcast<u32>(scale_log2_below(atomicLoad(&wg_brightest))));
-    }
-}
-
 // After the last batch: each pixel's mean, for work that stays on the GPU.
 @compute @workgroup_size(64)
 fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -357,5 +294,5 @@ fn mean(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if pixel >= params.width * params.height {
         return;
     }
-    image[pixel] = vec4<f32>(pixel_mean(pixel, params.samples, bitcast<i32>(atomicLoad(&counters[3]))), 1.0);
+    image[pixel] = vec4<f32>(pixel_mean(pixel, params.width * params.height, params.samples, params.scale_log2), 1.0);
 }

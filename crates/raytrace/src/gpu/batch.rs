@@ -12,12 +12,11 @@ pub(super) const TILES_PER_DISPATCH: u32 = 1 << 14;
 /// kernels count pixels cut short and the download refuses their image).
 pub const SAMPLES_PER_DISPATCH: u32 = 16;
 
-/// One dispatch of a sampled render: samples `first .. first + count` (after `done` of the
-/// render's samples) for tiles `tile_base .. tile_base + tiles`.
+/// One dispatch of a sampled render: samples `first .. first + count` for tiles
+/// `tile_base .. tile_base + tiles`.
 pub(super) struct Batch {
     pub first: u32,
     pub count: u32,
-    pub done: u32,
     pub last: bool,
     pub tile_base: u32,
     pub tiles: u32,
@@ -32,7 +31,6 @@ pub(super) fn batches(first: u32, count: u32, tiles: u32, tiles_per_dispatch: u3
         (0..tiles).step_by(tiles_per_dispatch as usize).map(move |tile_base| Batch {
             first: first + done,
             count: n,
-            done,
             last: done + n == count,
             tile_base,
             tiles: tiles_per_dispatch.min(tiles - tile_base),

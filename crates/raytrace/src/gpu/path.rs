@@ -79,8 +79,8 @@ pub struct GpuPathImage {
     /// in f32 on the GPU (the download computes it from `sums` in f64; they differ by a few
     /// ulp at most).
     pub pixels: Buffer<[f32; 4]>,
-    /// Per pixel, the fixed-point sums of its samples ([`SampleSums::to_words`]).
-    pub sums: Buffer<[u32; 6]>,
+    /// The pixels' fixed-point sums of their samples, in six planes ([`SampleSums::to_planes`]).
+    pub sums: Buffer<u32>,
     /// The unit of `sums` ([`SampleSums::scale_log2`]).
     pub scale_log2: i32,
     /// Index of the render's first sample.
@@ -104,7 +104,7 @@ impl PathRender {
         let gpu = rec.gpu().clone();
         let n = o.width as usize * o.height as usize;
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
-        let sums = gpu.zeroed::<[u32; 6]>(n)?;
+        let sums = gpu.zeroed::<u32>(6 * n)?;
         let counters = gpu.zeroed::<u32>(6)?;
         let kernel = gpu.kernel(&lumbre_shaders::raytrace::PATH, "render")?;
         let mean = gpu.kernel(&lumbre_shaders::raytrace::PATH, "mean")?;
@@ -181,7 +181,7 @@ impl PathRender {
             )));
         }
         let mut sums = SampleSums::new(out.width, out.height, out.first_sample, out.scale_log2);
-        sums.set_words(&gpu.download(&out.sums)?);
+        sums.set_planes(&gpu.download(&out.sums)?);
         sums.samples = out.spp;
         Ok(sums)
     }

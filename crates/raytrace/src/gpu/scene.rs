@@ -46,6 +46,9 @@ pub struct GpuScene {
     pub(super) n_lights: u32,
     /// Offset of secondary rays off their surfaces ([`Prepared::eps`]).
     pub eps: f32,
+    /// The scene's brightest radiance for the Whitted renderer's sums
+    /// ([`RenderOptions::brightest`](crate::RenderOptions::brightest) without the options).
+    pub(super) brightest: f32,
 }
 
 impl GpuScene {
@@ -90,6 +93,7 @@ impl GpuScene {
             lights: lights_buf,
             n_lights: lights.len() as u32,
             eps: p.eps,
+            brightest: crate::whitted::brightest_in_scene(p),
         })
     }
 

@@ -12,7 +12,7 @@ use crate::camera::GpuCamera;
 use crate::image::Image;
 use crate::scene::Prepared;
 use crate::sums::SampleSums;
-use crate::whitted::{WhittedRender, point_light_weight};
+use crate::whitted::WhittedRender;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -34,8 +34,8 @@ struct Params {
     batch_count: u32,
     streams: u32,
     samples: u32,
-    point_weight: f32,
-    floor: f32,
+    scale_log2: i32,
+    fresh: u32,
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_PARAMS_SIZE);
 
@@ -53,12 +53,12 @@ pub struct GpuImage {
     /// in f32 on the GPU from `sums` (the download computes it in f64, rounding once; the two
     /// differ by a few ulp at most, and not at all for one sample per pixel).
     pub pixels: Buffer<[f32; 4]>,
-    /// Per pixel, the fixed-point sums of its samples ([`SampleSums::to_words`]).
-    pub sums: Buffer<[u32; 6]>,
-    /// Rays cast (low, high word), invocations the driver cut short (an error), and the
-    /// sums' unit exponent ([`SampleSums::scale_log2`], an i32), which the GPU derives from
-    /// the scene ([`RenderOptions::scale_log2`](crate::RenderOptions::scale_log2)).
+    /// The pixels' fixed-point sums of their samples, in six planes ([`SampleSums::to_planes`]).
+    pub sums: Buffer<u32>,
+    /// Rays cast (low, high word), invocations the driver cut short (an error), padding.
     pub counters: Buffer<u32>,
+    /// The sums' unit exponent ([`RenderOptions::scale_log2`](crate::RenderOptions::scale_log2)).
+    pub scale_log2: i32,
     /// Index of the render's first sample.
     pub first_sample: u32,
     /// Samples per pixel the render holds.
@@ -94,18 +94,19 @@ impl WhittedRender {
         check_sums(&gpu, o.width, o.height)?;
         let n = o.width as usize * o.height as usize;
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
-        let sums = gpu.zeroed::<[u32; 6]>(n)?;
+        let sums = gpu.zeroed::<u32>(6 * n)?;
         let counters = gpu.zeroed::<u32>(4)?;
         // max_depth 1 (camera and shadow rays) has its own entry point without the ray stack.
         let entry = if o.max_depth <= 1 { "render_direct" } else { "render" };
         let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, entry)?;
-        let unit = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "unit")?;
         let mean = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "mean")?;
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
         let b = scene.tree.bounds;
         let (first, count) = o.samples();
+        // The unit from the scene's brightest radiance, kept from its upload, and the options'.
+        let scale_log2 = SampleSums::scale_log2_below(scene.brightest.max(o.brightest_option()));
         for batch in batches(first, count, tiles, TILES_PER_DISPATCH) {
             // Small images: several invocations a pixel, each rendering some of the batch's
             // samples, so that a dispatch has about FILL invocations.
@@ -128,24 +129,29 @@ impl WhittedRender {
                 batch_count: batch.count,
                 streams,
                 samples: count,
-                point_weight: point_light_weight(b.min, b.max),
-                floor: o.brightest_option(),
+                scale_log2,
+                fresh: (batch.first == first) as u32,
             }])?;
             let res: Vec<_> = [params.binding()]
                 .into_iter()
                 .chain(scene.bindings())
                 .chain([scene.lights.binding(), sums.binding(), counters.binding(), pixels.binding()])
                 .collect();
-            // The unit once, before the first dispatch's samples.
-            if batch.done == 0 && batch.tile_base == 0 {
-                rec.dispatch("whitted unit", &unit, &res, 1)?;
-            }
             rec.dispatch("whitted", &kernel, &res, batch.tiles as u64 * streams as u64)?;
             if batch.last && batch.tile_base + batch.tiles == tiles {
                 rec.dispatch("whitted mean", &mean, &res, n.div_ceil(64) as u64)?;
             }
         }
-        Ok(GpuImage { pixels, sums, counters, first_sample: first, samples: count, width: o.width, height: o.height })
+        Ok(GpuImage {
+            pixels,
+            sums,
+            counters,
+            scale_log2,
+            first_sample: first,
+            samples: count,
+            width: o.width,
+            height: o.height,
+        })
     }
 
     /// Reads the render's fixed-point sums back: the exact per-pixel result, which adds to
@@ -160,8 +166,8 @@ impl WhittedRender {
                 counters[2]
             )));
         }
-        let mut sums = SampleSums::new(out.width, out.height, out.first_sample, counters[3] as i32);
-        sums.set_words(&gpu.download(&out.sums)?);
+        let mut sums = SampleSums::new(out.width, out.height, out.first_sample, out.scale_log2);
+        sums.set_planes(&gpu.download(&out.sums)?);
         sums.samples = out.samples;
         Ok(sums)
     }
