@@ -322,7 +322,7 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     let pixel = xy.y * params.width + xy.x;
     var counts = Counts(0u, 0u);
-    var sum: array<vec2<u32>, 3>;
+    var sum = Sums();
     let scale = pow2(params.scale_log2);
     var done = 0u;
     for (var s = stream; s < params.batch_count; s += params.streams) {

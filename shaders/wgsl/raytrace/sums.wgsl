@@ -55,32 +55,43 @@ fn add_sum(lo: u32, hi: u32, x: vec2<u32>) {
     }
 }
 
-// Adds one sample's radiance, quantized, to an invocation's sums (r, g, b).
-fn add_sample(sum: ptr<function, array<vec2<u32>, 3>>, v: vec3<f32>, scale: f32) {
-    (*sum)[0] = add64((*sum)[0], quantize(v.x, scale));
-    (*sum)[1] = add64((*sum)[1], quantize(v.y, scale));
-    (*sum)[2] = add64((*sum)[2], quantize(v.z, scale));
+// An invocation's sums of its samples: red, green and blue, 64-bit (low, high) each. Three
+// named fields, not an array: a dynamically indexed array would live in local memory.
+struct Sums {
+    r: vec2<u32>,
+    g: vec2<u32>,
+    b: vec2<u32>,
 }
 
-// Adds an invocation's sums (r, g, b) to pixel `pixel`'s in `sums` (of `n` pixels: word c of
-// a pixel in plane c, so that a warp's accesses to a word are contiguous). With `only`, no other
+// Adds one sample's radiance, quantized, to an invocation's sums.
+fn add_sample(sum: ptr<function, Sums>, v: vec3<f32>, scale: f32) {
+    (*sum).r = add64((*sum).r, quantize(v.x, scale));
+    (*sum).g = add64((*sum).g, quantize(v.y, scale));
+    (*sum).b = add64((*sum).b, quantize(v.z, scale));
+}
+
+// Adds one channel's sum x to words (lo, hi) of `sums`: see add_pixel_sums.
+fn add_channel(lo: u32, hi: u32, x: vec2<u32>, only: bool, fresh: bool) {
+    if !only {
+        add_sum(lo, hi, x);
+        return;
+    }
+    var next = x;
+    if !fresh {
+        next = add64(vec2<u32>(atomicLoad(&sums[lo]), atomicLoad(&sums[hi])), next);
+    }
+    atomicStore(&sums[lo], next.x);
+    atomicStore(&sums[hi], next.y);
+}
+
+// Adds an invocation's sums to pixel `pixel`'s in `sums` (of `n` pixels: word c of a pixel in
+// plane c, so that a warp's accesses to a word are contiguous). With `only`, no other
 // invocation of the dispatch adds to this pixel (one stream): plain stores, after loads unless
 // the sums are still zero (`fresh`: the render's first samples); else atomic additions.
-fn add_pixel_sums(pixel: u32, n: u32, sum: array<vec2<u32>, 3>, only: bool, fresh: bool) {
-    for (var c = 0u; c < 3u; c++) {
-        let lo = 2u * c * n + pixel;
-        let hi = lo + n;
-        if !only {
-            add_sum(lo, hi, sum[c]);
-            continue;
-        }
-        var next = sum[c];
-        if !fresh {
-            next = add64(vec2<u32>(atomicLoad(&sums[lo]), atomicLoad(&sums[hi])), next);
-        }
-        atomicStore(&sums[lo], next.x);
-        atomicStore(&sums[hi], next.y);
-    }
+fn add_pixel_sums(pixel: u32, n: u32, sum: Sums, only: bool, fresh: bool) {
+    add_channel(pixel, n + pixel, sum.r, only, fresh);
+    add_channel(2u * n + pixel, 3u * n + pixel, sum.g, only, fresh);
+    add_channel(4u * n + pixel, 5u * n + pixel, sum.b, only, fresh);
 }
 
 // Channel c's sum of pixel `pixel` (of `n`) as (low, high) words.

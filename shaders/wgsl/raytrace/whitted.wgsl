@@ -224,7 +224,7 @@ fn render_pixel(xy: vec2<u32>, stream: u32, direct: bool, rays: ptr<function, u3
     let y = xy.y;
     let seed = y * params.width + x;
     let scale = pow2(params.scale_log2);
-    var sum = array<vec2<u32>, 3>();
+    var sum = Sums();
     var done = 0u;
     for (var k = stream; k < params.batch_count; k += params.streams) {
         let s = params.batch_first + k;
