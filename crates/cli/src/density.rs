@@ -515,7 +515,7 @@ impl OnBackend for DensityArgs {
             return Err("--gpus needs --backend gpu".into());
         }
         let split = match (self.shard, &self.gpus) {
-            (Some(spec), _) => Some(format!("--shard {}", spec.resolve(|v| std::env::var(v).ok())?)),
+            (Some(spec), _) => Some(format!("--shard {}", spec.resolve_env()?)),
             (None, Some(_)) => Some("--gpus".to_string()),
             (None, None) => None,
         };
@@ -528,22 +528,12 @@ impl OnBackend for DensityArgs {
             )
             .into());
         }
-        if self.shard.is_some() {
-            self.view.check_inputs()?;
-            return crate::merge::part_path(self.view.out.as_deref()).map(|_| ());
-        }
-        self.view.check(OUT)
+        self.view.check_sharded(OUT, self.shard.is_some())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
-        let out = match shard {
-            Some(_) => {
-                self.view.check_size_on(backend)?;
-                crate::merge::part_path(self.view.out.as_deref())?
-            }
-            None => self.view.out_on(OUT, backend)?,
-        };
+        let shard = self.shard.map(|s| s.resolve_env()).transpose()?;
+        let out = self.view.out_sharded(OUT, backend, shard.is_some())?;
         let options = DensityOptions {
             photons: self.photons.unwrap_or_else(|| default_photons(backend)),
             radius: self.radius,

@@ -491,7 +491,7 @@ impl OnBackend for LightcutsArgs {
             return Err("--gpus needs --backend gpu".into());
         }
         if let Some(spec) = self.shard {
-            let shard = spec.resolve(|v| std::env::var(v).ok())?;
+            let shard = spec.resolve_env()?;
             if shard.count > self.view.height {
                 return Err(format!("--shard {shard}: more parts than the image's {} rows", self.view.height).into());
             }
@@ -500,21 +500,13 @@ impl OnBackend for LightcutsArgs {
                     format!("--shard {shard} with --heatmap: merge the parts, then render the heatmap whole").into()
                 );
             }
-            self.view.check_inputs()?;
-            return crate::merge::part_path(self.view.out.as_deref()).map(|_| ());
         }
-        self.view.check(OUT)
+        self.view.check_sharded(OUT, self.shard.is_some())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
-        let out = match shard {
-            Some(_) => {
-                self.view.check_size_on(backend)?;
-                crate::merge::part_path(self.view.out.as_deref())?
-            }
-            None => self.view.out_on(OUT, backend)?,
-        };
+        let shard = self.shard.map(|s| s.resolve_env()).transpose()?;
+        let out = self.view.out_sharded(OUT, backend, shard.is_some())?;
         let o = &self.options();
         o.check_memory(backend)?;
         if is_lavapipe(backend) && o.visibility == VisibilityChoice::Rays && o.method == MethodChoice::Lightcuts {

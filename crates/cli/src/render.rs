@@ -17,7 +17,7 @@ use crate::backend::{BackendArgs, BackendChoice, OnBackend};
 use crate::error::Result;
 use crate::gpus::GpuList;
 use crate::limits::in_range;
-use crate::merge::{part_path, sums_part};
+use crate::merge::sums_part;
 use crate::out::out;
 use crate::shard::ShardSpec;
 use crate::spread::{SampledRender, Spread, spread};
@@ -140,24 +140,16 @@ impl OnBackend for RenderArgs {
             return Err("--gpus needs --backend gpu".into());
         }
         if let Some(spec) = self.shard {
-            let shard = spec.resolve(|v| std::env::var(v).ok())?;
+            let shard = spec.resolve_env()?;
             if shard.count > self.spp {
                 return Err(format!("--shard {shard}: more parts than --spp {} samples per pixel", self.spp).into());
             }
-            self.view.check_inputs()?;
-            return part_path(self.view.out.as_deref()).map(|_| ());
         }
-        self.view.check(OUT)
+        self.view.check_sharded(OUT, self.shard.is_some())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let out = match self.shard {
-            Some(_) => {
-                self.view.check_size_on(backend)?;
-                part_path(self.view.out.as_deref())?
-            }
-            None => self.view.out_on(OUT, backend)?,
-        };
+        let out = self.view.out_sharded(OUT, backend, self.shard.is_some())?;
         let t0 = Instant::now();
         let (scene, camera, loaded) = load_scene_counted(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
         let load = t0.elapsed();
@@ -262,7 +254,7 @@ impl RenderArgs {
             Some(list) => list.open(backend)?,
             None => vec![backend.clone()],
         };
-        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let shard = self.shard.map(|s| s.resolve_env()).transpose()?;
         let samples = shard.map_or(0..spp, |s| s.range(spp));
         let write = |sums: &SampleSums| -> Result<()> {
             if shard.is_none() {

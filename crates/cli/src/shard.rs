@@ -76,6 +76,13 @@ impl ShardSpec {
     }
 }
 
+impl ShardSpec {
+    /// The shard, `auto` read from this process's environment.
+    pub fn resolve_env(&self) -> Result<Shard> {
+        self.resolve(|v| std::env::var(v).ok())
+    }
+}
+
 impl Shard {
     /// This shard's part of `0..total`: `[total I / N, total (I + 1) / N)`, so the parts of
     /// every shard tile `0..total` in order.

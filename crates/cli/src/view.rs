@@ -38,9 +38,28 @@ impl View {
         self.check_inputs()
     }
 
+    /// [`View::check`] for a command whose output is a shard's part when `sharded` (`-o`
+    /// required, ending in `.lpart`).
+    pub fn check_sharded(&self, default: &str, sharded: bool) -> Result<()> {
+        if !sharded {
+            return self.check(default);
+        }
+        self.check_inputs()?;
+        crate::merge::part_path(self.out.as_deref()).map(|_| ())
+    }
+
+    /// [`View::out_on`] for a command whose output is a shard's part when `sharded`.
+    pub fn out_sharded(&self, default: &str, backend: &Backend, sharded: bool) -> Result<PathBuf> {
+        if !sharded {
+            return self.out_on(default, backend);
+        }
+        self.check_size_on(backend)?;
+        crate::merge::part_path(self.out.as_deref())
+    }
+
     /// The checks of [`View::check`] but the output's: the camera's form and the image size
     /// against this machine's memory.
-    pub fn check_inputs(&self) -> Result<()> {
+    fn check_inputs(&self) -> Result<()> {
         if let Some(c) = &self.camera {
             lumbre_raytrace::Camera::parse(c).map_err(|e| format!("--camera {c}: {e}"))?;
         }
@@ -55,7 +74,7 @@ impl View {
     }
 
     /// The image size on `backend` (a GPU's largest buffer).
-    pub fn check_size_on(&self, backend: &Backend) -> Result<()> {
+    fn check_size_on(&self, backend: &Backend) -> Result<()> {
         limits::check_image(self.width, self.height, backend, limits::available_memory())
     }
 

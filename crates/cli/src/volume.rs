@@ -99,7 +99,7 @@ impl OnBackend for VolumeArgs {
             return Err("--gpus needs --backend gpu".into());
         }
         if let Some(spec) = self.shard {
-            let shard = spec.resolve(|v| std::env::var(v).ok())?;
+            let shard = spec.resolve_env()?;
             if shard.count > self.orbit {
                 return Err(format!("--shard {shard}: more parts than --orbit {} frames", self.orbit).into());
             }
@@ -459,7 +459,7 @@ impl VolumeArgs {
         points: &Points,
         bounds: (Vec3, Vec3),
     ) -> Result<()> {
-        let shard = self.shard.map(|s| s.resolve(|v| std::env::var(v).ok())).transpose()?;
+        let shard = self.shard.map(|s| s.resolve_env()).transpose()?;
         let frames = shard.map_or(0..self.orbit, |s| s.range(self.orbit));
         let devices = match &self.gpus {
             Some(list) => list.open(backend)?,
