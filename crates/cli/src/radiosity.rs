@@ -8,14 +8,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use lumbre_gpu::{Backend, Compute, Placed};
+use indicatif::{MultiProgress, ProgressBar};
+use lumbre_gpu::{Backend, Compute, Gpu, Placed};
 use lumbre_radiosity::{
-    Coherence, Factorization, FormFactors, GpuFactor, LowRank, Precompute, Resources, Shading, Solve, Storage,
-    Surfaces, TwoMesh, render_radiosity,
+    Coherence, Factorization, FormFactors, GpuFactor, GpuFactored, LowRank, Precompute, Radiosity, Resources, Shading,
+    Solve, Storage, Surfaces, TwoMesh, render_radiosity,
 };
 
-use crate::backend::{BackendArgs, OnBackend};
+use crate::backend::{BackendArgs, BackendChoice, OnBackend};
 use crate::error::Result;
+use crate::gpus::GpuList;
 use crate::limits::{MAX_FRAMES, available_memory, distinct_outputs, folder_exists, human, in_range};
 use crate::out::out;
 use crate::progress::{bar_progress, progress};
@@ -83,6 +85,12 @@ pub struct RadiosityArgs {
     /// Primary rays per pixel (stratified), 1..=16777216.
     #[arg(long, default_value_t = 4)]
     spp: u32,
+    /// Spread the form factors, the precompute and the solves over these GPUs (`all`, a count
+    /// N, or adapter indices #I or I,J as `lumbre info` lists them): each makes and keeps the
+    /// rows of whole patches, about as many on each; the radiosity is the same bits as on one
+    /// of them.
+    #[arg(long, value_name = "all|N|#I|I,J", conflicts_with = "load")]
+    gpus: Option<GpuList>,
 }
 
 /// The image `lumbre radiosity` writes without `-o`.
@@ -99,6 +107,9 @@ impl OnBackend for RadiosityArgs {
         in_range("--spp", self.spp, 1, lumbre_raytrace::MAX_SPP)?;
         in_range("--relight", self.relight, 0, MAX_FRAMES)?;
         in_range("--samples", self.samples, 1, MAX_SAMPLES)?;
+        if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
+            return Err("--gpus needs --backend gpu".into());
+        }
         if let Some(save) = &self.save {
             folder_exists("--save", save)?;
             distinct_outputs(("-o", self.view.out.as_deref().unwrap_or(Path::new(OUT))), ("--save", save))?;
@@ -250,20 +261,116 @@ fn form_factor_seconds(ff: &FormFactors, mesh: &TwoMesh, backend: &Backend) -> f
     if lavapipe { cpu * LAVAPIPE_SLOWDOWN } else { cpu }
 }
 
+/// The factorisation placed for the solves: on one backend, or in parts on several GPUs
+/// (each the rows of whole patches, in row order).
+enum Factor<'a> {
+    One(Box<Placed<'a, Solve>>),
+    Parts(Vec<(Gpu, GpuFactor)>),
+}
+
+impl Factor<'_> {
+    /// The radiosity of every element for each lighting of `solve`, and the GPU time (on
+    /// several GPUs, the slowest one's; none on the CPU).
+    fn solve(&self, solve: &Solve) -> Result<(Radiosity, Option<Duration>)> {
+        match self {
+            Factor::One(placed) => {
+                let (b, report) = solve.run_placed(placed, &())?;
+                Ok((b, report.gpu))
+            }
+            Factor::Parts(parts) => {
+                let solved: Vec<Result<(Radiosity, lumbre_gpu::Report)>> = std::thread::scope(|scope| {
+                    let handles: Vec<_> = parts
+                        .iter()
+                        .map(|(gpu, part)| {
+                            scope.spawn(move || Ok(solve.run_placed(&Placed::Gpu(gpu.clone(), part.clone()), &())?))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().unwrap_or_else(|_| Err("a GPU's solve failed".into())))
+                        .collect()
+                });
+                let mut all = vec![Vec::new(); solve.lights.len()];
+                let mut slowest = Duration::ZERO;
+                for part in solved {
+                    let (b, report) = part?;
+                    slowest = slowest.max(report.gpu.unwrap_or_default());
+                    all.iter_mut().zip(b.0).for_each(|(a, rows)| a.extend(rows));
+                }
+                Ok((Radiosity(all), Some(slowest)))
+            }
+        }
+    }
+}
+
+/// The factorisation made in parts on the GPUs of `--gpus`, one bar a GPU: the parts, a line
+/// on each GPU's rows and time, and the slowest GPU's time.
+fn factor_parts(
+    args: &RadiosityArgs,
+    list: &GpuList,
+    mesh: &TwoMesh,
+    backend: &Backend,
+) -> Result<(Factor<'static>, String, Option<Duration>)> {
+    let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
+    let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
+    let pc = Precompute { factored: args.factored, ..Precompute::default() };
+    let devices = list.open(backend)?;
+    let gpus: Vec<Gpu> = devices.iter().filter_map(|d| d.gpu().cloned()).collect();
+    let rows = lumbre_radiosity::rows_in_parts(&mesh.patch_start, gpus.len());
+    let bars = MultiProgress::new();
+    let device_bars: Vec<ProgressBar> =
+        devices.iter().zip(&rows).map(|(d, r)| bars.add(progress(r.len() as u64, &d.describe()))).collect();
+    let t = Instant::now();
+    let made = GpuFactor::compute_parts(&gpus, mesh, &ff, &pc, storage, args.save.is_some(), &|i, stage, done, _| {
+        device_bars[i].set_message(format!("{} {stage}", devices[i].describe()));
+        device_bars[i].set_position(done.min(rows[i].len() as u64));
+    })?;
+    device_bars.iter().for_each(ProgressBar::finish_and_clear);
+    let slowest = made.iter().map(GpuFactored::gpu_time).max().unwrap_or_default();
+    let mut how = format!(
+        "form factors, precompute and layout on {} GPUs: {} GPU (the slowest), {} wall ({} samples per pair)",
+        gpus.len(),
+        ms(slowest),
+        ms(t.elapsed()),
+        args.samples
+    );
+    for ((d, r), part) in devices.iter().zip(&rows).zip(&made) {
+        how += &format!(
+            "\n  {}: elements {}..{}, {} ({})",
+            d.describe(),
+            r.start,
+            r.end,
+            ms(part.gpu_time()),
+            part.report
+        );
+    }
+    if let Some(path) = &args.save {
+        let pairs: Vec<(&Gpu, &GpuFactored)> = gpus.iter().zip(&made).collect();
+        GpuFactored::download_parts(&pairs, mesh)?.save(path)?;
+        how += &format!("\n  saved to {}", path.display());
+    }
+    let parts = gpus.into_iter().zip(made.into_iter().map(|m| m.factor)).collect();
+    Ok((Factor::Parts(parts), how, Some(slowest)))
+}
+
 /// The factorisation placed for the solve: loaded from `--load`, made on the CPU, or made
-/// and kept on the GPU (and written to `--save`). Returns it and a line on how it was made.
+/// and kept on the GPU (and written to `--save`), or on the GPUs of `--gpus`. Returns it and a
+/// line on how it was made.
 fn factor<'a>(
     args: &RadiosityArgs,
     mesh: &TwoMesh,
     backend: &Backend,
     loaded: &'a mut Option<Factorization>,
-) -> Result<(Placed<'a, Solve>, String, Option<Duration>)> {
+) -> Result<(Factor<'a>, String, Option<Duration>)> {
     let storage = if args.f16 { Storage::F16 } else { Storage::F32 };
     if let Some(path) = &args.load {
         let t = Instant::now();
         let f = loaded.insert(Factorization::load(path, Some(mesh.fingerprint()))?);
         let how = format!("loaded {} in {}", path.display(), ms(t.elapsed()));
-        return Ok((backend.place(&Solve { storage, ..Solve::default() }, f)?, how, None));
+        return Ok((Factor::One(Box::new(backend.place(&Solve { storage, ..Solve::default() }, f)?)), how, None));
+    }
+    if let Some(list) = &args.gpus {
+        return factor_parts(args, list, mesh, backend);
     }
     let ff = FormFactors { samples: args.samples, ..FormFactors::default() };
     let pc = Precompute { factored: args.factored, ..Precompute::default() };
@@ -285,7 +392,7 @@ fn factor<'a>(
                 how += &format!("; saved to {}", path.display());
             }
             let time = made.gpu_time();
-            Ok((Placed::Gpu(gpu.clone(), made.factor), how, Some(time)))
+            Ok((Factor::One(Box::new(Placed::Gpu(gpu.clone(), made.factor))), how, Some(time)))
         }
         Backend::Cpu => {
             let t = Instant::now();
@@ -306,7 +413,7 @@ fn factor<'a>(
                 factor.save(path)?;
                 how += &format!("; saved to {}", path.display());
             }
-            Ok((Placed::Cpu(factor), how, None))
+            Ok((Factor::One(Box::new(Placed::Cpu(factor))), how, None))
         }
     }
 }
@@ -371,7 +478,10 @@ impl RadiosityArgs {
         }
         let mut held = None;
         let (placed, how, factor_gpu) = factor(self, &mesh, backend, &mut held)?;
-        out!("{how} on {}", backend.describe())?;
+        match placed {
+            Factor::One(_) => out!("{how} on {}", backend.describe())?,
+            Factor::Parts(_) => out!("{how}")?,
+        }
 
         // One lighting, or a ramp of the emitters' intensity over the frames.
         let frames = self.relight.max(1);
@@ -389,10 +499,10 @@ impl RadiosityArgs {
         for light in &lights {
             let solve = Solve { lights: vec![light.clone()], storage, block_rows: None };
             let t = Instant::now();
-            let (b, report) = solve.run_placed(&placed, &())?;
+            let (b, gpu) = placed.solve(&solve)?;
             let w = t.elapsed();
             solve_wall += w;
-            kernel += report.gpu.unwrap_or(w);
+            kernel += gpu.unwrap_or(w);
             solutions.push(b.0.into_iter().next().unwrap_or_default());
         }
         let per = |d: Duration| d.as_secs_f64() / frames as f64;
@@ -405,8 +515,8 @@ impl RadiosityArgs {
         if frames > 1 {
             let solve = Solve { lights: lights.clone(), storage, block_rows: None };
             let t = Instant::now();
-            let (_, report) = solve.run_placed(&placed, &())?;
-            let all = report.gpu.unwrap_or_else(|| t.elapsed());
+            let (_, gpu) = placed.solve(&solve)?;
+            let all = gpu.unwrap_or_else(|| t.elapsed());
             out!(
                 "relighting: {frames} lightings in one pass over Y: {} ({:.0} solves/s)",
                 ms(all),

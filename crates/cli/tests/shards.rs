@@ -1,7 +1,8 @@
 //! Runs cut into shards and spread over devices, run as programs: a path render, a Whitted
 //! render and a density estimate in 1, 2, 4 and 7 shards merged by `lumbre merge` are the
 //! one-piece run bit for bit, on the CPU and on the GPU; an orbit's frames spread over devices
-//! or shards are the same files; `--gpus` with two devices gives the one-device image;
+//! or shards are the same files; `--gpus` with two devices gives the one-device image (and
+//! radiosity's factorisation);
 //! `--shard auto/N` reads the schedulers' index variables; parts that do not make one run are
 //! refused by name.
 
@@ -209,6 +210,38 @@ fn gpu_density_shards_merge_bit_for_bit() {
         std::fs::read(p("one.exr")).unwrap() == std::fs::read(p("merged.exr")).unwrap(),
         "shards on two devices differ"
     );
+}
+
+/// Radiosity on two devices (each the rows of whole patches): the same picture, relit frames
+/// and saved factorisation as on one, dense and factored.
+#[test]
+fn radiosity_spread_over_devices_is_the_one_device_run() {
+    if test_gpu(wgpu::Features::empty()).is_none() {
+        return;
+    }
+    let dir = TempDir::new("radiosity-gpus");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for factored in [false, true] {
+        let run = |stem: &str, extra: &[&str]| {
+            let mut args = vec!["radiosity", "set:cornell", "--elements", "600", "--patches", "60", "--samples", "4"];
+            let (out, save) = (p(&format!("{stem}.png")), p(&format!("{stem}.lrr")));
+            args.extend(["--width", "32", "--height", "24", "--relight", "2", "--backend", "gpu"]);
+            args.extend(["-o", &out, "--save", &save]);
+            if factored {
+                args.push("--factored");
+            }
+            args.extend(extra);
+            succeeds(&args).stdout
+        };
+        run("one", &[]);
+        let two = run("two", &["--gpus", "0,0"]);
+        assert!(two.contains("on 2 GPUs") && two.matches(": elements ").count() == 2, "{two}");
+        for file in ["_000.png", "_001.png", ".lrr"] {
+            let read = |stem: &str| std::fs::read(p(&format!("{stem}{file}"))).unwrap();
+            assert!(read("one") == read("two"), "factored {factored}: {file} differs on two devices");
+        }
+    }
+    refused(&["radiosity", "set:cornell", "--gpus", "2"], &["--gpus needs --backend gpu"]);
 }
 
 /// An orbit's frames spread over two devices, or written in three shards, are the frames of

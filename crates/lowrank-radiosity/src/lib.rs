@@ -82,8 +82,8 @@ pub use factor::{Factorization, Form};
 pub use formfactor::{FormFactors, Occluders, full_form_factors, point_to_shape};
 #[cfg(feature = "gpu")]
 pub use gpu::{
-    GpuFactor, GpuFactored, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity, GpuRows,
-    GpuSystem,
+    FactorPart, GpuFactor, GpuFactored, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity,
+    GpuRows, GpuSystem, rows_in_parts,
 };
 pub use jacobi::{FullSystem, Jacobi};
 pub use layout::Storage;

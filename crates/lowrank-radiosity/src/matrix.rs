@@ -61,11 +61,14 @@ impl Agree for Matrix {
 }
 
 /// A matrix on the GPU in row blocks, each its own buffer that fits one storage binding
-/// (a matrix may be larger than a binding and than a buffer).
+/// (a matrix may be larger than a binding and than a buffer); or rows `first ..` of a larger
+/// one.
 #[cfg(feature = "gpu")]
 #[derive(Clone, Debug)]
 pub struct BlockMatrix {
-    /// Number of rows.
+    /// The first row held (0 for a whole matrix).
+    pub first: usize,
+    /// Number of rows held.
     pub rows: usize,
     /// Number of columns.
     pub cols: usize,
@@ -99,23 +102,34 @@ pub(crate) fn block_rows(gpu: &Gpu, row_bytes: u64, align: usize, cap: Option<us
 impl BlockMatrix {
     /// A zeroed `rows x cols` matrix in blocks of at most `block_rows` rows.
     pub fn zeroed(gpu: &Gpu, rows: usize, cols: usize, block_rows: usize) -> Result<BlockMatrix> {
-        let blocks = (0..rows.div_ceil(block_rows.max(1)))
-            .map(|b| gpu.zeroed::<f32>(block_rows.min(rows - b * block_rows) * cols))
+        Self::zeroed_rows(gpu, 0..rows, cols, block_rows)
+    }
+
+    /// Rows `rows` of a zeroed matrix of `cols` columns, in blocks of at most `block_rows` rows.
+    pub fn zeroed_rows(gpu: &Gpu, rows: std::ops::Range<usize>, cols: usize, block_rows: usize) -> Result<BlockMatrix> {
+        let (n, step) = (rows.len(), block_rows.max(1));
+        let blocks = (0..n.div_ceil(step))
+            .map(|b| gpu.zeroed::<f32>(step.min(n - b * step) * cols))
             .collect::<Result<Vec<_>>>()?;
-        Ok(BlockMatrix { rows, cols, block_rows, blocks })
+        Ok(BlockMatrix { first: rows.start, rows: rows.len(), cols, block_rows, blocks })
     }
 
     /// Uploads `m` in blocks of at most `block_rows` rows.
     pub fn upload(gpu: &Gpu, m: &Matrix, block_rows: usize) -> Result<BlockMatrix> {
         let blocks =
             m.data.chunks(block_rows.max(1) * m.cols.max(1)).map(|c| gpu.upload(c)).collect::<Result<Vec<_>>>()?;
-        Ok(BlockMatrix { rows: m.rows, cols: m.cols, block_rows, blocks })
+        Ok(BlockMatrix { first: 0, rows: m.rows, cols: m.cols, block_rows, blocks })
     }
 
-    /// The first row and the row count of block `b`.
+    /// The rows held.
+    pub fn row_range(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.rows
+    }
+
+    /// The first row (of the whole matrix) and the row count of block `b`.
     pub fn block_range(&self, b: usize) -> (usize, usize) {
         let r0 = b * self.block_rows;
-        (r0, self.block_rows.min(self.rows - r0))
+        (self.first + r0, self.block_rows.min(self.rows - r0))
     }
 
     /// Reads the matrix back.

@@ -336,3 +336,62 @@ fn a_factor_made_on_the_gpu_solves_like_the_cpu() {
         assert!(made.download(&gpu, &mesh).is_err());
     }
 }
+
+#[test]
+fn a_factor_made_in_parts_solves_as_the_whole() {
+    // Two and three parts on one device, as GPUs of one kind run them: the parts' radiosity,
+    // row after row, is the whole's bit for bit (dense and factored, f32 and f16, blocks of 64
+    // rows so that parts start inside a block), and their rows read back make the whole's
+    // factorisation.
+    let gpu = gpu();
+    let teapot = lumbre_radiosity::Surfaces::load(&common::scene("teapot.obj")).unwrap();
+    let (mesh, _) = TwoMesh::fixed(teapot, 300, 30).unwrap();
+    let ff = FormFactors { samples: 4, ..FormFactors::default() };
+    let ls = lights(mesh.n(), 2, 5);
+    for factored in [false, true] {
+        let pc = Precompute { factored, block_rows: Some(64) };
+        for storage in [Storage::F32, Storage::F16] {
+            let whole = lumbre_radiosity::GpuFactor::compute(&gpu, &mesh, &ff, &pc, storage, true, &()).unwrap();
+            let solve = Solve { lights: ls.clone(), storage, block_rows: None };
+            let (b, _) = solve.run_placed(&lumbre_gpu::Placed::Gpu(gpu.clone(), whole.factor.clone()), &()).unwrap();
+            for count in [2, 3] {
+                let gpus = vec![gpu.clone(); count];
+                let parts =
+                    lumbre_radiosity::GpuFactor::compute_parts(&gpus, &mesh, &ff, &pc, storage, true, &|_, _, _, _| {})
+                        .unwrap();
+                let mut joined = vec![Vec::new(); ls.len()];
+                for part in &parts {
+                    assert!(part.factor.rows.len() < mesh.n());
+                    let placed = lumbre_gpu::Placed::Gpu(gpu.clone(), part.factor.clone());
+                    let (rows, _) = solve.run_placed(&placed, &()).unwrap();
+                    joined.iter_mut().zip(rows.0).for_each(|(j, r)| j.extend(r));
+                }
+                assert!(joined == b.0, "factored {factored} {storage:?}, {count} parts: the radiosity differs");
+                let pairs: Vec<_> = parts.iter().map(|p| (&gpu, p)).collect();
+                let down = lumbre_radiosity::GpuFactored::download_parts(&pairs, &mesh).unwrap();
+                assert!(down == whole.download(&gpu, &mesh).unwrap(), "factored {factored}, {count} parts");
+            }
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn parts_hold_whole_patches_of_about_equal_rows(n in 1usize..400, k in 1usize..40, parts in 1usize..9, seed in 0u32..1000) {
+        let k = k.min(n);
+        let starts = partition(n, k, &mut Rng::new(seed));
+        let largest = starts.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap();
+        let rows = lumbre_radiosity::rows_in_parts(&starts, parts);
+        prop_assert_eq!(rows.len(), parts);
+        prop_assert_eq!(rows[0].start, 0);
+        prop_assert_eq!(rows[parts - 1].end, n);
+        for (j, r) in rows.iter().enumerate() {
+            prop_assert!(starts.contains(&(r.start as u32)) && starts.contains(&(r.end as u32)));
+            if j + 1 < parts {
+                prop_assert_eq!(r.end, rows[j + 1].start);
+            }
+            // Each cut is at most half a patch from the even one.
+            prop_assert!(r.end.abs_diff(n * (j + 1) / parts) <= largest / 2 + 1, "{:?} of {}", rows, n);
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! come back to the host; the CPU twin is [`FormFactors`], [`Precompute`] and
 //! [`GpuFactor::upload`]'s host layout.
 
+use std::ops::Range;
 use std::time::Duration;
 
 use lumbre_gpu::{Buffer, Gpu, Progress, Recorder, Report, Result};
@@ -16,7 +17,7 @@ use crate::gpu::precompute::{GpuLowRank, GpuPrecomputed};
 use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows, LayoutParams};
 use crate::layout::{Storage, f16_scale};
 use crate::lowrank::LowRank;
-use crate::matrix::{BlockMatrix, block_rows};
+use crate::matrix::{BlockMatrix, Matrix, block_rows};
 use crate::mesh::TwoMesh;
 use crate::precompute::Precompute;
 
@@ -67,14 +68,6 @@ fn max_abs(gpu: &Gpu, m: &BlockMatrix) -> Result<f32> {
     Ok(f32::from_bits(gpu.download(&largest)?[0]))
 }
 
-/// The scale a matrix is stored with (f16: from its largest value; f32: 1).
-fn scale_of(gpu: &Gpu, m: &BlockMatrix, storage: Storage) -> Result<f32> {
-    Ok(match storage {
-        Storage::F32 => 1.0,
-        Storage::F16 => f16_scale(max_abs(gpu, m)?),
-    })
-}
-
 /// W's rows (k rows of 3 channels) from the inverses and `1 / c_p`.
 fn record_w(rec: &mut Recorder, inverse: &Buffer<f32>, inv_size: &Buffer<f32>, k: usize) -> Result<BlockMatrix> {
     let gpu = rec.gpu().clone();
@@ -105,12 +98,159 @@ impl GpuFactor {
         keep: bool,
         progress: &dyn Progress,
     ) -> Result<GpuFactored> {
-        let (n, k) = (mesh.n(), mesh.k());
+        let parts = Self::compute_parts(std::slice::from_ref(gpu), mesh, ff, pc, storage, keep, &|_, s, d, t| {
+            progress.update(s, d, t)
+        })?;
+        Ok(parts.into_iter().next().expect("one part"))
+    }
+
+    /// Makes the factorisation of `mesh` on several GPUs at once, as [`GpuFactor::compute`]
+    /// does on one: each GPU makes and keeps the element rows of whole patches
+    /// ([`rows_in_parts`], about as many rows on each), the same bits as one GPU of the kind
+    /// makes of those rows; each part's solve gives its rows' radiosity. `progress` hears of
+    /// each GPU's form factors by its index. The parts in the order of `gpus` and of the rows.
+    ///
+    /// ```no_run
+    /// use lumbre_radiosity::{FormFactors, GpuFactor, Precompute, Solve, Storage, TwoMesh};
+    /// use lumbre_gpu::{Compute, Gpu, GpuOptions, Placed};
+    ///
+    /// let gpus = [0, 1].map(|i| Gpu::with_options(&GpuOptions { adapter: Some(format!("#{i}")), ..GpuOptions::from_env() }));
+    /// let gpus = gpus.into_iter().collect::<Result<Vec<_>, _>>()?;
+    /// let mesh = TwoMesh::closed_box(64, 8)?;
+    /// let (ff, pc) = (FormFactors::default(), Precompute::default());
+    /// let parts = GpuFactor::compute_parts(&gpus, &mesh, &ff, &pc, Storage::F32, false, &|_, _, _, _| {})?;
+    /// let mut b = Vec::new();
+    /// for (gpu, part) in gpus.iter().zip(parts) {
+    ///     let (rows, _) = Solve::new(vec![mesh.emission.clone()]).run_placed(&Placed::Gpu(gpu.clone(), part.factor), &())?;
+    ///     b.extend(rows.0[0].iter().copied());
+    /// }
+    /// assert_eq!(b.len(), mesh.n());
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn compute_parts(
+        gpus: &[Gpu],
+        mesh: &TwoMesh,
+        ff: &FormFactors,
+        pc: &Precompute,
+        storage: Storage,
+        keep: bool,
+        progress: &(dyn Fn(usize, &str, u64, u64) + Sync),
+    ) -> Result<Vec<GpuFactored>> {
+        let rows = rows_in_parts(&mesh.patch_start, gpus.len());
+        let mut parts = in_parallel(gpus.iter().zip(rows), |i, (gpu, rows)| {
+            FactorPart::begin(gpu, mesh, ff, pc, rows, &|s: &str, d, t| progress(i, s, d, t))
+        })?;
+        // Every part's rows of V^T U to every other part.
+        if parts.len() > 1 {
+            let vtus = in_parallel(&parts, |_, p| p.vtu_rows())?;
+            in_parallel(&parts, |i, p| {
+                vtus.iter().enumerate().filter(|&(j, _)| j != i).try_for_each(|(_, v)| p.add_vtu_rows(v))
+            })?;
+        }
+        in_parallel(parts.iter_mut(), |i, p| {
+            progress(i, "precompute", 0, 1);
+            p.precompute(pc, mesh)?;
+            progress(i, "precompute", 1, 1);
+            Ok(())
+        })?;
+        let scale = match storage {
+            Storage::F32 => 1.0,
+            Storage::F16 => f16_scale(in_parallel(&parts, |_, p| p.largest())?.into_iter().fold(0.0, f32::max)),
+        };
+        in_parallel(parts, |_, p| p.finish(mesh, storage, scale, keep))
+    }
+}
+
+/// `f` on each item, each in a thread of its own (inline for one item), the results in order
+/// (the first error, if any).
+fn in_parallel<T: Send, R: Send>(
+    items: impl IntoIterator<Item = T>,
+    f: impl Fn(usize, T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let items: Vec<T> = items.into_iter().collect();
+    if items.len() == 1 {
+        return items.into_iter().map(|t| f(0, t)).collect();
+    }
+    std::thread::scope(|scope| {
+        let f = &f;
+        let handles: Vec<_> = items.into_iter().enumerate().map(|(i, t)| scope.spawn(move || f(i, t))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(lumbre_gpu::Error::Input("a GPU's thread panicked".into()))))
+            .collect()
+    })
+}
+
+/// Element rows of `patch_start`'s mesh in `parts` parts of about equal size, each of whole
+/// patches (so that each part makes whole rows of `V^T U`); parts may be empty.
+pub fn rows_in_parts(patch_start: &[u32], parts: usize) -> Vec<Range<usize>> {
+    let n = *patch_start.last().unwrap_or(&0) as usize;
+    let parts = parts.max(1);
+    // The patch start nearest each even cut.
+    let cut = |j: usize| {
+        let want = (n * j / parts) as u32;
+        let i = patch_start.partition_point(|&s| s < want).min(patch_start.len() - 1);
+        let below = patch_start[i.saturating_sub(1)];
+        (if want - below < patch_start[i] - want { below } else { patch_start[i] }) as usize
+    };
+    let cuts: Vec<usize> = (0..=parts)
+        .map(|j| {
+            if j == parts {
+                n
+            } else if j == 0 {
+                0
+            } else {
+                cut(j)
+            }
+        })
+        .collect();
+    cuts.windows(2).map(|w| w[0]..w[1].max(w[0])).collect()
+}
+
+/// One GPU's part of a factorisation made on several: the element rows of whole patches
+/// ([`rows_in_parts`]). Each part makes its rows of F, U and `V^T U`; the parts exchange their
+/// rows of `V^T U` ([`FactorPart::vtu_rows`], [`FactorPart::add_vtu_rows`]); each inverts the
+/// whole (the same bits on every device of a kind) and makes its rows of Y, bit for bit the
+/// rows one GPU makes of the whole. [`GpuFactor::compute`] is the one-part case.
+#[derive(Debug)]
+pub struct FactorPart {
+    gpu: Gpu,
+    system: GpuLowRank,
+    u: BlockMatrix,
+    vtu: Buffer<f32>,
+    out: Option<GpuPrecomputed>,
+    /// The patches whose rows this part holds.
+    patches: Range<usize>,
+    /// GPU time of the stages so far (and the mesh's upload, wall time).
+    pub report: Report,
+}
+
+impl FactorPart {
+    /// Form factors, U and `V^T U` of element rows `rows` (whole patches) of `mesh` on `gpu`.
+    pub fn begin(
+        gpu: &Gpu,
+        mesh: &TwoMesh,
+        ff: &FormFactors,
+        pc: &Precompute,
+        rows: Range<usize>,
+        progress: &dyn Progress,
+    ) -> Result<FactorPart> {
+        let k = mesh.k();
+        let at = |e: usize| mesh.patch_start.binary_search(&(e as u32)).ok();
+        let patches = match (at(rows.start), at(rows.end)) {
+            (Some(p0), Some(p1)) if p0 <= p1 => p0..p1,
+            _ => {
+                return Err(lumbre_gpu::Error::Input(format!(
+                    "element rows {rows:?} are not whole patches of the mesh (n = {})",
+                    mesh.n()
+                )));
+            }
+        };
         let mut report = Report::default();
-        let rows = pc.block_rows(gpu, k)?;
-        let ff = FormFactors { full: false, block_rows: Some(ff.block_rows.map_or(rows, |r| r.min(rows))), ..*ff };
+        let block = pc.block_rows(gpu, k)?;
+        let ff = FormFactors { full: false, block_rows: Some(ff.block_rows.map_or(block, |r| r.min(block))), ..*ff };
         let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
-        let f = ff.output(gpu, &on_gpu)?;
+        let f = ff.output_rows(gpu, &on_gpu, rows)?;
         let ff_time = ff.run_into(gpu, &on_gpu, &f, progress)?;
         report.merge(Report { stages: vec![("form factors".into(), ff_time)], stats: Vec::new(), gpu: Some(ff_time) });
         drop(on_gpu);
@@ -122,33 +262,80 @@ impl GpuFactor {
             patch_start: gpu.upload(&mesh.patch_start)?,
             k,
         };
-        progress.update("precompute", 0, 1);
         let mut rec = gpu.recorder();
-        let out = pc.record_all(&mut rec, &system, &mesh.patch_start)?;
-        report.merge(Report::from_timings("layout", &rec.submit()?));
-        Precompute::check_pivots(gpu, &out)?;
-        progress.update("precompute", 1, 1);
+        let (u, vtu) = pc.record_u_vtu(&mut rec, &system)?;
+        report.merge(Report::from_timings("U, V^T U", &rec.submit()?));
+        Ok(FactorPart { gpu: gpu.clone(), system, u, vtu, out: None, patches, report })
+    }
 
+    /// This part's rows of `V^T U` (its patches' rows of each channel), read back.
+    pub fn vtu_rows(&self) -> Result<(Range<usize>, Vec<f32>)> {
+        let k = self.system.k;
+        let mut rows = Vec::with_capacity(3 * self.patches.len() * k);
+        for ch in 0..3 {
+            let base = ch * k * k;
+            rows.extend(
+                self.gpu.download_range(&self.vtu, base + self.patches.start * k..base + self.patches.end * k)?,
+            );
+        }
+        Ok((self.patches.clone(), rows))
+    }
+
+    /// Writes another part's rows of `V^T U` ([`FactorPart::vtu_rows`]) into this one's.
+    pub fn add_vtu_rows(&self, (patches, rows): &(Range<usize>, Vec<f32>)) -> Result<()> {
+        let k = self.system.k;
+        let per = patches.len() * k;
+        for (ch, chunk) in rows.chunks(per.max(1)).take(3).enumerate() {
+            self.gpu.write(&self.vtu, ch * k * k + patches.start * k, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// The inverses of `I - V^T U` (once every part's rows of `V^T U` are in) and this part's
+    /// rows of Y (or W for the factored form).
+    pub fn precompute(&mut self, pc: &Precompute, mesh: &TwoMesh) -> Result<()> {
+        let mut rec = self.gpu.recorder();
+        let out = pc.record_from_vtu(&mut rec, &self.system, self.u.clone(), self.vtu.clone(), &mesh.patch_start)?;
+        self.report.merge(Report::from_timings("precompute", &rec.submit()?));
+        Precompute::check_pivots(&self.gpu, &out)?;
+        self.out = Some(out);
+        Ok(())
+    }
+
+    /// The largest |value| of what the solve reads (Y, or F for the factored form): the f16
+    /// scale of the parts is the one of their largest.
+    pub fn largest(&self) -> Result<f32> {
+        let out = self.precomputed()?;
+        max_abs(&self.gpu, out.y.as_ref().unwrap_or(&out.f))
+    }
+
+    fn precomputed(&self) -> Result<&GpuPrecomputed> {
+        self.out.as_ref().ok_or_else(|| lumbre_gpu::Error::Input("a factor part's precompute has not run".into()))
+    }
+
+    /// Lays the part out for the solve in `storage` (`scale`: [`f16_scale`] of the parts'
+    /// largest value, for f16); `keep` as in [`GpuFactor::compute`].
+    pub fn finish(mut self, mesh: &TwoMesh, storage: Storage, scale: f32, keep: bool) -> Result<GpuFactored> {
+        let out = self.precomputed()?.clone();
+        let gpu = self.gpu.clone();
+        let k = self.system.k;
+        let rows = self.system.f.row_range();
+        let scale = if storage == Storage::F16 { scale } else { 1.0 };
+        let mut rec = gpu.recorder();
         let form = match &out.y {
-            Some(y) => {
-                let scale = scale_of(gpu, y, storage)?;
-                let mut rec = gpu.recorder();
-                let y = GpuRows::record_layout(&mut rec, y, 3, storage, scale)?;
-                report.merge(Report::from_timings("layout", &rec.submit()?));
-                GpuForm::Dense { y }
-            }
+            Some(y) => GpuForm::Dense { y: GpuRows::record_layout(&mut rec, y, 3, storage, scale)? },
             None => {
-                let scale = scale_of(gpu, &out.f, storage)?;
-                let mut rec = gpu.recorder();
-                let w = record_w(&mut rec, &out.inverse, &system.inv_size, k)?;
+                let w = record_w(&mut rec, &out.inverse, &self.system.inv_size, k)?;
                 let f = GpuRows::record_layout(&mut rec, &out.f, 1, storage, scale)?;
                 let w = GpuRows::record_layout(&mut rec, &w, 3, Storage::F32, 1.0)?;
-                report.merge(Report::from_timings("layout", &rec.submit()?));
-                GpuForm::Factored { f, w, rho: system.rho.clone() }
+                // The solve's last step reads the reflectances of the rows it holds.
+                let rho: Vec<f32> = mesh.rho[rows.clone()].iter().flatten().copied().collect();
+                GpuForm::Factored { f, w, rho: gpu.upload(&rho)? }
             }
         };
-        let factor = GpuFactor { n, k, form, patch_start: system.patch_start.clone() };
-        Ok(GpuFactored { factor, kept: keep.then_some(out), report })
+        self.report.merge(Report::from_timings("layout", &rec.submit()?));
+        let factor = GpuFactor { n: mesh.n(), rows, k, form, patch_start: self.system.patch_start.clone() };
+        Ok(GpuFactored { factor, kept: keep.then_some(out), report: self.report })
     }
 }
 
@@ -156,16 +343,30 @@ impl GpuFactored {
     /// Reads the factorisation back (to save it): Y, or F and the inverses (then W on the
     /// host, as [`Factorization::factored`] makes it). Needs the precompute's output kept.
     pub fn download(&self, gpu: &Gpu, mesh: &TwoMesh) -> Result<Factorization> {
-        let out = self.kept.as_ref().ok_or_else(|| {
-            lumbre_gpu::Error::Input("the precompute's output was not kept: compute with keep = true".into())
-        })?;
-        let factor = match &out.y {
-            Some(y) => Factorization::new(out.patch_start.clone(), y.download(gpu)?)?,
-            None => {
-                let lr =
-                    LowRank { patch_start: out.patch_start.clone(), rho: mesh.rho.clone(), f: out.f.download(gpu)? };
-                Factorization::factored(&lr, &gpu.download(&out.inverse)?)?
-            }
+        Self::download_parts(&[(gpu, self)], mesh)
+    }
+
+    /// Reads a factorisation made in parts back, as [`GpuFactored::download`] (the parts in
+    /// the order of their rows).
+    pub fn download_parts(parts: &[(&Gpu, &GpuFactored)], mesh: &TwoMesh) -> Result<Factorization> {
+        let kept = |part: &'_ GpuFactored| -> Result<GpuPrecomputed> {
+            part.kept.clone().ok_or_else(|| {
+                lumbre_gpu::Error::Input("the precompute's output was not kept: compute with keep = true".into())
+            })
+        };
+        let (&(gpu0, first), k) = (parts.first().ok_or_else(|| lumbre_gpu::Error::Input("no parts".into()))?, mesh.k());
+        let dense = kept(first)?.y.is_some();
+        let mut data = Vec::new();
+        for &(gpu, part) in parts {
+            let out = kept(part)?;
+            data.extend(out.y.as_ref().unwrap_or(&out.f).download(gpu)?.data);
+        }
+        let factor = if dense {
+            Factorization::new(mesh.patch_start.clone(), Matrix::new(mesh.n(), 3 * k, data)?)?
+        } else {
+            let f = Matrix::new(mesh.n(), k, data)?;
+            let lr = LowRank { patch_start: mesh.patch_start.clone(), rho: mesh.rho.clone(), f };
+            Factorization::factored(&lr, &gpu0.download(&kept(first)?.inverse)?)?
         };
         Ok(factor.with_fingerprint(mesh.fingerprint()))
     }

@@ -199,15 +199,22 @@ impl FormFactors {
             self.record_one(&mut rec, mesh, out, d)?;
             time += rec.submit()?.gpu();
             let (row0, _) = out.block_range(d.0);
-            progress.update("form factors", (row0 + (d.1 + d.2) / out.cols.max(1)) as u64, mesh.n as u64);
+            let done = row0 - out.first + (d.1 + d.2) / out.cols.max(1);
+            progress.update("form factors", done as u64, out.rows as u64);
         }
         Ok(time)
     }
 
     /// The output matrix for `mesh`, in blocks that fit one binding.
     pub fn output(&self, gpu: &Gpu, mesh: &GpuMesh) -> Result<BlockMatrix> {
-        let rows = block_rows(gpu, mesh.cols.max(1) as u64 * 4, 1, self.block_rows)?;
-        BlockMatrix::zeroed(gpu, mesh.n, mesh.cols, rows)
+        self.output_rows(gpu, mesh, 0..mesh.n)
+    }
+
+    /// The output matrix's element rows `rows` (a part of the whole, cut into blocks where
+    /// the whole is).
+    pub fn output_rows(&self, gpu: &Gpu, mesh: &GpuMesh, rows: std::ops::Range<usize>) -> Result<BlockMatrix> {
+        let block = block_rows(gpu, mesh.cols.max(1) as u64 * 4, 1, self.block_rows)?;
+        BlockMatrix::zeroed_rows(gpu, rows, mesh.cols, block)
     }
 }
 

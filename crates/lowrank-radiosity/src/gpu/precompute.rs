@@ -104,14 +104,20 @@ impl Precompute {
 
     /// Records U, `V^T U`, the inverses and Y.
     pub fn record_all(&self, rec: &mut Recorder, s: &GpuLowRank, patch_start: &[u32]) -> Result<GpuPrecomputed> {
+        let (u, vtu) = self.record_u_vtu(rec, s)?;
+        self.record_from_vtu(rec, s, u, vtu, patch_start)
+    }
+
+    /// Records U and `V^T U` of the system's element rows (`s.f.row_range()`): the rows of
+    /// `V^T U` of the patches whose elements all lie there (a part of the rows cut at patch
+    /// starts), zero elsewhere.
+    pub fn record_u_vtu(&self, rec: &mut Recorder, s: &GpuLowRank) -> Result<(BlockMatrix, Buffer<f32>)> {
         let gpu = rec.gpu().clone();
-        let (n, k) = (s.f.rows, s.k);
-        let u = BlockMatrix::zeroed(&gpu, n, 3 * k, s.f.block_rows)?;
+        let k = s.k;
+        let u = BlockMatrix::zeroed_rows(&gpu, s.f.row_range(), 3 * k, s.f.block_rows)?;
         let kk = 3 * k * k;
         gpu.check_size("3 k^2 values of V^T U", 4 * kk as u64, lumbre_gpu::Fit::Binding)?;
         let vtu = gpu.zeroed::<f32>(kk)?;
-        let inverse = gpu.zeroed::<f32>(kk)?;
-        let state = gpu.zeroed::<u32>(4)?;
 
         // U, then V^T U summed block after block.
         let uk = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_U, "main")?;
@@ -134,6 +140,23 @@ impl Precompute {
             let res = [p.as_entire_binding(), s.patch_start.binding(), u.blocks[b].binding(), vtu.binding()];
             rec.dispatch("V^T U", &vk, &res, (kk as u64).div_ceil(256))?;
         }
+        Ok((u, vtu))
+    }
+
+    /// Records the inverses of `I - V^T U` (`vtu`: the whole of it) and Y's rows of `u`.
+    pub fn record_from_vtu(
+        &self,
+        rec: &mut Recorder,
+        s: &GpuLowRank,
+        u: BlockMatrix,
+        vtu: Buffer<f32>,
+        patch_start: &[u32],
+    ) -> Result<GpuPrecomputed> {
+        let gpu = rec.gpu().clone();
+        let k = s.k;
+        let kk = 3 * k * k;
+        let inverse = gpu.zeroed::<f32>(kk)?;
+        let state = gpu.zeroed::<u32>(4)?;
 
         // Gauss–Jordan: one bind group per entry point serves every step.
         let params = gpu.uniform(&InvertParams { k: k as u32, _pad: [0; 3] })?;
@@ -177,7 +200,7 @@ impl Precompute {
             });
         }
         // Y = -U M, per block and channel.
-        let y = BlockMatrix::zeroed(&gpu, n, 3 * k, s.f.block_rows)?;
+        let y = BlockMatrix::zeroed_rows(&gpu, u.row_range(), 3 * k, s.f.block_rows)?;
         let gk = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_GEMM, "main")?;
         for b in 0..u.blocks.len() {
             let (_, rows) = u.block_range(b);

@@ -189,6 +189,8 @@ pub enum GpuForm {
 pub struct GpuFactor {
     /// Number of elements.
     pub n: usize,
+    /// The element rows held (`0..n`, or a part's rows: its solve gives those rows' radiosity).
+    pub rows: std::ops::Range<usize>,
     /// Number of patches.
     pub k: usize,
     /// The matrices.
@@ -217,7 +219,7 @@ impl GpuFactor {
                 }
             }
         };
-        Ok(GpuFactor { n: f.n, k: f.k, form, patch_start: gpu.upload(&f.patch_start)? })
+        Ok(GpuFactor { n: f.n, rows: 0..f.n, k: f.k, form, patch_start: gpu.upload(&f.patch_start)? })
     }
 
     /// Bytes a solve reads from the factorisation (Y, or F and W).
@@ -275,18 +277,19 @@ impl Pass<'_> {
     }
 
     /// Records `entry` over every block of `m` for every group of lights, reading `x` and
-    /// writing `partial`.
+    /// writing `partial`; rows are cut into chunks as for `whole` rows (a part of a matrix as
+    /// the whole is, so that its sums are the whole's).
     fn partials(
         &self,
         rec: &mut Recorder,
         entry: &'static str,
-        m: &GpuRows,
+        (m, whole): (&GpuRows, usize),
         x: &Buffer<f32>,
         partial: &Buffer<f32>,
     ) -> Result<(usize, usize)> {
         let kernel = self.gpu.kernel(&self.shader, entry)?;
         let threads = if entry == "partial_rows" { 1 } else { 3 };
-        let chunks = chunking(m.words_per_row(), m.rows, threads);
+        let chunks = chunking(m.words_per_row(), whole, threads);
         for light0 in (0..self.lights).step_by(self.rhs) {
             for (b, words) in m.blocks.iter().enumerate() {
                 let (e0, rows) = m.block_range(b);
@@ -324,8 +327,8 @@ impl Pass<'_> {
 }
 
 impl Solve {
-    /// Records the solve of `lights` (each n RGB values) against `y`: the radiosity, lights x
-    /// n x 3, one buffer per batch of lights that fits a binding.
+    /// Records the solve of `lights` (each n RGB values) against `y`: the radiosity of `y`'s
+    /// rows, lights x rows x 3, one buffer per batch of lights that fits a binding.
     pub fn record_lights(
         &self,
         rec: &mut Recorder,
@@ -334,6 +337,7 @@ impl Solve {
     ) -> Result<Vec<Buffer<f32>>> {
         let gpu = rec.gpu().clone();
         let (n, k) = (y.n, y.k);
+        let (rows, local) = (y.rows.clone(), y.rows.len());
         let ks = padded_k(k);
         let (main, storage) = match &y.form {
             GpuForm::Dense { y } => (y, y.storage),
@@ -346,6 +350,7 @@ impl Solve {
             GpuForm::Dense { .. } => 0,
             GpuForm::Factored { w, .. } => 3 * k * chunking(w.words_per_row(), k, 3).0,
         };
+        // Sized as for every row, so that a part batches its lights as the whole does.
         let per_light = (3 * n * chunks).max(w_partials).max(3 * ks).max(3 * n);
         if per_light > max {
             return Err(Error::LimitExceeded {
@@ -362,8 +367,16 @@ impl Solve {
             let m = group.len();
             let flat: Vec<f32> = group.iter().flat_map(|e| e.iter().flatten().copied()).collect();
             let emission = gpu.upload(&flat)?;
+            // V^T E reads every element's emission, the rest only the rows held.
+            let held = match local == n {
+                true => emission.clone(),
+                false => {
+                    let part: Vec<f32> = group.iter().flat_map(|e| e[rows.clone()].iter().flatten().copied()).collect();
+                    gpu.upload(&part)?
+                }
+            };
             let x = gpu.zeroed::<f32>(m * 3 * ks)?;
-            let radiosity = gpu.zeroed::<f32>(m * n * 3)?;
+            let radiosity = gpu.zeroed::<f32>(m * local * 3)?;
             let p = gpu.uniform(&VteParams { n: n as u32, k: k as u32, ks: ks as u32, lights: m as u32 })?;
             rec.dispatch(
                 "V^T E",
@@ -384,12 +397,12 @@ impl Solve {
                 lights: m,
                 ks,
                 x: &x,
-                emission: &emission,
+                emission: &held,
                 radiosity: &radiosity,
             };
-            let partial = gpu.zeroed::<f32>(m * chunks * 3 * n)?;
+            let partial = gpu.zeroed::<f32>(m * chunks * 3 * local)?;
             let (finish, chunks_used, main) = match &y.form {
-                GpuForm::Dense { y } => ("finish", pass.partials(rec, "partial_sums", y, &x, &partial)?, y),
+                GpuForm::Dense { y } => ("finish", pass.partials(rec, "partial_sums", (y, n), &x, &partial)?, y),
                 GpuForm::Factored { f, w, rho } => {
                     // z = W x with W's own rows and chunks (W is in f32, read by the f32
                     // variant of the same lighting count).
@@ -401,23 +414,23 @@ impl Solve {
                     let wpass = Pass { shader: wshader, ..pass_clone(&pass) };
                     let (wc, _) = chunking(w.words_per_row(), k, 3);
                     let wpartial = gpu.zeroed::<f32>(m * wc * 3 * k)?;
-                    let wchunks = wpass.partials(rec, "partial_sums", w, &x, &wpartial)?;
+                    let wchunks = wpass.partials(rec, "partial_sums", (w, k), &x, &wpartial)?;
                     let z = gpu.zeroed::<f32>(m * 3 * ks)?;
                     let zk = gpu.kernel(&wshader, "finish_z")?;
                     let p = gpu.uniform(&wpass.params(w, k, wchunks, 0, 0, 0))?;
                     let mut res = wpass.resources(&p, &w.blocks[0], &x, &wpartial, &z);
                     res[6] = rho.binding();
                     rec.dispatch("W x", &zk, &res, ((m * 3 * ks) as u64).div_ceil(256))?;
-                    ("finish_rho", pass.partials(rec, "partial_rows", f, &z, &partial)?, f)
+                    ("finish_rho", pass.partials(rec, "partial_rows", (f, n), &z, &partial)?, f)
                 }
             };
             let kernel = gpu.kernel(&shader, finish)?;
-            let p = gpu.uniform(&pass.params(main, n, chunks_used, 0, 0, 0))?;
+            let p = gpu.uniform(&pass.params(main, local, chunks_used, 0, 0, 0))?;
             let mut res = pass.resources(&p, &main.blocks[0], &x, &partial, &radiosity);
             if let GpuForm::Factored { rho, .. } = &y.form {
                 res[6] = rho.binding();
             }
-            rec.dispatch("E - Y x", &kernel, &res, ((m * n * 3) as u64).div_ceil(256))?;
+            rec.dispatch("E - Y x", &kernel, &res, ((m * local * 3) as u64).div_ceil(256))?;
             out.push(radiosity);
         }
         Ok(out)
@@ -437,12 +450,12 @@ fn pass_clone<'a>(p: &Pass<'a>) -> Pass<'a> {
     }
 }
 
-/// The solve's device-resident output: radiosity per batch of lights, and n.
+/// The solve's device-resident output: radiosity per batch of lights, and its rows.
 #[derive(Clone, Debug)]
 pub struct GpuRadiosity {
     /// lights x n x 3 per batch.
     pub batches: Vec<Buffer<f32>>,
-    /// Number of elements.
+    /// Number of elements (rows of the factorisation) solved.
     pub n: usize,
 }
 
@@ -468,7 +481,7 @@ impl Compute for Solve {
         for (m, e) in self.lights.iter().enumerate() {
             check_emission(e, y.n, m)?;
         }
-        Ok(GpuRadiosity { batches: self.record_lights(rec, y, &self.lights)?, n: y.n })
+        Ok(GpuRadiosity { batches: self.record_lights(rec, y, &self.lights)?, n: y.rows.len() })
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuRadiosity) -> Result<Radiosity> {
