@@ -1,5 +1,5 @@
 //! The precompute on the GPU: `radiosity/precompute_u.wgsl`, `precompute_vtu.wgsl`,
-//! `precompute_invert.wgsl` (Gauss–Jordan) and `precompute_gemm.wgsl`, in the order of the CPU stages, over row blocks of the element rows.
+//! `precompute_invert.wgsl` (Gauss–Jordan in blocks) and `precompute_gemm.wgsl`, in the order of the CPU stages, over row blocks of the element rows.
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
 
@@ -27,6 +27,10 @@ struct VtuParams {
     _pad: u32,
 }
 const _: () = assert!(size_of::<VtuParams>() == lumbre_shaders::radiosity::PRECOMPUTE_VTU_PARAMS_SIZE);
+
+/// Pivots per block step of the Gauss–Jordan elimination (`BS` of
+/// `radiosity/precompute_invert.wgsl`).
+const INVERT_BLOCK: usize = 32;
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
@@ -158,10 +162,11 @@ impl Precompute {
         let inverse = gpu.zeroed::<f32>(kk)?;
         let state = gpu.zeroed::<u32>(4)?;
 
-        // Gauss–Jordan: one bind group per entry point serves every step.
+        // Gauss–Jordan in block steps of INVERT_BLOCK pivots: one bind group per entry point
+        // serves every step.
         let params = gpu.uniform(&InvertParams { k: k as u32, _pad: [0; 3] })?;
-        let rows_buf = gpu.zeroed::<f32>(3 * k)?;
-        let cols_buf = gpu.zeroed::<f32>(3 * k)?;
+        let rows_buf = gpu.zeroed::<f32>(3 * INVERT_BLOCK * k)?;
+        let cols_buf = gpu.zeroed::<f32>(3 * k * INVERT_BLOCK)?;
         let res = [
             params.as_entire_binding(),
             vtu.binding(),
@@ -173,17 +178,23 @@ impl Precompute {
         let init = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "init")?;
         rec.dispatch("invert", &init, &res, (kk as u64).div_ceil(256))?;
         let pivot = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "pivot")?;
+        let panels = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "panels")?;
         let update = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_INVERT, "update")?;
-        let (pb, ub) = (gpu.bind(&pivot, &res), gpu.bind(&update, &res));
-        let (x, y_dim, z) = gpu.grid((kk as u64).div_ceil(256))?;
+        let (pb, nb, ub) = (gpu.bind(&pivot, &res), gpu.bind(&panels, &res), gpu.bind(&update, &res));
+        let np = gpu.grid((3 * INVERT_BLOCK as u64 * k as u64).div_ceil(256))?;
+        let tiles = k.div_ceil(64) as u64;
+        let nu = gpu.grid(3 * tiles * tiles)?;
         rec.pass("invert", |pass| {
-            for _ in 0..k {
+            for _ in 0..k.div_ceil(INVERT_BLOCK) {
                 pass.set_pipeline(&pivot.pipeline);
                 pass.set_bind_group(0, &pb, &[]);
                 pass.dispatch_workgroups(1, 1, 1);
+                pass.set_pipeline(&panels.pipeline);
+                pass.set_bind_group(0, &nb, &[]);
+                pass.dispatch_workgroups(np.0, np.1, np.2);
                 pass.set_pipeline(&update.pipeline);
                 pass.set_bind_group(0, &ub, &[]);
-                pass.dispatch_workgroups(x, y_dim, z);
+                pass.dispatch_workgroups(nu.0, nu.1, nu.2);
             }
         });
 
