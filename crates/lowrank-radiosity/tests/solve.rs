@@ -70,7 +70,9 @@ fn precompute_agrees() {
     // U and V^T U exactly; the inverses and Y within 1e-5 of their largest value, 1e-4
     // relative (f32 Gauss-Jordan without pivoting against f64 LU, GEMMs in other orders).
     let tol = Tolerance::within(1e-5, 1e-4);
-    for (n, k, rows) in [(1, 1, None), (20, 20, Some(3)), (90, 7, Some(16)), (200, 64, None), (150, 70, Some(64)), (300, 100, Some(64))] {
+    for (n, k, rows) in
+        [(1, 1, None), (20, 20, Some(3)), (90, 7, Some(16)), (200, 64, None), (150, 70, Some(64)), (300, 100, Some(64))]
+    {
         let (lr, _) = system(n, k, n as u32);
         conformance(&Precompute { block_rows: rows, factored: false }, &gpu, &lr, tol)
             .unwrap_or_else(|e| panic!("n {n} k {k}: {e}"));

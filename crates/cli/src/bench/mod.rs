@@ -9,6 +9,7 @@ pub mod lightcuts;
 pub mod octree;
 pub mod primitives;
 pub mod radiosity;
+pub mod radiosity_gpus;
 pub mod radiosity_tables;
 pub mod raytrace;
 pub mod roofline;

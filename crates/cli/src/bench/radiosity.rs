@@ -14,6 +14,7 @@ use lumbre_gpu::Backend;
 use super::Effort;
 use crate::backend::{BackendArgs, OnBackend, gpu_by_default};
 use crate::error::Result;
+use crate::gpus::GpuList;
 use crate::limits::{available_memory, human, in_range};
 use crate::progress::{bar_progress, progress};
 use crate::table::{Table, sig};
@@ -50,6 +51,10 @@ pub struct RadiosityArgs {
     repeats: usize,
     #[arg(long)]
     json: bool,
+    /// Instead of the tables: the form factors and precompute of each size on one GPU and
+    /// spread over these (`all`, a count N, or adapter indices I,J as `lumbre info` lists them).
+    #[arg(long, value_name = "all|N|#I|I,J")]
+    gpus: Option<GpuList>,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -91,6 +96,10 @@ impl OnBackend for RadiosityArgs {
 
     fn run(self, backend: &Backend) -> Result<()> {
         let sizes = parse_sizes(&self.sizes)?;
+        if let Some(list) = &self.gpus {
+            let table = super::radiosity_gpus::spread_table(&list.open(backend)?, &sizes, self.samples)?;
+            return super::print(&[table], self.json);
+        }
         let effort = Effort::new(self.warmup, self.repeats)?;
         let (samples, synthetic, cpu_pairs, error_side) =
             (self.samples, self.synthetic, self.cpu_pairs, self.error_side);
