@@ -21,6 +21,7 @@ mod out;
 mod part;
 mod progress;
 mod radiosity;
+mod radiosity_part;
 mod render;
 mod scenes;
 mod shard;

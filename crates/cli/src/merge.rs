@@ -21,7 +21,8 @@ pub struct MergeArgs {
     /// The parts (`.lpart`), every shard of one run, in any order.
     #[arg(required = true)]
     parts: Vec<PathBuf>,
-    /// Output image: .png (8-bit sRGB) or .exr (linear f32).
+    /// Output image: .png (8-bit sRGB) or .exr (linear f32); for radiosity parts, the
+    /// factorisation (.lrr) that `lumbre radiosity --load` solves and renders.
     #[arg(short, long, default_value = "merged.exr")]
     out: PathBuf,
 }
@@ -29,9 +30,12 @@ pub struct MergeArgs {
 impl MergeArgs {
     /// Reads the parts, checks that they are every shard of one run, and writes the output.
     pub fn run(self) -> Result<()> {
-        let out = image_path("-o", &self.out)?;
         let parts = self.parts.iter().map(|p| Ok((p.as_path(), Part::load(p)?))).collect::<Result<Vec<_>>>()?;
         let (first_path, first) = &parts[0];
+        let out = match first.kind.as_str() {
+            "radiosity" => factor_path(&self.out)?,
+            _ => image_path("-o", &self.out)?,
+        };
         let mut by_index: BTreeMap<u32, &Path> = BTreeMap::new();
         for (path, part) in &parts {
             if (part.kind.as_str(), part.run, part.shard.count) != (first.kind.as_str(), first.run, first.shard.count) {
@@ -101,10 +105,32 @@ impl MergeArgs {
                     out.display()
                 )?;
             }
+            "radiosity" => {
+                let factor = crate::radiosity_part::merge_radiosity(&parts)?;
+                factor.save(&out)?;
+                out!(
+                    "merged {} parts of radiosity form factors: n = {}, k = {}, precompute on the CPU -> {} (render it \
+                     with `lumbre radiosity SCENE --load {}` and the run's meshing flags)",
+                    parts.len(),
+                    factor.n,
+                    factor.k,
+                    out.display(),
+                    out.display()
+                )?;
+            }
             kind => return Err(format!("{}: parts of kind `{kind}` cannot be merged", first_path.display()).into()),
         }
         Ok(())
     }
+}
+
+/// `-o` for merged radiosity parts: a factorisation file.
+fn factor_path(out: &Path) -> Result<PathBuf> {
+    if out.extension().and_then(|e| e.to_str()) != Some("lrr") {
+        return Err(format!("-o {}: radiosity parts merge into a factorisation: -o NAME.lrr", out.display()).into());
+    }
+    crate::limits::folder_exists("-o", out)?;
+    Ok(out.to_path_buf())
 }
 
 /// The sums of a path or Whitted render's parts, checked to hold samples `0..spp` once each.

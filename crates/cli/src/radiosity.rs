@@ -2,7 +2,9 @@
 //! memory and time they will take stated (and refused when they cannot fit), form factors
 //! with visibility and the precompute (or a factor file), then the solve for one lighting or
 //! an animation of the emitters' intensity. On the GPU the factorisation is made and kept
-//! there; the picture casts primary rays to the elements and shows their radiance `B / pi`.
+//! there (`--gpus`: in parts of whole patches, one a GPU); `--shard` writes a part's form
+//! factors for `lumbre merge`. The picture casts primary rays to the elements and shows their
+//! radiance `B / pi`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -21,6 +23,7 @@ use crate::gpus::GpuList;
 use crate::limits::{MAX_FRAMES, available_memory, distinct_outputs, folder_exists, human, in_range};
 use crate::out::out;
 use crate::progress::{bar_progress, progress};
+use crate::shard::{Shard, ShardSpec};
 use crate::view::View;
 
 /// How the two meshes are made.
@@ -91,6 +94,12 @@ pub struct RadiosityArgs {
     /// of them.
     #[arg(long, value_name = "all|N|#I|I,J", conflicts_with = "load")]
     gpus: Option<GpuList>,
+    /// Make the form factors of the I-th (from 0) of N parts of the element rows (whole
+    /// patches, about n / N rows) and write them as a partial result (`-o NAME.lpart`);
+    /// `lumbre merge` makes the factorisation (.lrr) of the N parts, which `--load` renders.
+    /// `auto/N` reads I from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID.
+    #[arg(long, value_name = "I/N", conflicts_with_all = ["load", "save", "gpus", "relight"])]
+    shard: Option<ShardSpec>,
 }
 
 /// The image `lumbre radiosity` writes without `-o`.
@@ -114,14 +123,18 @@ impl OnBackend for RadiosityArgs {
             folder_exists("--save", save)?;
             distinct_outputs(("-o", self.view.out.as_deref().unwrap_or(Path::new(OUT))), ("--save", save))?;
         }
-        self.view.check(OUT)
+        if let Some(spec) = self.shard {
+            spec.resolve_env()?;
+        }
+        self.view.check_sharded(OUT, self.shard.is_some())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let out = self.view.out_on(OUT, backend)?;
+        let shard = self.shard.map(|s| s.resolve_env()).transpose()?;
+        let out = self.view.out_sharded(OUT, backend, shard.is_some())?;
         let (elements, patches) = default_counts(backend);
         let counts = Counts { elements: self.elements.unwrap_or(elements), patches: self.patches.unwrap_or(patches) };
-        self.radiosity(&out, counts, backend)
+        self.radiosity(&out, counts, backend, shard)
     }
 }
 
@@ -426,9 +439,60 @@ pub fn peak_memory() -> Option<u64> {
 }
 
 impl RadiosityArgs {
+    /// The form factors of `shard`'s element rows of `mesh`, written as its part to `out`.
+    fn form_factor_part(
+        &self,
+        mesh: &TwoMesh,
+        backend: &Backend,
+        shard: Shard,
+        out: &Path,
+        wall: Instant,
+    ) -> Result<()> {
+        let rows =
+            lumbre_radiosity::rows_in_parts(&mesh.patch_start, shard.count as usize)[shard.index as usize].clone();
+        let ff = FormFactors { samples: self.samples, ..FormFactors::default() };
+        let bar = progress(rows.len() as u64, "form factors");
+        let t = Instant::now();
+        let f = match backend {
+            Backend::Gpu(gpu) => {
+                let pc = Precompute::default();
+                lumbre_radiosity::FactorPart::begin(gpu, mesh, &ff, &pc, rows.clone(), &bar_progress(&bar))?
+                    .form_factors()?
+            }
+            Backend::Cpu => {
+                let clusters = mesh.clusters();
+                ff.matrix_rows(&lumbre_radiosity::Occluders::of(mesh), &clusters, rows.clone(), &bar_progress(&bar))
+            }
+        };
+        bar.finish_and_clear();
+        let description = format!(
+            "radiosity {} elements {} patches {} method {:?} samples {} factored {} fingerprint {:016x} backend {}",
+            crate::part::scene_id(&self.scene)?,
+            mesh.n(),
+            mesh.k(),
+            self.method,
+            self.samples,
+            self.factored,
+            mesh.fingerprint(),
+            backend.name()
+        );
+        crate::radiosity_part::radiosity_part(mesh, &f, self.factored, shard, &description).save(out)?;
+        out!(
+            "form factors of elements {}..{} of {} (shard {shard}) in {} on {} -> {} (wall {:.2} s)",
+            rows.start,
+            rows.end,
+            mesh.n(),
+            ms(t.elapsed()),
+            backend.describe(),
+            out.display(),
+            wall.elapsed().as_secs_f64()
+        )?;
+        Ok(())
+    }
+
     /// The meshes, the factorisation and the solve; the picture (or the frames of `--relight`)
     /// into `out`.
-    fn radiosity(&self, out: &Path, counts: Counts, backend: &Backend) -> Result<()> {
+    fn radiosity(&self, out: &Path, counts: Counts, backend: &Backend, shard: Option<Shard>) -> Result<()> {
         if !(self.light_scale.is_finite() && self.light_scale >= 0.0) {
             return Err(format!("--light-scale must be a finite number >= 0, got {}", self.light_scale).into());
         }
@@ -475,6 +539,9 @@ impl RadiosityArgs {
                 duration_words(form_factor_seconds(&ff, &mesh, backend)),
                 backend.name()
             )?;
+        }
+        if let Some(shard) = shard {
+            return self.form_factor_part(&mesh, backend, shard, out, wall);
         }
         let mut held = None;
         let (placed, how, factor_gpu) = factor(self, &mesh, backend, &mut held)?;

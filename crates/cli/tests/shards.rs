@@ -244,6 +244,65 @@ fn radiosity_spread_over_devices_is_the_one_device_run() {
     refused(&["radiosity", "set:cornell", "--gpus", "2"], &["--gpus needs --backend gpu"]);
 }
 
+/// A small radiosity run of the Cornell box with `extra` flags.
+fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["radiosity", "set:cornell", "--elements", "400", "--patches", "40", "--samples", "4"];
+    a.extend_from_slice(extra);
+    a
+}
+
+/// Radiosity's form factors in 1, 2 and 3 shards (rows of whole patches) merged by `lumbre
+/// merge` into the factorisation that the run in one piece saves, byte for byte (CPU, dense
+/// and factored); GPU shards merge into a factorisation that renders the scene.
+#[test]
+fn radiosity_shards_merge_into_the_one_piece_factorisation() {
+    let dir = TempDir::new("radiosity-shards");
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for factored in [false, true] {
+        let form: &[&str] = if factored { &["--factored"] } else { &[] };
+        let one = p(&format!("one-{factored}.lrr"));
+        succeeds(&[&with(&["--backend", "cpu", "-o", &p("one.png"), "--save", &one])[..], form].concat());
+        for n in [1u32, 2, 3] {
+            let mut args = vec!["merge".to_string()];
+            for i in (0..n).rev() {
+                let part = p(&format!("{factored}-{n}-{i}.lpart"));
+                let shard = format!("{i}/{n}");
+                let out =
+                    succeeds(&[&with(&["--backend", "cpu", "--shard", &shard, "-o", &part])[..], form].concat()).stdout;
+                assert!(out.contains(&format!("(shard {shard})")), "{out}");
+                args.push(part);
+            }
+            let merged = p(&format!("merged-{factored}-{n}.lrr"));
+            args.extend(["-o".to_string(), merged.clone()]);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            assert!(succeeds(&args).stdout.contains(&format!("merged {n} parts of radiosity form factors")));
+            assert!(std::fs::read(&one).unwrap() == std::fs::read(&merged).unwrap(), "factored {factored}, {n} shards");
+        }
+    }
+    // Shards of another mesh, a missing shard and an image output are refused by name.
+    let other = p("other.lpart");
+    let other_args = ["radiosity", "set:cornell", "--elements", "300", "--patches", "40", "--samples", "4"];
+    succeeds(&[&other_args[..], &["--backend", "cpu", "--shard", "1/2", "-o", &other]].concat());
+    let a0 = p("false-2-0.lpart");
+    refused(&["merge", &a0, &other, "-o", &p("x.lrr")], &["other.lpart", "another run"]);
+    refused(&["merge", &a0, "-o", &p("x.lrr")], &["shards 1 of 2 are missing"]);
+    refused(&["merge", &a0, &p("false-2-1.lpart"), "-o", &p("x.png")], &["-o", ".lrr"]);
+    refused(&[&with(&["--shard", "0/2", "-o", &p("x.lpart")])[..], &["--gpus", "0,0"]].concat(), &["--gpus"]);
+    if test_gpu(wgpu::Features::empty()).is_none() {
+        return;
+    }
+    let mut args = vec!["merge".to_string()];
+    for i in 0..2 {
+        let part = p(&format!("gpu-{i}.lpart"));
+        succeeds(&with(&["--backend", "gpu", "--shard", &format!("{i}/2"), "-o", &part]));
+        args.push(part);
+    }
+    args.extend(["-o".to_string(), p("gpu.lrr")]);
+    succeeds(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = succeeds(&with(&["--backend", "gpu", "--load", &p("gpu.lrr"), "-o", &p("gpu.png")])).stdout;
+    assert!(out.contains("loaded"), "{out}");
+}
+
 /// An orbit's frames spread over two devices, or written in three shards, are the frames of
 /// the orbit on one device, file for file.
 #[test]

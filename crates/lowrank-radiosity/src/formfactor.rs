@@ -252,15 +252,27 @@ impl FormFactors {
     /// The form factors from every element of `clusters` to every patch (every element when
     /// `full`), row-major, in parallel over rows; `progress` hears of finished rows.
     pub fn matrix(&self, occ: &Occluders<'_>, clusters: &Clusters, progress: &dyn Progress) -> Matrix {
-        let rows = clusters.n();
-        let k = if self.full { rows } else { clusters.k() };
-        let mut data = vec![0.0f32; rows * k];
+        self.matrix_rows(occ, clusters, 0..clusters.n(), progress)
+    }
+
+    /// [`matrix`](FormFactors::matrix)'s element rows `rows` only (a shard's part), the same
+    /// values as the whole matrix's rows.
+    pub fn matrix_rows(
+        &self,
+        occ: &Occluders<'_>,
+        clusters: &Clusters,
+        rows: std::ops::Range<usize>,
+        progress: &dyn Progress,
+    ) -> Matrix {
+        let k = if self.full { clusters.n() } else { clusters.k() };
+        let mut data = vec![0.0f32; rows.len() * k];
         let done = std::sync::atomic::AtomicU64::new(0);
-        let total = rows as u64;
+        let total = rows.len() as u64;
         if k > 0 {
-            data.par_chunks_mut(k).enumerate().for_each(|(e, row)| {
+            data.par_chunks_mut(k).enumerate().for_each(|(i, row)| {
+                let e = (rows.start + i) as u32;
                 for (p, f) in row.iter_mut().enumerate() {
-                    *f = self.pair(occ, clusters, e as u32, p as u32);
+                    *f = self.pair(occ, clusters, e, p as u32);
                 }
                 let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 if d.is_multiple_of(64) || d == total {
@@ -268,7 +280,7 @@ impl FormFactors {
                 }
             });
         }
-        Matrix { rows, cols: k, data }
+        Matrix { rows: rows.len(), cols: k, data }
     }
 }
 

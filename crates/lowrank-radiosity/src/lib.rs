@@ -83,7 +83,7 @@ pub use formfactor::{FormFactors, Occluders, full_form_factors, point_to_shape};
 #[cfg(feature = "gpu")]
 pub use gpu::{
     FactorPart, GpuFactor, GpuFactored, GpuForm, GpuFullSystem, GpuLowRank, GpuMesh, GpuPrecomputed, GpuRadiosity,
-    GpuRows, GpuSystem, rows_in_parts,
+    GpuRows, GpuSystem,
 };
 pub use jacobi::{FullSystem, Jacobi};
 pub use layout::Storage;
@@ -91,7 +91,7 @@ pub use lowrank::LowRank;
 #[cfg(feature = "gpu")]
 pub use matrix::BlockMatrix;
 pub use matrix::Matrix;
-pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh};
+pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh, rows_in_parts};
 pub use outline::{Bound, Clusters, Outlines, area_cdf, contour, sample};
 pub use precompute::{Precompute, Precomputed};
 pub use resources::Resources;

@@ -713,6 +713,25 @@ fn area_stats(a: &[f32]) -> AreaStats {
     }
 }
 
+/// Element rows of `patch_start`'s mesh in `parts` parts of about equal size, each of whole
+/// patches (so that each part makes whole rows of `V^T U`); parts may be empty.
+pub fn rows_in_parts(patch_start: &[u32], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let n = *patch_start.last().unwrap_or(&0) as usize;
+    let parts = parts.max(1);
+    if patch_start.len() < 2 {
+        return vec![0..n; 1].into_iter().chain(std::iter::repeat_n(n..n, parts - 1)).collect();
+    }
+    // The patch start nearest each even cut (the first cut is 0).
+    let cut = |j: usize| {
+        let want = (n * j / parts) as u32;
+        let i = patch_start.partition_point(|&s| s < want).min(patch_start.len() - 1);
+        let below = patch_start[i.saturating_sub(1)];
+        (if want - below < patch_start[i] - want { below } else { patch_start[i] }) as usize
+    };
+    let cuts: Vec<usize> = (0..parts).map(cut).chain([n]).collect();
+    cuts.windows(2).map(|w| w[0]..w[1].max(w[0])).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows, LayoutParams};
 use crate::layout::{Storage, f16_scale};
 use crate::lowrank::LowRank;
 use crate::matrix::{BlockMatrix, Matrix, block_rows};
-use crate::mesh::TwoMesh;
+use crate::mesh::{TwoMesh, rows_in_parts};
 use crate::precompute::Precompute;
 
 #[repr(C)]
@@ -181,32 +181,6 @@ fn in_parallel<T: Send, R: Send>(
     })
 }
 
-/// Element rows of `patch_start`'s mesh in `parts` parts of about equal size, each of whole
-/// patches (so that each part makes whole rows of `V^T U`); parts may be empty.
-pub fn rows_in_parts(patch_start: &[u32], parts: usize) -> Vec<Range<usize>> {
-    let n = *patch_start.last().unwrap_or(&0) as usize;
-    let parts = parts.max(1);
-    // The patch start nearest each even cut.
-    let cut = |j: usize| {
-        let want = (n * j / parts) as u32;
-        let i = patch_start.partition_point(|&s| s < want).min(patch_start.len() - 1);
-        let below = patch_start[i.saturating_sub(1)];
-        (if want - below < patch_start[i] - want { below } else { patch_start[i] }) as usize
-    };
-    let cuts: Vec<usize> = (0..=parts)
-        .map(|j| {
-            if j == parts {
-                n
-            } else if j == 0 {
-                0
-            } else {
-                cut(j)
-            }
-        })
-        .collect();
-    cuts.windows(2).map(|w| w[0]..w[1].max(w[0])).collect()
-}
-
 /// One GPU's part of a factorisation made on several: the element rows of whole patches
 /// ([`rows_in_parts`]). Each part makes its rows of F, U and `V^T U`; the parts exchange their
 /// rows of `V^T U` ([`FactorPart::vtu_rows`], [`FactorPart::add_vtu_rows`]); each inverts the
@@ -311,6 +285,11 @@ impl FactorPart {
 
     fn precomputed(&self) -> Result<&GpuPrecomputed> {
         self.out.as_ref().ok_or_else(|| lumbre_gpu::Error::Input("a factor part's precompute has not run".into()))
+    }
+
+    /// This part's rows of the form factors, read back (a shard's result).
+    pub fn form_factors(&self) -> Result<Matrix> {
+        self.system.f.download(&self.gpu)
     }
 
     /// Lays the part out for the solve in `storage` (`scale`: [`f16_scale`] of the parts'

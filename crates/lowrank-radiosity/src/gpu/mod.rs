@@ -9,7 +9,7 @@ pub(crate) mod jacobi;
 pub(crate) mod precompute;
 pub(crate) mod solve;
 
-pub use factor::{FactorPart, GpuFactored, rows_in_parts};
+pub use factor::{FactorPart, GpuFactored};
 pub use formfactor::GpuMesh;
 pub use jacobi::GpuFullSystem;
 pub use precompute::{GpuLowRank, GpuPrecomputed, GpuSystem};
