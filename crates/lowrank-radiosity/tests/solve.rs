@@ -397,3 +397,35 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn parts_take_their_share_of_the_cost(
+        n in 1usize..400,
+        k in 1usize..40,
+        seed in 0u32..1000,
+        shares in proptest::collection::vec(0.1f64..10.0, 1..6),
+        profile in proptest::collection::vec(0.1f64..10.0, 1..8),
+    ) {
+        let k = k.min(n);
+        let starts = partition(n, k, &mut Rng::new(seed));
+        let largest = starts.windows(2).map(|w| (w[1] - w[0]) as f64).fold(0.0, f64::max);
+        let rows = lumbre_radiosity::rows_in_shares(&starts, &profile, &shares);
+        prop_assert_eq!(rows.len(), shares.len());
+        let bins = profile.len();
+        let cost_of = |e: usize| profile[(0..bins).rev().find(|&b| n * b / bins <= e).unwrap()];
+        let cost_to = |end: usize| (0..end).map(cost_of).sum::<f64>();
+        let (total, sum): (f64, f64) = (cost_to(n), shares.iter().sum());
+        let most = profile.iter().copied().fold(0.0, f64::max);
+        let mut acc = 0.0;
+        for (j, r) in rows.iter().enumerate() {
+            prop_assert!(starts.contains(&(r.start as u32)) && starts.contains(&(r.end as u32)));
+            prop_assert_eq!(r.start, if j == 0 { 0 } else { rows[j - 1].end });
+            acc += shares[j];
+            // Each cut is within half a patch (and a row of rounding) of its share of the cost.
+            let off = (cost_to(r.end) - total * acc / sum).abs();
+            prop_assert!(off <= (largest / 2.0 + 1.0) * most + 1e-9, "{:?}: {} off", rows, off);
+        }
+        prop_assert_eq!(rows.last().unwrap().end, n);
+    }
+}

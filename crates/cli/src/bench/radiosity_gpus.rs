@@ -41,6 +41,7 @@ pub fn spread_table(devices: &[Backend], sizes: &[(u32, u32)], samples: u32) -> 
         &[
             "n x k",
             "GPUs",
+            "balance ms",
             "form factors ms",
             "U, V^T U ms",
             "inverse ms",
@@ -78,6 +79,7 @@ pub fn spread_table(devices: &[Backend], sizes: &[(u32, u32)], samples: u32) -> 
             t.row(vec![
                 format!("{} x {}", mesh.n(), mesh.k()),
                 count.to_string(),
+                ms(stage(&["balance"])),
                 ms(stage(&["form factors"])),
                 ms(stage(&["U", "V^T U"])),
                 ms(stage(&["invert"])),
@@ -98,8 +100,8 @@ pub fn spread_table(devices: &[Backend], sizes: &[(u32, u32)], samples: u32) -> 
         }
     }
     t.note(format!(
-        "{samples} samples per element-patch pair; each GPU makes the element rows of whole patches (about n / GPUs), \
-         inverts the whole I - V^T U after the parts exchange their rows of it, and lays its rows of Y out for the \
+        "{samples} samples per element-patch pair; each GPU makes the element rows of whole patches, as many as it \
+         makes in the others' time (balance: each times the form factors of a few rows along the mesh first), inverts the whole I - V^T U after the parts exchange their rows of it, and lays its rows of Y out for the \
          solve; stage columns: the slowest GPU's; wall: from the first upload to every part laid out, after a run \
          that compiled the pipelines"
     ));

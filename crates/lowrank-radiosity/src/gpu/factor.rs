@@ -18,7 +18,7 @@ use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows, LayoutParams};
 use crate::layout::{Storage, f16_scale};
 use crate::lowrank::LowRank;
 use crate::matrix::{BlockMatrix, Matrix, block_rows};
-use crate::mesh::{TwoMesh, rows_in_parts};
+use crate::mesh::{TwoMesh, rows_in_parts, rows_in_shares};
 use crate::precompute::Precompute;
 
 #[repr(C)]
@@ -105,9 +105,9 @@ impl GpuFactor {
     }
 
     /// Makes the factorisation of `mesh` on several GPUs at once, as [`GpuFactor::compute`]
-    /// does on one: each GPU makes and keeps the element rows of whole patches
-    /// ([`rows_in_parts`], about as many rows on each), the same bits as one GPU of the kind
-    /// makes of those rows; each part's solve gives its rows' radiosity. `progress` hears of
+    /// does on one: each GPU makes and keeps the element rows of whole patches, as many as
+    /// it makes in the time the others take theirs (timed on a few rows of the mesh first), the
+    /// same bits as one GPU of the kind makes of those rows; each part's solve gives its rows' radiosity. `progress` hears of
     /// each GPU's form factors by its index. The parts in the order of `gpus` and of the rows.
     ///
     /// ```no_run
@@ -136,9 +136,14 @@ impl GpuFactor {
         keep: bool,
         progress: &(dyn Fn(usize, &str, u64, u64) + Sync),
     ) -> Result<Vec<GpuFactored>> {
-        let rows = rows_in_parts(&mesh.patch_start, gpus.len());
-        let mut parts = in_parallel(gpus.iter().zip(rows), |i, (gpu, rows)| {
-            FactorPart::begin(gpu, mesh, ff, pc, rows, &|s: &str, d, t| progress(i, s, d, t))
+        let placed = in_parallel(gpus, |_, gpu| {
+            let mut report = Report::default();
+            let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
+            Ok((on_gpu, report))
+        })?;
+        let (placed, rows) = balance(gpus, placed, mesh, ff)?;
+        let mut parts = in_parallel(gpus.iter().zip(placed).zip(rows), |i, ((gpu, (on_gpu, report)), rows)| {
+            FactorPart::begin_on(gpu, on_gpu, report, mesh, ff, pc, rows, &|s: &str, d, t| progress(i, s, d, t))
         })?;
         // Every part's rows of V^T U to every other part.
         if parts.len() > 1 {
@@ -159,6 +164,46 @@ impl GpuFactor {
         };
         in_parallel(parts, |_, p| p.finish(mesh, storage, scale, keep))
     }
+}
+
+/// Bins of rows whose form factors [`balance`] times on every GPU, the most rows timed in each,
+/// and the least share of the rows that a timed row stands for.
+const PROBE_BINS: usize = 16;
+const PROBE_ROWS: usize = 32;
+const PROBE_SPARSITY: usize = 64;
+
+/// The rows of each GPU: on several, each times the form factors of a few rows of every bin of
+/// the mesh's rows (a stage `balance`); the first GPU's times give the cost of a row along the
+/// mesh, and each GPU's total its speed, so that the parts take the same time
+/// ([`rows_in_shares`]). Any cut at patch starts gives the same bits.
+#[allow(clippy::type_complexity)]
+fn balance(
+    gpus: &[Gpu],
+    placed: Vec<(GpuMesh, Report)>,
+    mesh: &TwoMesh,
+    ff: &FormFactors,
+) -> Result<(Vec<(GpuMesh, Report)>, Vec<Range<usize>>)> {
+    let n = mesh.n();
+    if gpus.len() < 2 || n < PROBE_BINS {
+        return Ok((placed, rows_in_parts(&mesh.patch_start, gpus.len())));
+    }
+    let timed = in_parallel(gpus.iter().zip(placed), |_, (gpu, (on_gpu, mut report))| {
+        let (mut per_row, mut spent) = (Vec::with_capacity(PROBE_BINS), Duration::ZERO);
+        let timed_rows = (n / (PROBE_BINS * PROBE_SPARSITY)).clamp(1, PROBE_ROWS);
+        for b in 0..PROBE_BINS {
+            let first = n * b / PROBE_BINS;
+            let rows = first..(first + timed_rows).min(n * (b + 1) / PROBE_BINS);
+            let out = ff.output_rows(gpu, &on_gpu, rows.clone())?;
+            let t = ff.run_into(gpu, &on_gpu, &out, &())?;
+            per_row.push(t.as_secs_f64() / rows.len().max(1) as f64);
+            spent += t;
+        }
+        report.merge(Report { stages: vec![("balance".into(), spent)], stats: Vec::new(), gpu: Some(spent) });
+        Ok(((on_gpu, report), per_row))
+    })?;
+    let speeds: Vec<f64> = timed.iter().map(|(_, t)| 1.0 / t.iter().sum::<f64>()).collect();
+    let rows = rows_in_shares(&mesh.patch_start, &timed[0].1, &speeds);
+    Ok((timed.into_iter().map(|(p, _)| p).collect(), rows))
 }
 
 /// `f` on each item, each in a thread of its own (inline for one item), the results in order
@@ -209,6 +254,23 @@ impl FactorPart {
         rows: Range<usize>,
         progress: &dyn Progress,
     ) -> Result<FactorPart> {
+        let mut report = Report::default();
+        let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
+        Self::begin_on(gpu, on_gpu, report, mesh, ff, pc, rows, progress)
+    }
+
+    /// [`FactorPart::begin`] with the mesh already on `gpu` (and `report` of its upload).
+    #[allow(clippy::too_many_arguments)]
+    fn begin_on(
+        gpu: &Gpu,
+        on_gpu: GpuMesh,
+        mut report: Report,
+        mesh: &TwoMesh,
+        ff: &FormFactors,
+        pc: &Precompute,
+        rows: Range<usize>,
+        progress: &dyn Progress,
+    ) -> Result<FactorPart> {
         let k = mesh.k();
         let at = |e: usize| mesh.patch_start.binary_search(&(e as u32)).ok();
         let patches = match (at(rows.start), at(rows.end)) {
@@ -220,10 +282,8 @@ impl FactorPart {
                 )));
             }
         };
-        let mut report = Report::default();
         let block = pc.block_rows(gpu, k)?;
         let ff = FormFactors { full: false, block_rows: Some(ff.block_rows.map_or(block, |r| r.min(block))), ..*ff };
-        let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
         let f = ff.output_rows(gpu, &on_gpu, rows)?;
         let ff_time = ff.run_into(gpu, &on_gpu, &f, progress)?;
         report.merge(Report { stages: vec![("form factors".into(), ff_time)], stats: Vec::new(), gpu: Some(ff_time) });
