@@ -303,12 +303,13 @@ impl Factor<'_> {
                         .map(|h| h.join().unwrap_or_else(|_| Err("a GPU's solve failed".into())))
                         .collect()
                 });
-                let mut all = vec![Vec::new(); solve.lights.len()];
+                let n = parts.first().map_or(0, |(_, p)| p.n);
+                let mut all = vec![vec![[0.0; 3]; n]; solve.lights.len()];
                 let mut slowest = Duration::ZERO;
-                for part in solved {
+                for ((_, factor), part) in parts.iter().zip(solved) {
                     let (b, report) = part?;
                     slowest = slowest.max(report.gpu.unwrap_or_default());
-                    all.iter_mut().zip(b.0).for_each(|(a, rows)| a.extend(rows));
+                    all.iter_mut().zip(&b.0).for_each(|(a, rows)| factor.scatter(rows, a));
                 }
                 Ok((Radiosity(all), Some(slowest)))
             }
@@ -329,14 +330,13 @@ fn factor_parts(
     let pc = Precompute { factored: args.factored, ..Precompute::default() };
     let devices = list.open(backend)?;
     let gpus: Vec<Gpu> = devices.iter().filter_map(|d| d.gpu().cloned()).collect();
-    let rows = lumbre_radiosity::rows_in_parts(&mesh.patch_start, gpus.len());
     let bars = MultiProgress::new();
     let device_bars: Vec<ProgressBar> =
-        devices.iter().zip(&rows).map(|(d, r)| bars.add(progress(r.len() as u64, &d.describe()))).collect();
+        devices.iter().map(|d| bars.add(progress(mesh.n() as u64, &d.describe()))).collect();
     let t = Instant::now();
     let made = GpuFactor::compute_parts(&gpus, mesh, &ff, &pc, storage, args.save.is_some(), &|i, stage, done, _| {
         device_bars[i].set_message(format!("{} {stage}", devices[i].describe()));
-        device_bars[i].set_position(done.min(rows[i].len() as u64));
+        device_bars[i].set_position(done.min(mesh.n() as u64));
     })?;
     device_bars.iter().for_each(ProgressBar::finish_and_clear);
     let slowest = made.iter().map(GpuFactored::gpu_time).max().unwrap_or_default();
@@ -347,12 +347,13 @@ fn factor_parts(
         ms(t.elapsed()),
         args.samples
     );
-    for ((d, r), part) in devices.iter().zip(&rows).zip(&made) {
+    for (d, part) in devices.iter().zip(&made) {
+        let rows = &part.factor.rows;
         how += &format!(
-            "\n  {}: elements {}..{}, {} ({})",
+            "\n  {}: {} elements in {} chunks, {} ({})",
             d.describe(),
-            r.start,
-            r.end,
+            rows.iter().map(|r| r.len()).sum::<usize>(),
+            rows.len(),
             ms(part.gpu_time()),
             part.report
         );

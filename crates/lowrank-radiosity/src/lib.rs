@@ -91,7 +91,7 @@ pub use lowrank::LowRank;
 #[cfg(feature = "gpu")]
 pub use matrix::BlockMatrix;
 pub use matrix::Matrix;
-pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh, rows_in_parts, rows_in_shares};
+pub use mesh::{AreaStats, MeshReport, PatchCell, TwoMesh, rows_in_parts};
 pub use outline::{Bound, Clusters, Outlines, area_cdf, contour, sample};
 pub use precompute::{Precompute, Precomputed};
 pub use resources::Resources;

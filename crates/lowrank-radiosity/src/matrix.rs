@@ -61,20 +61,20 @@ impl Agree for Matrix {
 }
 
 /// A matrix on the GPU in row blocks, each its own buffer that fits one storage binding
-/// (a matrix may be larger than a binding and than a buffer); or rows `first ..` of a larger
-/// one.
+/// (a matrix may be larger than a binding and than a buffer); or some rows of a larger one
+/// (a part's), each block a range of the whole matrix's rows.
 #[cfg(feature = "gpu")]
 #[derive(Clone, Debug)]
 pub struct BlockMatrix {
-    /// The first row held (0 for a whole matrix).
-    pub first: usize,
+    /// The rows of the whole matrix that each block holds, in the order of the blocks.
+    pub ranges: Vec<std::ops::Range<usize>>,
     /// Number of rows held.
     pub rows: usize,
     /// Number of columns.
     pub cols: usize,
-    /// Rows per block (the last block may have fewer).
+    /// Most rows per block.
     pub block_rows: usize,
-    /// The blocks, each `block_rows * cols` values, row-major.
+    /// The blocks, each its rows times `cols` values, row-major.
     pub blocks: Vec<Buffer<f32>>,
 }
 
@@ -102,34 +102,57 @@ pub(crate) fn block_rows(gpu: &Gpu, row_bytes: u64, align: usize, cap: Option<us
 impl BlockMatrix {
     /// A zeroed `rows x cols` matrix in blocks of at most `block_rows` rows.
     pub fn zeroed(gpu: &Gpu, rows: usize, cols: usize, block_rows: usize) -> Result<BlockMatrix> {
-        Self::zeroed_rows(gpu, 0..rows, cols, block_rows)
+        Self::zeroed_rows(gpu, std::slice::from_ref(&(0..rows)), cols, block_rows)
     }
 
-    /// Rows `rows` of a zeroed matrix of `cols` columns, in blocks of at most `block_rows` rows.
-    pub fn zeroed_rows(gpu: &Gpu, rows: std::ops::Range<usize>, cols: usize, block_rows: usize) -> Result<BlockMatrix> {
-        let (n, step) = (rows.len(), block_rows.max(1));
-        let blocks = (0..n.div_ceil(step))
-            .map(|b| gpu.zeroed::<f32>(step.min(n - b * step) * cols))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(BlockMatrix { first: rows.start, rows: rows.len(), cols, block_rows, blocks })
+    /// Rows `rows` (ranges of a larger matrix, in order) of a zeroed matrix of `cols` columns,
+    /// each range in blocks of at most `block_rows` rows.
+    pub fn zeroed_rows(
+        gpu: &Gpu,
+        rows: &[std::ops::Range<usize>],
+        cols: usize,
+        block_rows: usize,
+    ) -> Result<BlockMatrix> {
+        let step = block_rows.max(1);
+        let ranges: Vec<_> =
+            rows.iter().flat_map(|r| r.clone().step_by(step).map(move |s| s..(s + step).min(r.end))).collect();
+        let blocks = ranges.iter().map(|r| gpu.zeroed::<f32>(r.len() * cols)).collect::<Result<Vec<_>>>()?;
+        Ok(BlockMatrix { rows: ranges.iter().map(|r| r.len()).sum(), ranges, cols, block_rows: step, blocks })
+    }
+
+    /// A zeroed matrix of `cols` columns with the rows and blocks of `other`.
+    pub fn zeroed_like(gpu: &Gpu, other: &BlockMatrix, cols: usize) -> Result<BlockMatrix> {
+        let blocks = other.ranges.iter().map(|r| gpu.zeroed::<f32>(r.len() * cols)).collect::<Result<Vec<_>>>()?;
+        Ok(BlockMatrix { ranges: other.ranges.clone(), rows: other.rows, cols, block_rows: other.block_rows, blocks })
+    }
+
+    /// The blocks of several matrices of the same columns, one after another.
+    pub fn join(parts: Vec<BlockMatrix>) -> Result<BlockMatrix> {
+        let mut all = BlockMatrix { ranges: Vec::new(), rows: 0, cols: 0, block_rows: 1, blocks: Vec::new() };
+        for (i, m) in parts.into_iter().enumerate() {
+            if i > 0 && m.cols != all.cols {
+                return Err(Error::Input(format!("joined matrices of {} and {} columns", all.cols, m.cols)));
+            }
+            all.cols = m.cols;
+            all.block_rows = all.block_rows.max(m.block_rows);
+            all.rows += m.rows;
+            all.ranges.extend(m.ranges);
+            all.blocks.extend(m.blocks);
+        }
+        Ok(all)
     }
 
     /// Uploads `m` in blocks of at most `block_rows` rows.
     pub fn upload(gpu: &Gpu, m: &Matrix, block_rows: usize) -> Result<BlockMatrix> {
-        let blocks =
-            m.data.chunks(block_rows.max(1) * m.cols.max(1)).map(|c| gpu.upload(c)).collect::<Result<Vec<_>>>()?;
-        Ok(BlockMatrix { first: 0, rows: m.rows, cols: m.cols, block_rows, blocks })
-    }
-
-    /// The rows held.
-    pub fn row_range(&self) -> std::ops::Range<usize> {
-        self.first..self.first + self.rows
+        let step = block_rows.max(1);
+        let blocks = m.data.chunks(step * m.cols.max(1)).map(|c| gpu.upload(c)).collect::<Result<Vec<_>>>()?;
+        let ranges = (0..m.rows).step_by(step).map(|s| s..(s + step).min(m.rows)).collect();
+        Ok(BlockMatrix { ranges, rows: m.rows, cols: m.cols, block_rows: step, blocks })
     }
 
     /// The first row (of the whole matrix) and the row count of block `b`.
     pub fn block_range(&self, b: usize) -> (usize, usize) {
-        let r0 = b * self.block_rows;
-        (self.first + r0, self.block_rows.min(self.rows - r0))
+        (self.ranges[b].start, self.ranges[b].len())
     }
 
     /// Reads the matrix back.

@@ -714,52 +714,19 @@ fn area_stats(a: &[f32]) -> AreaStats {
 }
 
 /// Element rows of `patch_start`'s mesh in `parts` parts of about equal size, each of whole
-/// patches (so that each part makes whole rows of `V^T U`); parts may be empty.
+/// patches (so that each part makes whole rows of `V^T U`): each cut is the patch start
+/// nearest an even share. Parts may be empty.
 pub fn rows_in_parts(patch_start: &[u32], parts: usize) -> Vec<std::ops::Range<usize>> {
-    rows_in_shares(patch_start, &[1.0], &vec![1.0; parts.max(1)])
-}
-
-/// Element rows in parts of whole patches whose costs follow `shares` (one part a share):
-/// `profile` is the cost of one row in each of that many equal bins of the rows (`[1.0]`: every
-/// row costs the same). Each cut is the patch start nearest the cost's share.
-pub fn rows_in_shares(patch_start: &[u32], profile: &[f64], shares: &[f64]) -> Vec<std::ops::Range<usize>> {
     let n = *patch_start.last().unwrap_or(&0) as usize;
-    let parts = shares.len().max(1);
-    if patch_start.len() < 2 {
-        return std::iter::once(0..n).chain(std::iter::repeat_n(n..n, parts - 1)).collect();
-    }
-    // Costs and shares that are not positive numbers count as the smallest of the others.
-    let positive = |v: &[f64]| -> Vec<f64> {
-        let floor = v.iter().copied().filter(|x| x.is_finite() && *x > 0.0).fold(f64::INFINITY, f64::min);
-        let floor = if floor.is_finite() { floor } else { 1.0 };
-        v.iter().map(|&x| if x.is_finite() && x > 0.0 { x } else { floor }).collect()
+    let parts = parts.max(1);
+    let cut = |j: usize| {
+        let want = (n * j / parts) as u32;
+        let i = patch_start.partition_point(|&s| s < want).min(patch_start.len().saturating_sub(1));
+        let (below, above) = (patch_start[i.saturating_sub(1)], patch_start[i]);
+        (if want.saturating_sub(below) < above.saturating_sub(want) { below } else { above }) as usize
     };
-    let (cost, shares) = (positive(if profile.is_empty() { &[1.0] } else { profile }), positive(shares));
-    let bins = cost.len();
-    let start = |b: usize| n * b / bins;
-    let mut before = vec![0.0f64; bins + 1];
-    for b in 0..bins {
-        before[b + 1] = before[b] + cost[b] * (start(b + 1) - start(b)) as f64;
-    }
-    // The row where `t` of the cost lies before it.
-    let row_at = |t: f64| {
-        let b = before.partition_point(|&c| c <= t).saturating_sub(1).min(bins - 1);
-        (start(b) as f64 + (t - before[b]) / cost[b]).round().clamp(0.0, n as f64) as u32
-    };
-    // The patch start nearest a row.
-    let nearest = |want: u32| {
-        let i = patch_start.partition_point(|&s| s < want).min(patch_start.len() - 1);
-        let below = patch_start[i.saturating_sub(1)];
-        (if want - below.min(want) < patch_start[i].saturating_sub(want) { below } else { patch_start[i] }) as usize
-    };
-    let total: f64 = shares.iter().sum();
-    let mut acc = 0.0;
-    let mut cuts = vec![0];
-    for s in &shares[..parts - 1] {
-        acc += s;
-        cuts.push(nearest(row_at(before[bins] * acc / total)));
-    }
-    cuts.push(n);
+    let cuts: Vec<usize> =
+        (0..parts).map(|j| if j == 0 || patch_start.len() < 2 { 0 } else { cut(j) }).chain([n]).collect();
     cuts.windows(2).map(|w| w[0]..w[1].max(w[0])).collect()
 }
 

@@ -12,8 +12,11 @@
 
 struct Params {
     bmin: vec3<f32>,
-    // first row of this block's dispatch, in the whole matrix
-    row0: u32,
+    // The dispatch runs whole aligned groups of 64 pairs of the whole matrix (row-major):
+    // the first group's row (here) and column, and the pairs of it before this dispatch's
+    // first. Every pair then runs beside the same pairs in any split of the rows (lavapipe's
+    // results depend on a workgroup's other invocations); those outside it are not stored.
+    arow: u32,
     bmax: vec3<f32>,
     // columns (patches, or elements when full)
     cols: u32,
@@ -33,7 +36,11 @@ struct Params {
     off_patch: u32,
     off_element_edges: u32,
     off_patch_edges: u32,
-    _pad: u32,
+    acol: u32,
+    lead: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -249,13 +256,13 @@ fn blocked(x: vec3<f32>, nx: vec3<f32>, y: vec3<f32>, ny: vec3<f32>) -> bool {
 
 @compute @workgroup_size(64)
 fn pairs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let t = flat_index(wid, nwg, lid, WG);
-    if t >= params.pairs {
+    let u = flat_index(wid, nwg, lid, WG);
+    let c = params.acol + u;
+    let e = params.arow + c / params.cols;
+    let p = c % params.cols;
+    if e >= params.n {
         return;
     }
-    let idx = params.pair0 + t;
-    let e = params.row0 + idx / params.cols;
-    let p = idx % params.cols;
     let n = max(params.samples, 1u);
     // lumbre_radiosity::element_seed and pair_seeds
     let sx = hash_u32(e ^ hash_u32(params.seed ^ 0x27d4eb2fu));
@@ -301,5 +308,8 @@ fn pairs(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     if g_all > 0.0 {
         visible = g_seen / g_all;
     }
-    factors[idx] = unoccluded / f32(n) * visible;
+    let f = unoccluded / f32(n) * visible;
+    if u >= params.lead && u - params.lead < params.pairs {
+        factors[params.pair0 + u - params.lead] = f;
+    }
 }

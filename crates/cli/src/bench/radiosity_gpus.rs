@@ -18,13 +18,13 @@ fn made_on(gpus: &[Gpu], mesh: &TwoMesh, ff: &FormFactors) -> Result<(Vec<GpuFac
     Ok((parts, t.elapsed()))
 }
 
-/// The radiosity of the mesh's own lighting from the parts, row after row.
+/// The radiosity of the mesh's own lighting from the parts, each part's rows in place.
 fn radiosity(gpus: &[Gpu], parts: &[GpuFactored], mesh: &TwoMesh) -> Result<Vec<[f32; 3]>> {
     let solve = Solve::new(vec![mesh.emission.clone()]);
-    let mut b = Vec::with_capacity(mesh.n());
+    let mut b = vec![[0.0; 3]; mesh.n()];
     for (gpu, part) in gpus.iter().zip(parts) {
         let (rows, _) = solve.run_placed(&Placed::Gpu(gpu.clone(), part.factor.clone()), &())?;
-        b.extend(rows.0.into_iter().next().unwrap_or_default());
+        part.factor.scatter(&rows.0[0], &mut b);
     }
     Ok(b)
 }
@@ -41,7 +41,6 @@ pub fn spread_table(devices: &[Backend], sizes: &[(u32, u32)], samples: u32) -> 
         &[
             "n x k",
             "GPUs",
-            "balance ms",
             "form factors ms",
             "U, V^T U ms",
             "inverse ms",
@@ -79,7 +78,6 @@ pub fn spread_table(devices: &[Backend], sizes: &[(u32, u32)], samples: u32) -> 
             t.row(vec![
                 format!("{} x {}", mesh.n(), mesh.k()),
                 count.to_string(),
-                ms(stage(&["balance"])),
                 ms(stage(&["form factors"])),
                 ms(stage(&["U", "V^T U"])),
                 ms(stage(&["invert"])),
@@ -100,8 +98,8 @@ pub fn spread_table(devices: &[Backend], sizes: &[(u32, u32)], samples: u32) -> 
         }
     }
     t.note(format!(
-        "{samples} samples per element-patch pair; each GPU makes the element rows of whole patches, as many as it \
-         makes in the others' time (balance: each times the form factors of a few rows along the mesh first), inverts the whole I - V^T U after the parts exchange their rows of it, and lays its rows of Y out for the \
+        "{samples} samples per element-patch pair; each GPU makes the element rows of whole patches, in chunks (eight \
+         a GPU) taken as it frees up, inverts the whole I - V^T U after the parts exchange their rows of it, and lays its rows of Y out for the \
          solve; stage columns: the slowest GPU's; wall: from the first upload to every part laid out, after a run \
          that compiled the pipelines"
     ));

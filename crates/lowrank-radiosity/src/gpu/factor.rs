@@ -6,6 +6,7 @@
 //! [`GpuFactor::upload`]'s host layout.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lumbre_gpu::{Buffer, Gpu, Progress, Recorder, Report, Result};
@@ -18,7 +19,7 @@ use crate::gpu::solve::{GpuFactor, GpuForm, GpuRows, LayoutParams};
 use crate::layout::{Storage, f16_scale};
 use crate::lowrank::LowRank;
 use crate::matrix::{BlockMatrix, Matrix, block_rows};
-use crate::mesh::{TwoMesh, rows_in_parts, rows_in_shares};
+use crate::mesh::{TwoMesh, rows_in_parts};
 use crate::precompute::Precompute;
 
 #[repr(C)]
@@ -105,10 +106,12 @@ impl GpuFactor {
     }
 
     /// Makes the factorisation of `mesh` on several GPUs at once, as [`GpuFactor::compute`]
-    /// does on one: each GPU makes and keeps the element rows of whole patches, as many as
-    /// it makes in the time the others take theirs (timed on a few rows of the mesh first), the
-    /// same bits as one GPU of the kind makes of those rows; each part's solve gives its rows' radiosity. `progress` hears of
-    /// each GPU's form factors by its index. The parts in the order of `gpus` and of the rows.
+    /// does on one: the element rows are cut into chunks of whole patches (eight a GPU), which
+    /// the GPUs take as each frees up, so a faster GPU, or one given cheaper rows, takes more;
+    /// each GPU keeps the rows it took, the same bits as one GPU of the kind makes of them, and
+    /// each part's solve gives those rows' radiosity ([`GpuFactor::scatter`] puts them in
+    /// place). `progress` hears of each GPU's rows of form factors by its index. One part a
+    /// GPU that took rows, in the order of `gpus`.
     ///
     /// ```no_run
     /// use lumbre_radiosity::{FormFactors, GpuFactor, Precompute, Solve, Storage, TwoMesh};
@@ -119,12 +122,12 @@ impl GpuFactor {
     /// let mesh = TwoMesh::closed_box(64, 8)?;
     /// let (ff, pc) = (FormFactors::default(), Precompute::default());
     /// let parts = GpuFactor::compute_parts(&gpus, &mesh, &ff, &pc, Storage::F32, false, &|_, _, _, _| {})?;
-    /// let mut b = Vec::new();
+    /// let mut b = vec![[0.0; 3]; mesh.n()];
     /// for (gpu, part) in gpus.iter().zip(parts) {
-    ///     let (rows, _) = Solve::new(vec![mesh.emission.clone()]).run_placed(&Placed::Gpu(gpu.clone(), part.factor), &())?;
-    ///     b.extend(rows.0[0].iter().copied());
+    ///     let solve = Solve::new(vec![mesh.emission.clone()]);
+    ///     let (rows, _) = solve.run_placed(&Placed::Gpu(gpu.clone(), part.factor.clone()), &())?;
+    ///     part.factor.scatter(&rows.0[0], &mut b);
     /// }
-    /// assert_eq!(b.len(), mesh.n());
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
     pub fn compute_parts(
@@ -136,14 +139,40 @@ impl GpuFactor {
         keep: bool,
         progress: &(dyn Fn(usize, &str, u64, u64) + Sync),
     ) -> Result<Vec<GpuFactored>> {
-        let placed = in_parallel(gpus, |_, gpu| {
-            let mut report = Report::default();
-            let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
-            Ok((on_gpu, report))
-        })?;
-        let (placed, rows) = balance(gpus, placed, mesh, ff)?;
-        let mut parts = in_parallel(gpus.iter().zip(placed).zip(rows), |i, ((gpu, (on_gpu, report)), rows)| {
-            FactorPart::begin_on(gpu, on_gpu, report, mesh, ff, pc, rows, &|s: &str, d, t| progress(i, s, d, t))
+        // One GPU makes every row in one piece (each chunk costs its own dispatches, in the
+        // solve too).
+        let chunks: Vec<Range<usize>> = match gpus.len() {
+            1 => std::iter::once(0..mesh.n()).collect(),
+            g => rows_in_parts(&mesh.patch_start, CHUNKS_PER_GPU * g).into_iter().filter(|r| !r.is_empty()).collect(),
+        };
+        let gpus = &gpus[..gpus.len().min(chunks.len())];
+        let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let mut parts = in_parallel(gpus, |i, gpu| {
+            let take = || -> Result<FactorPart> {
+                let mut report = Report::default();
+                let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
+                let ff = part_form_factors(ff, pc, gpu, mesh.k())?;
+                let (mut taken, mut rows, mut time) = (Vec::new(), Vec::new(), Duration::ZERO);
+                // Each GPU's first chunk is its own, so that every GPU holds rows.
+                let mut c = i;
+                while c < chunks.len() && !stop.load(Ordering::Relaxed) {
+                    let done: usize = rows.iter().map(Range::len).sum();
+                    let out = ff.output_rows(gpu, &on_gpu, std::slice::from_ref(&chunks[c]))?;
+                    time += ff.run_into(gpu, &on_gpu, &out, &|s: &str, d, _| {
+                        progress(i, s, done as u64 + d, mesh.n() as u64)
+                    })?;
+                    taken.push(out);
+                    rows.push(chunks[c].clone());
+                    c = gpus.len() + next.fetch_add(1, Ordering::Relaxed);
+                }
+                report.merge(Report {
+                    stages: vec![("form factors".into(), time)],
+                    stats: Vec::new(),
+                    gpu: Some(time),
+                });
+                FactorPart::of_form_factors(gpu, mesh, BlockMatrix::join(taken)?, rows, report, pc)
+            };
+            take().inspect_err(|_| stop.store(true, Ordering::Relaxed))
         })?;
         // Every part's rows of V^T U to every other part.
         if parts.len() > 1 {
@@ -164,46 +193,26 @@ impl GpuFactor {
         };
         in_parallel(parts, |_, p| p.finish(mesh, storage, scale, keep))
     }
+
+    /// Puts a part's radiosity (`part`: this factorisation's rows, as its solve gives them)
+    /// in place among every element's (`whole`).
+    pub fn scatter(&self, part: &[[f32; 3]], whole: &mut [[f32; 3]]) {
+        let mut at = 0;
+        for r in &self.rows {
+            whole[r.clone()].copy_from_slice(&part[at..at + r.len()]);
+            at += r.len();
+        }
+    }
 }
 
-/// Bins of rows whose form factors [`balance`] times on every GPU, the most rows timed in each,
-/// and the least share of the rows that a timed row stands for.
-const PROBE_BINS: usize = 16;
-const PROBE_ROWS: usize = 32;
-const PROBE_SPARSITY: usize = 64;
+/// Chunks of rows a GPU of [`GpuFactor::compute_parts`] may take: more balance the GPUs
+/// finer, each costs a few dispatches more.
+const CHUNKS_PER_GPU: usize = 8;
 
-/// The rows of each GPU: on several, each times the form factors of a few rows of every bin of
-/// the mesh's rows (a stage `balance`); the first GPU's times give the cost of a row along the
-/// mesh, and each GPU's total its speed, so that the parts take the same time
-/// ([`rows_in_shares`]). Any cut at patch starts gives the same bits.
-#[allow(clippy::type_complexity)]
-fn balance(
-    gpus: &[Gpu],
-    placed: Vec<(GpuMesh, Report)>,
-    mesh: &TwoMesh,
-    ff: &FormFactors,
-) -> Result<(Vec<(GpuMesh, Report)>, Vec<Range<usize>>)> {
-    let n = mesh.n();
-    if gpus.len() < 2 || n < PROBE_BINS {
-        return Ok((placed, rows_in_parts(&mesh.patch_start, gpus.len())));
-    }
-    let timed = in_parallel(gpus.iter().zip(placed), |_, (gpu, (on_gpu, mut report))| {
-        let (mut per_row, mut spent) = (Vec::with_capacity(PROBE_BINS), Duration::ZERO);
-        let timed_rows = (n / (PROBE_BINS * PROBE_SPARSITY)).clamp(1, PROBE_ROWS);
-        for b in 0..PROBE_BINS {
-            let first = n * b / PROBE_BINS;
-            let rows = first..(first + timed_rows).min(n * (b + 1) / PROBE_BINS);
-            let out = ff.output_rows(gpu, &on_gpu, rows.clone())?;
-            let t = ff.run_into(gpu, &on_gpu, &out, &())?;
-            per_row.push(t.as_secs_f64() / rows.len().max(1) as f64);
-            spent += t;
-        }
-        report.merge(Report { stages: vec![("balance".into(), spent)], stats: Vec::new(), gpu: Some(spent) });
-        Ok(((on_gpu, report), per_row))
-    })?;
-    let speeds: Vec<f64> = timed.iter().map(|(_, t)| 1.0 / t.iter().sum::<f64>()).collect();
-    let rows = rows_in_shares(&mesh.patch_start, &timed[0].1, &speeds);
-    Ok((timed.into_iter().map(|(p, _)| p).collect(), rows))
+/// The form factors' settings of a part: blocks of rows that U and Y can share.
+fn part_form_factors(ff: &FormFactors, pc: &Precompute, gpu: &Gpu, k: usize) -> Result<FormFactors> {
+    let block = pc.block_rows(gpu, k)?;
+    Ok(FormFactors { full: false, block_rows: Some(ff.block_rows.map_or(block, |r| r.min(block))), ..*ff })
 }
 
 /// `f` on each item, each in a thread of its own (inline for one item), the results in order
@@ -238,8 +247,9 @@ pub struct FactorPart {
     u: BlockMatrix,
     vtu: Buffer<f32>,
     out: Option<GpuPrecomputed>,
-    /// The patches whose rows this part holds.
-    patches: Range<usize>,
+    /// The element rows this part holds, in order, and their patches.
+    rows: Vec<Range<usize>>,
+    patches: Vec<Range<usize>>,
     /// GPU time of the stages so far (and the mesh's upload, wall time).
     pub report: Report,
 }
@@ -256,71 +266,75 @@ impl FactorPart {
     ) -> Result<FactorPart> {
         let mut report = Report::default();
         let on_gpu = report.time("upload", || GpuMesh::upload(gpu, mesh, false))?;
-        Self::begin_on(gpu, on_gpu, report, mesh, ff, pc, rows, progress)
+        let ff = part_form_factors(ff, pc, gpu, mesh.k())?;
+        let f = ff.output_rows(gpu, &on_gpu, std::slice::from_ref(&rows))?;
+        let time = ff.run_into(gpu, &on_gpu, &f, progress)?;
+        report.merge(Report { stages: vec![("form factors".into(), time)], stats: Vec::new(), gpu: Some(time) });
+        Self::of_form_factors(gpu, mesh, f, vec![rows], report, pc)
     }
 
-    /// [`FactorPart::begin`] with the mesh already on `gpu` (and `report` of its upload).
-    #[allow(clippy::too_many_arguments)]
-    fn begin_on(
+    /// U and `V^T U` of the form factors `f` of element rows `rows` (ranges of whole patches,
+    /// in the order of `f`'s blocks).
+    fn of_form_factors(
         gpu: &Gpu,
-        on_gpu: GpuMesh,
-        mut report: Report,
         mesh: &TwoMesh,
-        ff: &FormFactors,
+        f: BlockMatrix,
+        rows: Vec<Range<usize>>,
+        mut report: Report,
         pc: &Precompute,
-        rows: Range<usize>,
-        progress: &dyn Progress,
     ) -> Result<FactorPart> {
-        let k = mesh.k();
         let at = |e: usize| mesh.patch_start.binary_search(&(e as u32)).ok();
-        let patches = match (at(rows.start), at(rows.end)) {
-            (Some(p0), Some(p1)) if p0 <= p1 => p0..p1,
-            _ => {
-                return Err(lumbre_gpu::Error::Input(format!(
-                    "element rows {rows:?} are not whole patches of the mesh (n = {})",
+        let patches = rows
+            .iter()
+            .map(|r| match (at(r.start), at(r.end)) {
+                (Some(p0), Some(p1)) if p0 <= p1 => Ok(p0..p1),
+                _ => Err(lumbre_gpu::Error::Input(format!(
+                    "element rows {r:?} are not whole patches of the mesh (n = {})",
                     mesh.n()
-                )));
-            }
-        };
-        let block = pc.block_rows(gpu, k)?;
-        let ff = FormFactors { full: false, block_rows: Some(ff.block_rows.map_or(block, |r| r.min(block))), ..*ff };
-        let f = ff.output_rows(gpu, &on_gpu, rows)?;
-        let ff_time = ff.run_into(gpu, &on_gpu, &f, progress)?;
-        report.merge(Report { stages: vec![("form factors".into(), ff_time)], stats: Vec::new(), gpu: Some(ff_time) });
-        drop(on_gpu);
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let inv_size: Vec<f32> = mesh.patch_sizes().iter().map(|&c| 1.0 / c as f32).collect();
         let system = GpuLowRank {
             f,
             rho: gpu.upload(&mesh.rho.iter().flatten().copied().collect::<Vec<f32>>())?,
             inv_size: gpu.upload(&inv_size)?,
             patch_start: gpu.upload(&mesh.patch_start)?,
-            k,
+            k: mesh.k(),
         };
         let mut rec = gpu.recorder();
         let (u, vtu) = pc.record_u_vtu(&mut rec, &system)?;
         report.merge(Report::from_timings("U, V^T U", &rec.submit()?));
-        Ok(FactorPart { gpu: gpu.clone(), system, u, vtu, out: None, patches, report })
+        Ok(FactorPart { gpu: gpu.clone(), system, u, vtu, out: None, rows, patches, report })
+    }
+
+    /// This part's form factors, read back (a shard's result): its rows, in order.
+    pub fn form_factors(&self) -> Result<Matrix> {
+        self.system.f.download(&self.gpu)
     }
 
     /// This part's rows of `V^T U` (its patches' rows of each channel), read back.
-    pub fn vtu_rows(&self) -> Result<(Range<usize>, Vec<f32>)> {
+    pub fn vtu_rows(&self) -> Result<Vec<(Range<usize>, Vec<f32>)>> {
         let k = self.system.k;
-        let mut rows = Vec::with_capacity(3 * self.patches.len() * k);
-        for ch in 0..3 {
-            let base = ch * k * k;
-            rows.extend(
-                self.gpu.download_range(&self.vtu, base + self.patches.start * k..base + self.patches.end * k)?,
-            );
+        let mut all = Vec::with_capacity(self.patches.len());
+        for patches in &self.patches {
+            let mut rows = Vec::with_capacity(3 * patches.len() * k);
+            for ch in 0..3 {
+                let base = ch * k * k;
+                rows.extend(self.gpu.download_range(&self.vtu, base + patches.start * k..base + patches.end * k)?);
+            }
+            all.push((patches.clone(), rows));
         }
-        Ok((self.patches.clone(), rows))
+        Ok(all)
     }
 
     /// Writes another part's rows of `V^T U` ([`FactorPart::vtu_rows`]) into this one's.
-    pub fn add_vtu_rows(&self, (patches, rows): &(Range<usize>, Vec<f32>)) -> Result<()> {
+    pub fn add_vtu_rows(&self, rows: &[(Range<usize>, Vec<f32>)]) -> Result<()> {
         let k = self.system.k;
-        let per = patches.len() * k;
-        for (ch, chunk) in rows.chunks(per.max(1)).take(3).enumerate() {
-            self.gpu.write(&self.vtu, ch * k * k + patches.start * k, chunk)?;
+        for (patches, values) in rows {
+            for (ch, chunk) in values.chunks((patches.len() * k).max(1)).take(3).enumerate() {
+                self.gpu.write(&self.vtu, ch * k * k + patches.start * k, chunk)?;
+            }
         }
         Ok(())
     }
@@ -347,18 +361,13 @@ impl FactorPart {
         self.out.as_ref().ok_or_else(|| lumbre_gpu::Error::Input("a factor part's precompute has not run".into()))
     }
 
-    /// This part's rows of the form factors, read back (a shard's result).
-    pub fn form_factors(&self) -> Result<Matrix> {
-        self.system.f.download(&self.gpu)
-    }
-
     /// Lays the part out for the solve in `storage` (`scale`: [`f16_scale`] of the parts'
     /// largest value, for f16); `keep` as in [`GpuFactor::compute`].
     pub fn finish(mut self, mesh: &TwoMesh, storage: Storage, scale: f32, keep: bool) -> Result<GpuFactored> {
         let out = self.precomputed()?.clone();
         let gpu = self.gpu.clone();
         let k = self.system.k;
-        let rows = self.system.f.row_range();
+        let rows = self.rows.clone();
         let scale = if storage == Storage::F16 { scale } else { 1.0 };
         let mut rec = gpu.recorder();
         let form = match &out.y {
@@ -368,7 +377,7 @@ impl FactorPart {
                 let f = GpuRows::record_layout(&mut rec, &out.f, 1, storage, scale)?;
                 let w = GpuRows::record_layout(&mut rec, &w, 3, Storage::F32, 1.0)?;
                 // The solve's last step reads the reflectances of the rows it holds.
-                let rho: Vec<f32> = mesh.rho[rows.clone()].iter().flatten().copied().collect();
+                let rho: Vec<f32> = rows.iter().flat_map(|r| mesh.rho[r.clone()].iter().flatten()).copied().collect();
                 GpuForm::Factored { f, w, rho: gpu.upload(&rho)? }
             }
         };
@@ -385,8 +394,8 @@ impl GpuFactored {
         Self::download_parts(&[(gpu, self)], mesh)
     }
 
-    /// Reads a factorisation made in parts back, as [`GpuFactored::download`] (the parts in
-    /// the order of their rows).
+    /// Reads a factorisation made in parts back, as [`GpuFactored::download`], each part's
+    /// rows put in place.
     pub fn download_parts(parts: &[(&Gpu, &GpuFactored)], mesh: &TwoMesh) -> Result<Factorization> {
         let kept = |part: &'_ GpuFactored| -> Result<GpuPrecomputed> {
             part.kept.clone().ok_or_else(|| {
@@ -395,10 +404,16 @@ impl GpuFactored {
         };
         let (&(gpu0, first), k) = (parts.first().ok_or_else(|| lumbre_gpu::Error::Input("no parts".into()))?, mesh.k());
         let dense = kept(first)?.y.is_some();
-        let mut data = Vec::new();
+        let cols = if dense { 3 * k } else { k };
+        let mut data = vec![0.0f32; mesh.n() * cols];
         for &(gpu, part) in parts {
             let out = kept(part)?;
-            data.extend(out.y.as_ref().unwrap_or(&out.f).download(gpu)?.data);
+            let rows = out.y.as_ref().unwrap_or(&out.f).download(gpu)?.data;
+            let mut at = 0;
+            for r in &part.factor.rows {
+                data[r.start * cols..r.end * cols].copy_from_slice(&rows[at..at + r.len() * cols]);
+                at += r.len() * cols;
+            }
         }
         let factor = if dense {
             Factorization::new(mesh.patch_start.clone(), Matrix::new(mesh.n(), 3 * k, data)?)?

@@ -19,7 +19,7 @@ const PAIRS_PER_DISPATCH: usize = 1 << 24;
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
     bmin: [f32; 3],
-    row0: u32,
+    arow: u32,
     bmax: [f32; 3],
     cols: u32,
     pair0: u32,
@@ -33,7 +33,9 @@ struct Params {
     off_patch: u32,
     off_element_edges: u32,
     off_patch_edges: u32,
-    _pad: u32,
+    acol: u32,
+    lead: u32,
+    _pad: [u32; 3],
 }
 const _: () = assert!(size_of::<Params>() == lumbre_shaders::radiosity::FORMFACTOR_PARAMS_SIZE);
 
@@ -149,9 +151,13 @@ impl FormFactors {
         let kernel = gpu.kernel(&lumbre_shaders::radiosity::FORMFACTOR, "pairs")?;
         let [a, b, c] = mesh.tree.bindings();
         let (row0, _) = out.block_range(blk);
+        // The dispatch runs the aligned groups of 64 pairs of the whole matrix that hold its own.
+        let cols = out.cols.max(1) as u64;
+        let first = row0 as u64 * cols + pair0 as u64;
+        let (aligned, lead) = (first - first % 64, first % 64);
         let params = gpu.uniform(&Params {
             bmin: mesh.tree.bounds.min.to_array(),
-            row0: row0 as u32,
+            arow: (aligned / cols) as u32,
             bmax: mesh.tree.bounds.max.to_array(),
             cols: out.cols as u32,
             pair0: pair0 as u32,
@@ -165,7 +171,9 @@ impl FormFactors {
             off_patch: (mesh.n + 1) as u32,
             off_element_edges: (mesh.n + mesh.k + 2) as u32,
             off_patch_edges: (2 * mesh.n + mesh.k + 3) as u32,
-            _pad: 0,
+            acol: (aligned % cols) as u32,
+            lead: lead as u32,
+            _pad: [0; 3],
         })?;
         let res = [
             params.as_entire_binding(),
@@ -178,7 +186,7 @@ impl FormFactors {
             mesh.edges.binding(),
             out.blocks[blk].binding(),
         ];
-        rec.dispatch("form factors", &kernel, &res, (pairs as u64).div_ceil(64))
+        rec.dispatch("form factors", &kernel, &res, (pairs as u64 + lead).div_ceil(64))
     }
 
     /// Records the form factors of `mesh` into `out` (`mesh.n x mesh.cols` in row blocks).
@@ -194,25 +202,24 @@ impl FormFactors {
     /// time.
     pub fn run_into(&self, gpu: &Gpu, mesh: &GpuMesh, out: &BlockMatrix, progress: &dyn Progress) -> Result<Duration> {
         let mut time = Duration::ZERO;
+        let mut done_pairs = 0;
         for d in Self::dispatches(out) {
             let mut rec = gpu.recorder();
             self.record_one(&mut rec, mesh, out, d)?;
             time += rec.submit()?.gpu();
-            let (row0, _) = out.block_range(d.0);
-            let done = row0 - out.first + (d.1 + d.2) / out.cols.max(1);
-            progress.update("form factors", done as u64, out.rows as u64);
+            done_pairs += d.2;
+            progress.update("form factors", (done_pairs / out.cols.max(1)) as u64, out.rows as u64);
         }
         Ok(time)
     }
 
     /// The output matrix for `mesh`, in blocks that fit one binding.
     pub fn output(&self, gpu: &Gpu, mesh: &GpuMesh) -> Result<BlockMatrix> {
-        self.output_rows(gpu, mesh, 0..mesh.n)
+        self.output_rows(gpu, mesh, std::slice::from_ref(&(0..mesh.n)))
     }
 
-    /// The output matrix's element rows `rows` (a part of the whole, cut into blocks where
-    /// the whole is).
-    pub fn output_rows(&self, gpu: &Gpu, mesh: &GpuMesh, rows: std::ops::Range<usize>) -> Result<BlockMatrix> {
+    /// The output matrix's element rows `rows` (ranges of the whole, in order: a part's).
+    pub fn output_rows(&self, gpu: &Gpu, mesh: &GpuMesh, rows: &[std::ops::Range<usize>]) -> Result<BlockMatrix> {
         let block = block_rows(gpu, mesh.cols.max(1) as u64 * 4, 1, self.block_rows)?;
         BlockMatrix::zeroed_rows(gpu, rows, mesh.cols, block)
     }

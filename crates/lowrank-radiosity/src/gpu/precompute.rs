@@ -118,7 +118,7 @@ impl Precompute {
     pub fn record_u_vtu(&self, rec: &mut Recorder, s: &GpuLowRank) -> Result<(BlockMatrix, Buffer<f32>)> {
         let gpu = rec.gpu().clone();
         let k = s.k;
-        let u = BlockMatrix::zeroed_rows(&gpu, s.f.row_range(), 3 * k, s.f.block_rows)?;
+        let u = BlockMatrix::zeroed_like(&gpu, &s.f, 3 * k)?;
         let kk = 3 * k * k;
         gpu.check_size("3 k^2 values of V^T U", 4 * kk as u64, lumbre_gpu::Fit::Binding)?;
         let vtu = gpu.zeroed::<f32>(kk)?;
@@ -211,7 +211,7 @@ impl Precompute {
             });
         }
         // Y = -U M, per block and channel.
-        let y = BlockMatrix::zeroed_rows(&gpu, u.row_range(), 3 * k, s.f.block_rows)?;
+        let y = BlockMatrix::zeroed_like(&gpu, &u, 3 * k)?;
         let gk = gpu.kernel(&lumbre_shaders::radiosity::PRECOMPUTE_GEMM, "main")?;
         for b in 0..u.blocks.len() {
             let (_, rows) = u.block_range(b);

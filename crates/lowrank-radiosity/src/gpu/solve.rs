@@ -77,7 +77,7 @@ pub struct GpuRows {
     pub storage: Storage,
     /// What the stored values were multiplied by (f16), else 1.
     pub scale: f32,
-    /// Rows per block (the last may have fewer).
+    /// Most rows per block.
     pub block_rows: usize,
     /// The blocks (see the layout module).
     pub blocks: Vec<Buffer<[u32; 4]>>,
@@ -158,10 +158,10 @@ impl GpuRows {
         Ok(GpuRows { rows: m.rows, k, channels, storage, scale, block_rows: m.block_rows, blocks })
     }
 
-    /// The first row and row count of block `b`.
+    /// The first row (counted from the first held) and row count of block `b`.
     fn block_range(&self, b: usize) -> (usize, usize) {
-        let r0 = b * self.block_rows;
-        (r0, self.block_rows.min(self.rows - r0))
+        let rows_of = |block: &Buffer<[u32; 4]>| block.len() / (self.channels * self.words_per_row()).max(1);
+        (self.blocks[..b].iter().map(rows_of).sum(), rows_of(&self.blocks[b]))
     }
 }
 
@@ -189,8 +189,9 @@ pub enum GpuForm {
 pub struct GpuFactor {
     /// Number of elements.
     pub n: usize,
-    /// The element rows held (`0..n`, or a part's rows: its solve gives those rows' radiosity).
-    pub rows: std::ops::Range<usize>,
+    /// The element rows held, in order (`[0..n]`, or a part's: its solve gives those rows'
+    /// radiosity).
+    pub rows: Vec<std::ops::Range<usize>>,
     /// Number of patches.
     pub k: usize,
     /// The matrices.
@@ -219,7 +220,13 @@ impl GpuFactor {
                 }
             }
         };
-        Ok(GpuFactor { n: f.n, rows: 0..f.n, k: f.k, form, patch_start: gpu.upload(&f.patch_start)? })
+        Ok(GpuFactor {
+            n: f.n,
+            rows: std::iter::once(0..f.n).collect(),
+            k: f.k,
+            form,
+            patch_start: gpu.upload(&f.patch_start)?,
+        })
     }
 
     /// Bytes a solve reads from the factorisation (Y, or F and W).
@@ -337,7 +344,7 @@ impl Solve {
     ) -> Result<Vec<Buffer<f32>>> {
         let gpu = rec.gpu().clone();
         let (n, k) = (y.n, y.k);
-        let (rows, local) = (y.rows.clone(), y.rows.len());
+        let local: usize = y.rows.iter().map(|r| r.len()).sum();
         let ks = padded_k(k);
         let (main, storage) = match &y.form {
             GpuForm::Dense { y } => (y, y.storage),
@@ -371,7 +378,10 @@ impl Solve {
             let held = match local == n {
                 true => emission.clone(),
                 false => {
-                    let part: Vec<f32> = group.iter().flat_map(|e| e[rows.clone()].iter().flatten().copied()).collect();
+                    let part: Vec<f32> = group
+                        .iter()
+                        .flat_map(|e| y.rows.iter().flat_map(move |r| e[r.clone()].iter().flatten().copied()))
+                        .collect();
                     gpu.upload(&part)?
                 }
             };
@@ -481,7 +491,7 @@ impl Compute for Solve {
         for (m, e) in self.lights.iter().enumerate() {
             check_emission(e, y.n, m)?;
         }
-        Ok(GpuRadiosity { batches: self.record_lights(rec, y, &self.lights)?, n: y.rows.len() })
+        Ok(GpuRadiosity { batches: self.record_lights(rec, y, &self.lights)?, n: y.rows.iter().map(|r| r.len()).sum() })
     }
 
     fn download(&self, gpu: &Gpu, out: &GpuRadiosity) -> Result<Radiosity> {
