@@ -1,4 +1,5 @@
 //! import shared/dispatch
+//! import radiosity/tile
 // Y(e, ch, :) = -U(e, ch, :) M_ch for one channel of a block of element rows: a tiled
 // matrix product (64 x 64 outputs per workgroup of 256 threads, 4 x 4 each, 16-deep slices
 // of U and M staged in workgroup memory). The twin of lumbre_radiosity::y_cpu (whose GEMM
@@ -18,12 +19,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read> m: array<f32>;
 // this block's rows of Y, rows x 3k
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
-
-const TILE: u32 = 64u;
-const DEPTH: u32 = 16u;
-
-var<workgroup> ta: array<f32, 1024>;
-var<workgroup> tb: array<f32, 1024>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -63,14 +58,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             tb[kb * TILE + c] = vb;
         }
         workgroupBarrier();
-        for (var kk = 0u; kk < DEPTH; kk++) {
-            let a = vec4<f32>(ta[kk * TILE + ty * 4u], ta[kk * TILE + ty * 4u + 1u], ta[kk * TILE + ty * 4u + 2u], ta[kk * TILE + ty * 4u + 3u]);
-            let b = vec4<f32>(tb[kk * TILE + tx * 4u], tb[kk * TILE + tx * 4u + 1u], tb[kk * TILE + tx * 4u + 2u], tb[kk * TILE + tx * 4u + 3u]);
-            acc[0] += a.x * b;
-            acc[1] += a.y * b;
-            acc[2] += a.z * b;
-            acc[3] += a.w * b;
-        }
+        tile_accumulate(&acc, tx, ty);
         workgroupBarrier();
     }
     for (var i = 0u; i < 4u; i++) {

@@ -1,4 +1,5 @@
 //! import shared/dispatch
+//! import radiosity/tile
 // (I - V^T U)^-1 per channel by Gauss-Jordan elimination in place, without pivoting (the
 // matrix is diagonally dominant by columns: its off-diagonal columns sum to at most
 // max rho < 1), in blocks of BS pivots: a block step J is `pivot` (one workgroup inverts the
@@ -29,15 +30,11 @@ struct Params {
 const WG: u32 = 256u;
 // Pivots per block step.
 const BS: u32 = 32u;
-const TILE: u32 = 64u;
-const DEPTH: u32 = 16u;
 
 var<workgroup> step: u32;
 var<workgroup> blk: array<f32, 1024>;
 var<workgroup> prow_s: array<f32, 32>;
 var<workgroup> pcol_s: array<f32, 32>;
-var<workgroup> ta: array<f32, 1024>;
-var<workgroup> tb: array<f32, 1024>;
 
 @compute @workgroup_size(256)
 fn init(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -183,14 +180,7 @@ fn update(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
             tb[kb * TILE + c] = vb;
         }
         workgroupBarrier();
-        for (var kk = 0u; kk < DEPTH; kk++) {
-            let x = vec4<f32>(ta[kk * TILE + ty * 4u], ta[kk * TILE + ty * 4u + 1u], ta[kk * TILE + ty * 4u + 2u], ta[kk * TILE + ty * 4u + 3u]);
-            let y = vec4<f32>(tb[kk * TILE + tx * 4u], tb[kk * TILE + tx * 4u + 1u], tb[kk * TILE + tx * 4u + 2u], tb[kk * TILE + tx * 4u + 3u]);
-            acc[0] += x.x * y;
-            acc[1] += x.y * y;
-            acc[2] += x.z * y;
-            acc[3] += x.w * y;
-        }
+        tile_accumulate(&acc, tx, ty);
         workgroupBarrier();
     }
     let base = ch * k * k;
