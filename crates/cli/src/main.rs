@@ -88,7 +88,7 @@ fn main() -> ExitCode {
         Command::Radiosity(c) => backend::run(c, &opts),
         Command::Scenes(c) => c.run(),
         Command::Compare(c) => c.run(),
-        Command::Merge(c) => c.run(),
+        Command::Merge(c) => backend::run(c, &opts),
         Command::Demo(c) => c.run(&opts),
         Command::Bench { which } => which.run(&opts),
     };

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use lumbre_gpu::Backend;
 use lumbre_raytrace::SampleSums;
 
+use crate::backend::{BackendArgs, OnBackend};
 use crate::density_part::DensityPart;
 use crate::error::Result;
 use crate::out::out;
@@ -25,11 +27,19 @@ pub struct MergeArgs {
     /// factorisation (.lrr) that `lumbre radiosity --load` solves and renders.
     #[arg(short, long, default_value = "merged.exr")]
     out: PathBuf,
+    /// Where radiosity parts' precompute runs: on the GPU, the factorisation is the bits the
+    /// one-piece GPU run saves (from GPU shards); parts of other kinds only add.
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
-impl MergeArgs {
+impl OnBackend for MergeArgs {
+    fn backend_args(&self) -> &BackendArgs {
+        &self.backend
+    }
+
     /// Reads the parts, checks that they are every shard of one run, and writes the output.
-    pub fn run(self) -> Result<()> {
+    fn run(self, backend: &Backend) -> Result<()> {
         let parts = self.parts.iter().map(|p| Ok((p.as_path(), Part::load(p)?))).collect::<Result<Vec<_>>>()?;
         let (first_path, first) = &parts[0];
         let out = match first.kind.as_str() {
@@ -106,14 +116,15 @@ impl MergeArgs {
                 )?;
             }
             "radiosity" => {
-                let factor = crate::radiosity_part::merge_radiosity(&parts)?;
+                let factor = crate::radiosity_part::merge_radiosity(&parts, backend)?;
                 factor.save(&out)?;
                 out!(
-                    "merged {} parts of radiosity form factors: n = {}, k = {}, precompute on the CPU -> {} (render it \
-                     with `lumbre radiosity SCENE --load {}` and the run's meshing flags)",
+                    "merged {} parts of radiosity form factors: n = {}, k = {}, precompute on {} -> {} (render it with \
+                     `lumbre radiosity SCENE --load {}` and the run's meshing flags)",
                     parts.len(),
                     factor.n,
                     factor.k,
+                    backend.describe(),
                     out.display(),
                     out.display()
                 )?;

@@ -1,11 +1,12 @@
 //! A radiosity shard's part (`kind radiosity`): the form factors of the element rows of whole
 //! patches, with the mesh's patch ranges and the rows' reflectances; `lumbre merge` puts the
-//! rows together and makes the precompute on the CPU, the factorisation (`.lrr`) that
+//! rows together and makes the precompute on its backend, the factorisation (`.lrr`) that
 //! `lumbre radiosity --load` solves and renders.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use lumbre_gpu::{Backend, Compute};
 use lumbre_radiosity::{Factorization, LowRank, Matrix, Precompute, TwoMesh, rows_in_parts};
 
 use crate::error::Result;
@@ -38,8 +39,8 @@ pub fn radiosity_part(mesh: &TwoMesh, f: &Matrix, factored: bool, shard: Shard, 
 }
 
 /// The factorisation of a radiosity run's parts: their rows checked to be the run's, in
-/// order, once each; the precompute (dense Y, or F and W as the run asked) made on the CPU.
-pub fn merge_radiosity(parts: &[(&Path, Part)]) -> Result<Factorization> {
+/// order, once each; the precompute (dense Y, or F and W as the run asked) made on `backend`.
+pub fn merge_radiosity(parts: &[(&Path, Part)], backend: &Backend) -> Result<Factorization> {
     let (path0, first) = &parts[0];
     let (n, k): (usize, usize) = (first.field(path0, "n")?, first.field(path0, "k")?);
     let factored = first.field::<u8>(path0, "factored")? == 1;
@@ -82,5 +83,10 @@ pub fn merge_radiosity(parts: &[(&Path, Part)]) -> Result<Factorization> {
         f.extend(tail.iter().map(value));
     }
     let lr = LowRank::new(patch_start, rho, Matrix::new(n, k, f)?)?;
-    Ok(Precompute { factored, ..Precompute::default() }.cpu(&lr)?.factor.with_fingerprint(fingerprint))
+    let pc = Precompute { factored, ..Precompute::default() };
+    let made = match backend {
+        Backend::Gpu(gpu) => pc.gpu(gpu, &lr)?,
+        Backend::Cpu => pc.cpu(&lr)?,
+    };
+    Ok(made.factor.with_fingerprint(fingerprint))
 }

@@ -294,14 +294,18 @@ fn radiosity_shards_merge_into_the_one_piece_factorisation() {
     if test_gpu(wgpu::Features::empty()).is_none() {
         return;
     }
+    // GPU shards merged with the precompute on the GPU: the one-piece GPU run's file.
+    let one = p("gpu-one.lrr");
+    succeeds(&with(&["--backend", "gpu", "-o", &p("gpu-one.png"), "--save", &one]));
     let mut args = vec!["merge".to_string()];
     for i in 0..2 {
         let part = p(&format!("gpu-{i}.lpart"));
         succeeds(&with(&["--backend", "gpu", "--shard", &format!("{i}/2"), "-o", &part]));
         args.push(part);
     }
-    args.extend(["-o".to_string(), p("gpu.lrr")]);
+    args.extend(["-o".to_string(), p("gpu.lrr"), "--backend".to_string(), "gpu".to_string()]);
     succeeds(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(std::fs::read(&one).unwrap() == std::fs::read(p("gpu.lrr")).unwrap(), "GPU shards merged on the GPU");
     let out = succeeds(&with(&["--backend", "gpu", "--load", &p("gpu.lrr"), "-o", &p("gpu.png")])).stdout;
     assert!(out.contains("loaded"), "{out}");
 }
