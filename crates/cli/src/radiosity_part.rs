@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use lumbre_gpu::{Backend, Compute};
-use lumbre_radiosity::{Factorization, LowRank, Matrix, Precompute, TwoMesh, rows_in_parts};
+use lumbre_radiosity::{Factorization, LowRank, Matrix, Precompute, Resources, Storage, TwoMesh, rows_in_parts};
 
 use crate::error::Result;
+use crate::limits::{available_memory, human};
 use crate::part::{Part, run_hash};
 use crate::shard::Shard;
 
@@ -49,13 +50,30 @@ pub fn merge_radiosity(parts: &[(&Path, Part)], backend: &Backend) -> Result<Fac
         .map_err(|_| format!("{}: fingerprint {fingerprint_text}: not a hex number", path0.display()))?;
     let starts = first.data.get(..k.saturating_add(1)).ok_or_else(|| format!("{}: cut short", path0.display()))?;
     let patch_start: Vec<u32> = starts.iter().map(|&s| s.min(u32::MAX as u64) as u32).collect();
-    if patch_start.last().map(|&l| l as usize) != Some(n) {
-        return Err(format!("{}: its patch ranges do not end at n = {n}", path0.display()).into());
+    if patch_start.first() != Some(&0)
+        || patch_start.last().map(|&l| l as usize) != Some(n)
+        || patch_start.windows(2).any(|w| w[1] <= w[0])
+    {
+        return Err(
+            format!("{}: its patch ranges are not k = {k} rising ranges from 0 to n = {n}", path0.display()).into()
+        );
+    }
+    // What the precompute holds, checked before it starts (the parts themselves bound n k).
+    let needs = Resources::estimate(n, k, 0, 0, 1, factored, Storage::F32).cpu_host;
+    if needs > available_memory() {
+        return Err(format!(
+            "{}: n = {n}, k = {k}: the precompute needs about {} of memory, more than the {} available",
+            path0.display(),
+            human(needs),
+            human(available_memory())
+        )
+        .into());
     }
     let expected = rows_in_parts(&patch_start, first.shard.count as usize);
     let mut ordered: Vec<&(&Path, Part)> = parts.iter().collect();
     ordered.sort_by_key(|(_, p)| p.shard.index);
-    let (mut rho, mut f) = (Vec::with_capacity(n), Vec::with_capacity(n.saturating_mul(k)));
+    // Grown from the parts' values (already read), not from the header's sizes.
+    let (mut rho, mut f) = (Vec::new(), Vec::new());
     for (path, part) in ordered {
         let rows = &expected[part.shard.index as usize];
         let same = |key: &str| part.fields.get(key) == first.fields.get(key);

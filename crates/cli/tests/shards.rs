@@ -289,6 +289,19 @@ fn radiosity_shards_merge_into_the_one_piece_factorisation() {
     let a0 = p("false-2-0.lpart");
     refused(&["merge", &a0, &other, "-o", &p("x.lrr")], &["other.lpart", "another run"]);
     refused(&["merge", &a0, "-o", &p("x.lrr")], &["shards 1 of 2 are missing"]);
+    // A forged patch count or element count is refused by name before anything is allocated.
+    let bytes = std::fs::read(&a0).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    for (key, forged, why) in [("k", "4000000000", "cut short"), ("n", "4000000000", "patch ranges")] {
+        let line = text.lines().find(|l| l.starts_with(&format!("{key} "))).unwrap().to_string();
+        let at = text.find(&format!("\n{line}\n")).unwrap() + 1;
+        let mut b = bytes[..at].to_vec();
+        b.extend_from_slice(format!("{key} {forged}").as_bytes());
+        b.extend_from_slice(&bytes[at + line.len()..]);
+        let path = p(&format!("forged-{key}.lpart"));
+        std::fs::write(&path, b).unwrap();
+        refused(&["merge", &path, &p("false-2-1.lpart"), "-o", &p("x.lrr")], &[&format!("forged-{key}.lpart"), why]);
+    }
     refused(&["merge", &a0, &p("false-2-1.lpart"), "-o", &p("x.png")], &["-o", ".lrr"]);
     refused(&[&with(&["--shard", "0/2", "-o", &p("x.lpart")])[..], &["--gpus", "0,0"]].concat(), &["--gpus"]);
     if test_gpu(wgpu::Features::empty()).is_none() {
