@@ -257,6 +257,16 @@ impl FormFactors {
 
     /// [`matrix`](FormFactors::matrix)'s element rows `rows` only (a shard's part), the same
     /// values as the whole matrix's rows.
+    ///
+    /// ```
+    /// use lumbre_radiosity::{FormFactors, Occluders, TwoMesh};
+    /// let mesh = TwoMesh::closed_box(4, 2)?;
+    /// let (ff, clusters) = (FormFactors::default(), mesh.clusters());
+    /// let whole = ff.matrix(&Occluders::of(&mesh), &clusters, &());
+    /// let part = ff.matrix_rows(&Occluders::of(&mesh), &clusters, 16..40, &());
+    /// assert_eq!(part.data, whole.data[16 * whole.cols..40 * whole.cols]);
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn matrix_rows(
         &self,
         occ: &Occluders<'_>,

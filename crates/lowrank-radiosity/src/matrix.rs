@@ -107,6 +107,14 @@ impl BlockMatrix {
 
     /// Rows `rows` (ranges of a larger matrix, in order) of a zeroed matrix of `cols` columns,
     /// each range in blocks of at most `block_rows` rows.
+    ///
+    /// ```no_run
+    /// use lumbre_radiosity::BlockMatrix;
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let m = BlockMatrix::zeroed_rows(&gpu, &[10..30, 50..55], 8, 16)?;
+    /// assert_eq!((m.rows, m.ranges.clone()), (25, vec![10..26, 26..30, 50..55]));
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
     pub fn zeroed_rows(
         gpu: &Gpu,
         rows: &[std::ops::Range<usize>],

@@ -716,6 +716,13 @@ fn area_stats(a: &[f32]) -> AreaStats {
 /// Element rows of `patch_start`'s mesh in `parts` parts of about equal size, each of whole
 /// patches (so that each part makes whole rows of `V^T U`): each cut is the patch start
 /// nearest an even share. Parts may be empty.
+///
+/// ```
+/// use lumbre_radiosity::rows_in_parts;
+/// // Patches of 4, 4, 2 and 6 elements in 2 parts: the cut nearest row 8 is a patch start.
+/// assert_eq!(rows_in_parts(&[0, 4, 8, 10, 16], 2), [0..8, 8..16]);
+/// assert_eq!(rows_in_parts(&[0, 16], 3), [0..0, 0..16, 16..16]); // one patch cannot split
+/// ```
 pub fn rows_in_parts(patch_start: &[u32], parts: usize) -> Vec<std::ops::Range<usize>> {
     let n = *patch_start.last().unwrap_or(&0) as usize;
     let parts = parts.max(1);

@@ -195,7 +195,7 @@ impl GpuFactor {
     }
 
     /// Puts a part's radiosity (`part`: this factorisation's rows, as its solve gives them)
-    /// in place among every element's (`whole`).
+    /// in place among every element's (`whole`); see [`GpuFactor::compute_parts`].
     pub fn scatter(&self, part: &[[f32; 3]], whole: &mut [[f32; 3]]) {
         let mut at = 0;
         for r in &self.rows {
@@ -239,7 +239,17 @@ fn in_parallel<T: Send, R: Send>(
 /// ([`rows_in_parts`]). Each part makes its rows of F, U and `V^T U`; the parts exchange their
 /// rows of `V^T U` ([`FactorPart::vtu_rows`], [`FactorPart::add_vtu_rows`]); each inverts the
 /// whole (the same bits on every device of a kind) and makes its rows of Y, bit for bit the
-/// rows one GPU makes of the whole. [`GpuFactor::compute`] is the one-part case.
+/// rows one GPU makes of the whole. [`GpuFactor::compute_parts`] runs the parts on several
+/// GPUs; a shard runs one and keeps its form factors.
+///
+/// ```no_run
+/// use lumbre_radiosity::{FactorPart, FormFactors, Precompute, TwoMesh, rows_in_parts};
+/// let (gpu, mesh) = (lumbre_gpu::Gpu::new()?, TwoMesh::closed_box(16, 4)?);
+/// let rows = rows_in_parts(&mesh.patch_start, 4)[1].clone(); // the second of 4 shards
+/// let part = FactorPart::begin(&gpu, &mesh, &FormFactors::default(), &Precompute::default(), rows.clone(), &())?;
+/// assert_eq!(part.form_factors()?.rows, rows.len());
+/// # Ok::<(), lumbre_gpu::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct FactorPart {
     gpu: Gpu,
