@@ -686,14 +686,7 @@ pub fn merge_lightcuts(parts: &[(&Path, Part)]) -> Result<Image> {
                 format!("{}: another image width or emission unit than {}", path.display(), path0.display()).into()
             );
         }
-        if part.data.len() as u64 != 2 * w as u64 * rows as u64 {
-            return Err(format!(
-                "{}: {} values for {w}x{rows} pixels (expected two per pixel)",
-                path.display(),
-                part.data.len()
-            )
-            .into());
-        }
+        part.expect_pixels(path, 2, w, rows)?;
         let f = |bits: u64| f32::from_bits(bits as u32);
         let pixels = part.data.chunks_exact(2).map(|d| glam::Vec3::new(f(d[0] >> 32), f(d[0]), f(d[1]))).collect();
         let image = Image::from_pixels(w, rows, pixels)?;

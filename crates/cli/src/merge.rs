@@ -232,15 +232,7 @@ pub fn sums_part(kind: &str, sums: &SampleSums, shard: Shard, description: &str,
 /// its size.
 fn part_sums(path: &Path, part: &Part) -> Result<SampleSums> {
     let (width, height): (u32, u32) = (part.field(path, "width")?, part.field(path, "height")?);
-    // The values are checked against the size before any pixel is allocated.
-    if part.data.len() as u64 != 3 * width as u64 * height as u64 {
-        return Err(format!(
-            "{}: {} values for {width}x{height} pixels (expected three per pixel)",
-            path.display(),
-            part.data.len()
-        )
-        .into());
-    }
+    part.expect_pixels(path, 3, width, height)?;
     let mut sums = SampleSums::new(width, height, part.field(path, "first_sample")?, part.field(path, "scale_log2")?);
     sums.samples = part.field(path, "samples")?;
     for (s, v) in sums.sums.iter_mut().zip(part.data.chunks_exact(3)) {

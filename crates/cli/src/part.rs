@@ -105,6 +105,20 @@ impl Part {
         Ok(Part { kind, run, shard, fields, data })
     }
 
+    /// Checks that the values are `per_pixel` for each of `width x height` pixels, before any
+    /// pixel is allocated; an error names the file.
+    pub fn expect_pixels(&self, path: &Path, per_pixel: u64, width: u32, height: u32) -> Result<()> {
+        if self.data.len() as u64 != per_pixel * width as u64 * height as u64 {
+            return Err(format!(
+                "{}: {} values for {width}x{height} pixels (expected {per_pixel} per pixel)",
+                path.display(),
+                self.data.len()
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// The field `key` parsed as `T`; an error naming the file and the field.
     pub fn field<T: std::str::FromStr>(&self, path: &Path, key: &str) -> Result<T> {
         let v = self.fields.get(key).ok_or_else(|| LoadError::new(path, format!("no `{key}` line")))?;
