@@ -62,6 +62,7 @@
 
 mod aabb;
 mod build;
+mod bvh;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod node;
@@ -72,6 +73,7 @@ mod triangle;
 
 pub use aabb::Aabb;
 pub use build::{BuildOptions, BuildStats};
+pub use bvh::{BVH_MAX_DEPTH, Bvh, BvhNode, BvhOptions};
 #[cfg(feature = "gpu")]
 pub use gpu::{GpuKdTree, GpuQueryBatch};
 pub use node::{KdNode, KdStats, KdTree, MAX_DEPTH};
