@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! //! import shared/dispatch        (splice wgsl/shared/dispatch.wgsl in, once)
+//! import a, b: kdtree/bvh       (the same, for the variants a and b only)
 //! //! requires subgroups, int64     (GPU features this shader needs)
 //! //! variants plain, subgroups     (compose once per variant; `{variant}` in imports
 //!                                    is replaced by the variant's name)
@@ -127,6 +128,20 @@ fn splice(
         if let Some(directive) = trimmed.strip_prefix("//!") {
             let directive = directive.trim();
             if let Some(module) = directive.strip_prefix("import ") {
+                // `import a, b: module` applies to the variants a and b only.
+                let module = match module.split_once(':') {
+                    Some((only, module)) => {
+                        let v = ctx.variant.ok_or_else(|| {
+                            format!("{}:{}: `import {only}:` in a shader without variants", at.0, at.1)
+                        })?;
+                        if !only.split(',').any(|o| o.trim() == v) {
+                            body.push((line.to_string(), at));
+                            continue;
+                        }
+                        module
+                    }
+                    None => module,
+                };
                 let mut module = module.trim().to_string();
                 if module.contains("{variant}") {
                     let v = ctx

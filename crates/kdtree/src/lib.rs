@@ -75,7 +75,7 @@ pub use aabb::Aabb;
 pub use build::{BuildOptions, BuildStats};
 pub use bvh::{BVH_MAX_DEPTH, Bvh, BvhNode, BvhOptions};
 #[cfg(feature = "gpu")]
-pub use gpu::{GpuKdTree, GpuQueryBatch};
+pub use gpu::{BvhBatch, BvhQuery, GpuBvh, GpuKdTree, GpuQueryBatch};
 pub use node::{KdNode, KdStats, KdTree, MAX_DEPTH};
 pub use points::PointKdTree;
 pub use traverse::{Hits, QueryBatch, QueryOptions, RayQuery, Traversal};

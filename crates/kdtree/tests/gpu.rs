@@ -1,5 +1,5 @@
-//! GPU kd-tree queries against the CPU ones: both traversals, both triangle tests, closest
-//! and any hit, on meshes and random soups, with the ray families of the CPU tests.
+//! GPU kd-tree and BVH queries against the CPU ones: both traversals, both triangle tests,
+//! closest and any hit, on meshes, fans, star polygons and random soups.
 
 mod common;
 
@@ -7,7 +7,9 @@ use common::{Rng, RngVec, TESTS, TRAVERSALS, load};
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Tolerance, conformance};
-use lumbre_kdtree::{Aabb, BuildOptions, KdTree, QueryBatch, QueryOptions, Ray, RayQuery, scenes};
+use lumbre_kdtree::{
+    Aabb, BuildOptions, Bvh, BvhBatch, BvhOptions, BvhQuery, KdTree, QueryBatch, QueryOptions, Ray, RayQuery, scenes,
+};
 
 /// Rays of several kinds: from outside towards the mesh, from inside, axis-aligned (parallel
 /// to every split plane of two axes), next to vertices, and away from everything.
@@ -57,9 +59,31 @@ fn check(tris: Vec<[Vec3; 3]>, name: &str) {
             }
         }
     }
-    // A bounded interval (shadow rays to a point at t = 0.5).
+    // The BVH on the same rays, and both structures on a bounded interval (shadow rays to a
+    // point at t = 0.5).
+    let bvh = BvhBatch {
+        bvh: Bvh::build(&batch.tris, &BvhOptions::default()),
+        tris: batch.tris.clone(),
+        rays: batch.rays.clone(),
+        t_min: 0.0,
+        t_max: f32::INFINITY,
+    };
+    for test in TESTS {
+        for any_hit in [false, true] {
+            conformance(&BvhQuery { test, any_hit }, &gpu, &bvh, T_TOLERANCE)
+                .unwrap_or_else(|e| panic!("{name} bvh {test:?} any={any_hit}: {e}"));
+        }
+    }
     let short = QueryBatch { t_max: 0.5, ..batch };
     conformance(&RayQuery { any_hit: true, ..Default::default() }, &gpu, &short, T_TOLERANCE).unwrap();
+    let short = BvhBatch { t_max: 0.5, ..bvh };
+    conformance(&BvhQuery { any_hit: true, ..Default::default() }, &gpu, &short, T_TOLERANCE).unwrap();
+}
+
+#[test]
+fn fan_and_star_polygon() {
+    check(scenes::fan(2000), "fan");
+    check(scenes::star_polygon(1000), "star polygon");
 }
 
 #[test]
@@ -109,5 +133,9 @@ fn an_empty_tree_misses_on_the_gpu() {
     let tree = KdTree::build(&[], &BuildOptions::default());
     let batch = QueryBatch { tris: vec![], tree, rays: vec![Ray::new(Vec3::ZERO, Vec3::X)], t_min: 0.0, t_max: 1.0 };
     let hits = conformance(&RayQuery::default(), &gpu, &batch, Tolerance::EXACT).unwrap();
+    assert_eq!(hits.0, vec![None]);
+    let bvh = Bvh::build(&[], &BvhOptions::default());
+    let batch = BvhBatch { tris: vec![], bvh, rays: batch.rays, t_min: 0.0, t_max: 1.0 };
+    let hits = conformance(&BvhQuery::default(), &gpu, &batch, Tolerance::EXACT).unwrap();
     assert_eq!(hits.0, vec![None]);
 }

@@ -1,6 +1,8 @@
+//! variants kd, bvh
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import kd: kdtree/traverse
+//! import bvh: kdtree/bvh
 //! import shared/sampling
 //! import shared/camera
 //! import shared/emitters
@@ -85,8 +87,7 @@ fn rand(key: u32, depth: u32, dim: u32) -> f32 {
 
 fn query(o: vec3<f32>, d: vec3<f32>, t_max: f32, any_hit: bool) -> KdHit {
     let r = ray_prep(o, d);
-    let f = params.flags;
-    return kd_query(r, (f & 1u) != 0u, (f & 2u) != 0u, any_hit, params.bmin, params.bmax, 0.0, t_max);
+    return tree_query(r, params.flags, any_hit, params.bmin, params.bmax, 0.0, t_max);
 }
 
 fn max3(v: vec3<f32>) -> f32 {

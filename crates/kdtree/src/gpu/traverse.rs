@@ -8,7 +8,7 @@ use lumbre_gpu::{Agree, Buffer, Compute, Error, Gpu, Progress, Recorder, Report,
 use crate::aabb::Aabb;
 use crate::node::KdTree;
 use crate::traverse::{Hits, QueryBatch, QueryOptions, RayQuery, Traversal};
-use crate::triangle::{Hit, TriangleTest};
+use crate::triangle::{Hit, Ray, TriangleTest};
 
 /// A kd-tree and its triangles on the GPU, in the layout `kdtree/traverse.wgsl` declares
 /// (bindings 1, 2, 3 of any kernel that imports it).
@@ -37,11 +37,10 @@ impl GpuKdTree {
     /// ```
     pub fn upload(gpu: &Gpu, tree: &KdTree, tris: &[[Vec3; 3]]) -> Result<Self> {
         let nodes: Vec<[u32; 2]> = tree.nodes.iter().map(|n| [n.a, n.b]).collect();
-        let verts: Vec<[f32; 4]> = tris.iter().flat_map(|t| t.map(|v| [v.x, v.y, v.z, 0.0])).collect();
         Ok(GpuKdTree {
             nodes: gpu.upload(&nodes)?,
             prims: gpu.upload(&tree.prim_indices)?,
-            tris: gpu.upload(&verts)?,
+            tris: vertex_buffer(gpu, tris)?,
             bounds: tree.bounds,
         })
     }
@@ -59,17 +58,51 @@ impl GpuKdTree {
     }
 }
 
+/// Three `vec4<f32>` vertices a triangle (binding 3 of `kdtree/ray.wgsl`).
+pub(super) fn vertex_buffer(gpu: &Gpu, tris: &[[Vec3; 3]]) -> Result<Buffer<[f32; 4]>> {
+    let verts: Vec<[f32; 4]> = tris.iter().flat_map(|t| t.map(|v| [v.x, v.y, v.z, 0.0])).collect();
+    if verts.is_empty() { gpu.zeroed(3) } else { gpu.upload(&verts) }
+}
+
+/// Two `vec4<f32>` a ray: origin and `t_min`, direction and `t_max`.
+pub(super) fn ray_buffer(gpu: &Gpu, rays: &[Ray], t_min: f32, t_max: f32) -> Result<Buffer<[f32; 4]>> {
+    let rays: Vec<[f32; 4]> = rays
+        .iter()
+        .flat_map(|r| [[r.origin.x, r.origin.y, r.origin.z, t_min], [r.dir.x, r.dir.y, r.dir.z, t_max]])
+        .collect();
+    gpu.upload(&rays)
+}
+
+/// The hits of `kdtree/traverse_query.wgsl`; for any-hit queries only `is_some()` matters.
+pub(super) fn download_hits(gpu: &Gpu, hits: &Buffer<[u32; 4]>, any_hit: bool) -> Result<Hits> {
+    let raw = gpu.download(hits)?;
+    Ok(Hits(
+        raw.iter()
+            .map(|h| {
+                (h[1] != u32::MAX).then(|| {
+                    if any_hit {
+                        Hit { t: 0.0, tri: 0, u: 0.0, v: 0.0 }
+                    } else {
+                        Hit { t: f32::from_bits(h[0]), tri: h[1], u: f32::from_bits(h[2]), v: f32::from_bits(h[3]) }
+                    }
+                })
+            })
+            .collect(),
+    ))
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
-    bmin: [f32; 3],
-    n: u32,
-    bmax: [f32; 3],
-    flags: u32,
+pub(super) struct Params {
+    pub bmin: [f32; 3],
+    pub n: u32,
+    pub bmax: [f32; 3],
+    pub flags: u32,
 }
 const _: () = assert!(
     size_of::<Params>() == lumbre_shaders::kdtree::TRAVERSE_QUERY_DEFAULT_PARAMS_SIZE
         && size_of::<Params>() == lumbre_shaders::kdtree::TRAVERSE_QUERY_TINY_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::kdtree::TRAVERSE_QUERY_BVH_PARAMS_SIZE
 );
 
 impl RayQuery {
@@ -130,12 +163,8 @@ impl Compute for RayQuery {
     }
 
     fn upload(&self, gpu: &Gpu, b: &QueryBatch) -> Result<GpuQueryBatch> {
-        let rays: Vec<[f32; 4]> = b
-            .rays
-            .iter()
-            .flat_map(|r| [[r.origin.x, r.origin.y, r.origin.z, b.t_min], [r.dir.x, r.dir.y, r.dir.z, b.t_max]])
-            .collect();
-        Ok(GpuQueryBatch { tree: GpuKdTree::upload(gpu, &b.tree, &b.tris)?, rays: gpu.upload(&rays)? })
+        let rays = ray_buffer(gpu, &b.rays, b.t_min, b.t_max)?;
+        Ok(GpuQueryBatch { tree: GpuKdTree::upload(gpu, &b.tree, &b.tris)?, rays })
     }
 
     fn record(&self, rec: &mut Recorder, b: &GpuQueryBatch) -> Result<Buffer<[u32; 4]>> {
@@ -145,22 +174,7 @@ impl Compute for RayQuery {
     }
 
     fn download(&self, gpu: &Gpu, hits: &Buffer<[u32; 4]>) -> Result<Hits> {
-        let raw = gpu.download(hits)?;
-        Ok(Hits(
-            raw.iter()
-                .map(|h| {
-                    (h[1] != u32::MAX).then(|| {
-                        let hit = Hit {
-                            t: f32::from_bits(h[0]),
-                            tri: h[1],
-                            u: f32::from_bits(h[2]),
-                            v: f32::from_bits(h[3]),
-                        };
-                        if self.any_hit { Hit { t: 0.0, tri: 0, u: 0.0, v: 0.0 } } else { hit }
-                    })
-                })
-                .collect(),
-        ))
+        download_hits(gpu, hits, self.any_hit)
     }
 }
 
