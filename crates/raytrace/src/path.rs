@@ -240,11 +240,11 @@ impl<'a> Tracer<'a> {
     }
 
     fn closest(&self, origin: Vec3, dir: Vec3) -> Option<lumbre_kdtree::Hit> {
-        self.p.tree.closest_hit(&self.p.tris, &Ray::new(origin, dir), 0.0, f32::INFINITY, &self.o.query)
+        self.p.closest_hit(&Ray::new(origin, dir), f32::INFINITY, &self.o.query)
     }
 
     fn occluded(&self, origin: Vec3, dir: Vec3, t_max: f32) -> bool {
-        self.p.tree.any_hit(&self.p.tris, &Ray::new(origin, dir), 0.0, t_max, &self.o.query)
+        self.p.any_hit(&Ray::new(origin, dir), t_max, &self.o.query)
     }
 
     /// Next-event estimation at `p` (shadow rays leave from `above`, `p` lifted off the

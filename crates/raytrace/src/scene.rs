@@ -7,7 +7,7 @@ use std::io;
 use std::path::Path;
 
 use glam::{DVec3, Vec3};
-use lumbre_kdtree::{BuildOptions, KdTree};
+use lumbre_kdtree::{BuildOptions, Bvh, BvhOptions, Hit, KdTree, QueryOptions, Ray};
 
 use crate::camera::Camera;
 use crate::error::LoadError;
@@ -676,6 +676,9 @@ pub struct Prepared {
     pub tris: Vec<[Vec3; 3]>,
     /// The kd-tree over `tris`.
     pub tree: KdTree,
+    /// A BVH over `tris` ([`Prepared::with_bvh`]): when present, the renderers' rays walk it
+    /// instead of the kd-tree, on the CPU and the GPU.
+    pub bvh: Option<Bvh>,
     /// Offset of secondary ray origins along the normal: see [`ray_offset`].
     pub eps: f32,
 }
@@ -693,7 +696,39 @@ impl Prepared {
         let tris = scene.triangle_positions();
         let tree = KdTree::build(&tris, build);
         let eps = ray_offset(scene.bounds);
-        Prepared { scene, tris, tree, eps }
+        Prepared { scene, tris, tree, bvh: None, eps }
+    }
+
+    /// Builds a BVH over the triangles too, which the renderers' rays then walk.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use lumbre_kdtree::{BvhOptions, Ray};
+    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
+    /// let p = lumbre_raytrace::Prepared::new(scene, &Default::default()).with_bvh(&BvhOptions::default());
+    /// let hit = p.closest_hit(&Ray::new(Vec3::new(0.2, 0.2, 1.0), -Vec3::Z), f32::INFINITY, &Default::default());
+    /// assert_eq!(hit.map(|h| h.t), Some(1.0));
+    /// ```
+    pub fn with_bvh(mut self, opts: &BvhOptions) -> Prepared {
+        self.bvh = Some(Bvh::build(&self.tris, opts));
+        self
+    }
+
+    /// The closest hit of `ray` in `(0, t_max)`, through the BVH if there is one, else the
+    /// kd-tree.
+    pub fn closest_hit(&self, ray: &Ray, t_max: f32, query: &QueryOptions) -> Option<Hit> {
+        match &self.bvh {
+            Some(bvh) => bvh.closest_hit(&self.tris, ray, 0.0, t_max, query),
+            None => self.tree.closest_hit(&self.tris, ray, 0.0, t_max, query),
+        }
+    }
+
+    /// Whether `ray` hits anything in `(0, t_max)`, through the BVH if there is one.
+    pub fn any_hit(&self, ray: &Ray, t_max: f32, query: &QueryOptions) -> bool {
+        match &self.bvh {
+            Some(bvh) => bvh.any_hit(&self.tris, ray, 0.0, t_max, query),
+            None => self.tree.any_hit(&self.tris, ray, 0.0, t_max, query),
+        }
     }
 
     /// The shading normal of triangle `tri` at barycentric `(u, v)`: its corners' normals

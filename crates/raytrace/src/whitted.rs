@@ -287,8 +287,7 @@ impl Prepared {
             top -= 1;
             let r = stack[top];
             *rays += 1;
-            let Some(hit) = self.tree.closest_hit(&self.tris, &Ray::new(r.origin, r.dir), 0.0, f32::INFINITY, &o.query)
-            else {
+            let Some(hit) = self.closest_hit(&Ray::new(r.origin, r.dir), f32::INFINITY, &o.query) else {
                 color += r.weight * o.background;
                 continue;
             };
@@ -343,7 +342,7 @@ impl Prepared {
                     let shadow = lp - above;
                     let ds = shadow.length();
                     *rays += 1;
-                    if self.tree.any_hit(&self.tris, &Ray::new(above, shadow / ds), 0.0, ds * (1.0 - 1e-3), &o.query) {
+                    if self.any_hit(&Ray::new(above, shadow / ds), ds * (1.0 - 1e-3), &o.query) {
                         continue;
                     }
                     let mut c = m.kd * cos;

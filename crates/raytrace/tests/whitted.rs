@@ -229,3 +229,27 @@ fn gpu_unit_is_the_cpus() {
         assert_eq!(sums.scale_log2, o.scale_log2(p), "case {i}: brightest {}", o.brightest(p));
     }
 }
+
+/// Through a BVH the Whitted renderer's mirrors and glass give the kd-tree's image, on the
+/// CPU and on the GPU.
+#[test]
+fn the_bvh_gives_the_kd_trees_image() {
+    let kd = mirrors_and_glass();
+    let bvh = kd.clone().with_bvh(&Default::default());
+    let r = render(20, 12, 8, None);
+    let (a, b) = (r.cpu(&kd).unwrap(), r.cpu(&bvh).unwrap());
+    let worst = a.pixels.iter().zip(&b.pixels).map(|(a, b)| (*a - *b).abs().max_element()).fold(0.0, f32::max);
+    assert!(worst < 1e-4, "kd-tree and BVH differ by {worst} on the CPU");
+    let Some(gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let (on_gpu, _) = gpu_sums(&gpu, &bvh, &r);
+    let (kd_gpu, _) = gpu_sums(&gpu, &kd, &r);
+    let worst = on_gpu
+        .mean()
+        .unwrap()
+        .pixels
+        .iter()
+        .zip(&kd_gpu.mean().unwrap().pixels)
+        .map(|(a, b)| (*a - *b).abs().max_element())
+        .fold(0.0, f32::max);
+    assert!(worst < 1e-4, "kd-tree and BVH differ by {worst} on the GPU");
+}

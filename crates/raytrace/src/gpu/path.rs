@@ -37,7 +37,10 @@ struct Params {
     scale_log2: i32,
     streams: u32,
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::PATH_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::raytrace::PATH_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::raytrace::PATH_BVH_PARAMS_SIZE
+);
 
 /// Invocations a dispatch of the path tracer should have at least, where its samples allow:
 /// small images otherwise leave most of a large GPU idle (256x256 pixels are 65,536
@@ -106,8 +109,9 @@ impl PathRender {
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
         let sums = gpu.zeroed::<u32>(6 * n)?;
         let counters = gpu.zeroed::<u32>(6)?;
-        let kernel = gpu.kernel(&lumbre_shaders::raytrace::PATH, "render")?;
-        let mean = gpu.kernel(&lumbre_shaders::raytrace::PATH, "mean")?;
+        let shader = s.scene.variant(lumbre_shaders::raytrace::PATH_KD, lumbre_shaders::raytrace::PATH_BVH);
+        let kernel = gpu.kernel(&shader, "render")?;
+        let mean = gpu.kernel(&shader, "mean")?;
         let scale_log2 = SampleSums::scale_log2_below(s.brightest.max(o.background.max_element()));
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32

@@ -3,7 +3,7 @@
 //! normals and the materials), which every triangle kernel binds, and the lights.
 
 use lumbre_gpu::{Buffer, Gpu, Result, wgpu};
-use lumbre_kdtree::GpuKdTree;
+use lumbre_kdtree::{GpuBvh, GpuKdTree};
 
 use crate::material::GpuMaterial;
 use crate::scene::{Light, Prepared};
@@ -37,8 +37,11 @@ pub(super) struct GpuLight {
 /// ```
 #[derive(Clone, Debug)]
 pub struct GpuScene {
-    /// The kd-tree and its triangles (bindings 1 to 3 of the scene block).
+    /// The kd-tree and its triangles (bindings 1 to 3 of the scene block, unless `bvh`).
     pub tree: GpuKdTree,
+    /// The BVH, when the prepared scene has one ([`Prepared::with_bvh`]): then bindings 1 to
+    /// 3, and the kernels' `bvh` variants walk it.
+    pub bvh: Option<GpuBvh>,
     tri_info: Buffer<[u32; 4]>,
     normals: Buffer<[f32; 4]>,
     materials: Buffer<GpuMaterial>,
@@ -87,6 +90,7 @@ impl GpuScene {
         let lights_buf = if lights.is_empty() { gpu.zeroed(1)? } else { gpu.upload(&lights)? };
         Ok(GpuScene {
             tree: GpuKdTree::upload(gpu, &p.tree, &p.tris)?,
+            bvh: p.bvh.as_ref().map(|b| GpuBvh::upload(gpu, b, &p.tris)).transpose()?,
             tri_info: gpu.upload(&tri_info)?,
             normals: gpu.upload(&at_least_one(normals))?,
             materials: gpu.upload(&p.scene.gpu_materials())?,
@@ -98,8 +102,8 @@ impl GpuScene {
     }
 
     /// The scene block in binding order, bindings 1 to 6 of every kernel that imports
-    /// `raytrace/scene_bindings.wgsl`: the kd-tree's nodes, primitives and triangles
-    /// ([`GpuKdTree::bindings`]), then per triangle its normals' indices and its material, the
+    /// `raytrace/scene_bindings.wgsl`: the kd-tree's (or the BVH's) nodes, primitives and
+    /// triangles ([`GpuKdTree::bindings`], [`GpuBvh::bindings`]), then per triangle its normals' indices and its material, the
     /// normals and the materials.
     ///
     /// ```no_run
@@ -112,7 +116,15 @@ impl GpuScene {
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
     pub fn bindings(&self) -> [wgpu::BindingResource<'_>; 6] {
-        let [nodes, prims, tris] = self.tree.bindings();
+        let [nodes, prims, tris] = match &self.bvh {
+            Some(bvh) => bvh.bindings(),
+            None => self.tree.bindings(),
+        };
         [nodes, prims, tris, self.tri_info.binding(), self.normals.binding(), self.materials.binding()]
+    }
+
+    /// The variant of a kernel with `kd` and `bvh` variants that walks this scene's structure.
+    pub(super) fn variant(&self, kd: lumbre_shaders::Shader, bvh: lumbre_shaders::Shader) -> lumbre_shaders::Shader {
+        if self.bvh.is_some() { bvh } else { kd }
     }
 }

@@ -37,7 +37,10 @@ struct Params {
     scale_log2: i32,
     fresh: u32,
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::raytrace::WHITTED_BVH_PARAMS_SIZE
+);
 
 /// Invocations a dispatch should have at least, where its samples allow, as the path tracer
 /// has: small images otherwise leave most of a large GPU idle.
@@ -98,8 +101,9 @@ impl WhittedRender {
         let counters = gpu.zeroed::<u32>(4)?;
         // max_depth 1 (camera and shadow rays) has its own entry point without the ray stack.
         let entry = if o.max_depth <= 1 { "render_direct" } else { "render" };
-        let kernel = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, entry)?;
-        let mean = gpu.kernel(&lumbre_shaders::raytrace::WHITTED, "mean")?;
+        let shader = scene.variant(lumbre_shaders::raytrace::WHITTED_KD, lumbre_shaders::raytrace::WHITTED_BVH);
+        let kernel = gpu.kernel(&shader, entry)?;
+        let mean = gpu.kernel(&shader, "mean")?;
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
