@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, median_time};
-use lumbre_kdtree::{BuildOptions, GpuKdTree, Hit, Hits, QueryOptions, Ray, RayQuery};
+use lumbre_kdtree::{BuildOptions, BvhOptions, BvhQuery, GpuBvh, GpuKdTree, Hit, Hits, QueryOptions, Ray, RayQuery};
 use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, Prepared};
+use rayon::prelude::*;
 
 use super::bounce::{bounce_rays, primary_rays, spread};
 use crate::error::Result;
@@ -85,6 +86,10 @@ pub struct IncoherentArgs {
     /// Seed of the bounce directions' generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u32,
+    /// Incoherent tables: rays and paths walk a BVH (lumbre_kdtree::Bvh, binned SAH, leaves
+    /// of 4) instead of the kd-tree.
+    #[arg(long)]
+    pub bvh: bool,
     /// Incoherent tables: write into this existing folder, per scene, the triangles, the
     /// primary and bounce rays the CPU traced, its hit distances and its rays/s (raw
     /// little-endian f32 files named by `rays.json`), for a peer such as
@@ -168,7 +173,10 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
     let gpu = backend.gpu();
     let (w, h) = (args.width, args.height);
     let mut rays = Table::new(
-        format!("Incoherent rays: one diffuse bounce per primary hit, {w}x{h} primary rays, closest hit"),
+        format!(
+            "Incoherent rays: one diffuse bounce per primary hit, {w}x{h} primary rays, closest hit, {}",
+            if args.bvh { "BVH" } else { "kd-tree" }
+        ),
         &[
             "scene",
             "triangles",
@@ -185,7 +193,11 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
         ],
     );
     let mut frames = Table::new(
-        format!("Path-traced frames: the path tracer's defaults (every bounce), on {}", backend.describe()),
+        format!(
+            "Path-traced frames: the path tracer's defaults (every bounce), {}, on {}",
+            if args.bvh { "BVH" } else { "kd-tree" },
+            backend.describe()
+        ),
         &[
             "scene",
             "triangles",
@@ -213,6 +225,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
         }
         let camera = Camera::parse(entry.camera)?;
         let prepared = Prepared::new(scene, build);
+        let prepared = if args.bvh { prepared.with_bvh(&BvhOptions::default()) } else { prepared };
         let tris = prepared.tris.len().to_string();
         let r = ray_row(gpu.zip(busy.as_ref()), &prepared, &camera, args)?;
         let rate = |n: usize, d: Duration, unit: f64| sig(n as f64 / d.as_secs_f64().max(1e-12) / unit);
@@ -278,8 +291,8 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
     bar.finish_and_clear();
     if let Some(export) = export {
         let made = format!(
-            "\"width\": {w}, \"height\": {h}, \"seed\": {}, \"cpu_rays\": {}, \"leaf_size\": {}",
-            args.seed, args.cpu_rays, build.max_leaf_size
+            "\"width\": {w}, \"height\": {h}, \"seed\": {}, \"cpu_rays\": {}, \"leaf_size\": {}, \"bvh\": {}",
+            args.seed, args.cpu_rays, build.max_leaf_size, args.bvh
         );
         export.finish(&made, CPU_PASSES)?;
     }
@@ -344,7 +357,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
 /// `args.repeats` dispatches after `args.warmup`, each behind [`BUSY_SPAN`] of `busy` work.
 fn gpu_trace(
     (gpu, busy): (&Gpu, &KeepBusy),
-    tree: &GpuKdTree,
+    tree: &OnGpu,
     rays: &[Ray],
     args: &IncoherentArgs,
 ) -> Result<(Vec<Option<Hit>>, Duration)> {
@@ -355,14 +368,36 @@ fn gpu_trace(
         rays.iter().flat_map(|r| [r.origin.extend(0.0).to_array(), r.dir.extend(f32::INFINITY).to_array()]).collect();
     let buffer = gpu.upload(&data)?;
     let hits = gpu.zeroed::<[u32; 4]>(rays.len())?;
-    let query = RayQuery::default();
     let time = median_time(args.warmup, args.repeats, || {
         busy.queue(gpu, BUSY_SPAN)?;
         let mut rec = gpu.recorder();
-        query.record_into(&mut rec, tree, &buffer, &hits)?;
+        match tree {
+            OnGpu::KdTree(tree) => RayQuery::default().record_into(&mut rec, tree, &buffer, &hits)?,
+            OnGpu::Bvh(bvh) => BvhQuery::default().record_into(&mut rec, bvh, &buffer, &hits)?,
+        }
         Ok(rec.submit()?.gpu())
     })?;
-    Ok((query.download(gpu, &hits)?.0, time))
+    Ok((RayQuery::default().download(gpu, &hits)?.0, time))
+}
+
+/// The structure the rays walk on the GPU: the prepared scene's BVH if it has one.
+enum OnGpu {
+    KdTree(GpuKdTree),
+    Bvh(GpuBvh),
+}
+
+impl OnGpu {
+    fn upload(gpu: &Gpu, p: &Prepared) -> Result<OnGpu> {
+        Ok(match &p.bvh {
+            Some(bvh) => OnGpu::Bvh(GpuBvh::upload(gpu, bvh, &p.tris)?),
+            None => OnGpu::KdTree(GpuKdTree::upload(gpu, &p.tree, &p.tris)?),
+        })
+    }
+}
+
+/// The closest hits of `rays` through the prepared scene's structure, in parallel.
+fn closest_hits(p: &Prepared, rays: &[Ray]) -> Vec<Option<Hit>> {
+    rays.par_iter().with_min_len(64).map(|r| p.closest_hit(r, f32::INFINITY, &QueryOptions::default())).collect()
 }
 
 /// Passes of the CPU over its rays; the median's wall time is reported (one pass of a few
@@ -376,7 +411,7 @@ fn cpu_trace(p: &Prepared, rays: Vec<Ray>) -> export::Traced {
     let mut times = Vec::new();
     for _ in 0..CPU_PASSES {
         let start = Instant::now();
-        hits = p.tree.closest_hits(&p.tris, &rays, 0.0, f32::INFINITY, &QueryOptions::default());
+        hits = closest_hits(p, &rays);
         times.push(start.elapsed());
     }
     export::Traced { rays, hits, time: super::median(times) }
@@ -385,14 +420,14 @@ fn cpu_trace(p: &Prepared, rays: Vec<Ray>) -> export::Traced {
 /// The primary and bounce rays of one scene, traced on the GPU (when given) and on the CPU.
 fn ray_row(gpu: Option<(&Gpu, &KeepBusy)>, p: &Prepared, camera: &Camera, args: &IncoherentArgs) -> Result<RayRow> {
     let primary = primary_rays(camera, args.width, args.height);
-    let on_gpu = gpu.map(|(g, _)| GpuKdTree::upload(g, &p.tree, &p.tris)).transpose()?;
+    let on_gpu = gpu.map(|(g, _)| OnGpu::upload(g, p)).transpose()?;
     // The primary hits: from the GPU's timed trace, else (untimed) from the CPU.
     let (primary_hits, primary_time) = match (gpu, &on_gpu) {
         (Some(g), Some(tree)) => {
             let (hits, t) = gpu_trace(g, tree, &primary, args)?;
             (hits, Some(t))
         }
-        _ => (p.tree.closest_hits(&p.tris, &primary, 0.0, f32::INFINITY, &QueryOptions::default()), None),
+        _ => (closest_hits(p, &primary), None),
     };
     let bounce = bounce_rays(p, &primary, &primary_hits, args.seed);
     let bounce_gpu = match (gpu, &on_gpu) {
