@@ -4,12 +4,14 @@
 //!
 //! ```text
 //! //! import shared/dispatch        (splice wgsl/shared/dispatch.wgsl in, once)
-//! import a, b: kdtree/bvh       (the same, for the variants a and b only)
+//! //! import a, b: kdtree/bvh       (the same, for the variants a and b only; a name may
+//!                                    be `prefix*` or `*suffix`, as in `define`)
 //! //! requires subgroups, int64     (GPU features this shader needs)
 //! //! variants plain, subgroups     (compose once per variant; `{variant}` in imports
 //!                                    is replaced by the variant's name)
-//! //! define tiny: const N: u32 = 2u; (this WGSL line, for the variant `tiny` only;
-//!                                    without `name:`, for every variant)
+//! //! define tiny: const N: u32 = 2u; (this WGSL line, for the variant `tiny` only, or
+//!                                    those matching `tiny*` or `*tiny`; without `name:`,
+//!                                    for every variant)
 //! //! module                        (imported by others, never composed on its own)
 //! ```
 //!
@@ -134,7 +136,7 @@ fn splice(
                         let v = ctx.variant.ok_or_else(|| {
                             format!("{}:{}: `import {only}:` in a shader without variants", at.0, at.1)
                         })?;
-                        if !only.split(',').any(|o| o.trim() == v) {
+                        if !only.split(',').any(|o| names(o.trim(), v)) {
                             body.push((line.to_string(), at));
                             continue;
                         }
@@ -158,7 +160,8 @@ fn splice(
                 // `define name: line` applies to one variant, `define line` to all.
                 let (only, wgsl_line) = match def.split_once(':') {
                     Some((v, rest))
-                        if !v.trim().is_empty() && v.trim().chars().all(|c| c.is_alphanumeric() || c == '_') =>
+                        if !v.trim().is_empty()
+                            && v.trim().chars().all(|c| c.is_alphanumeric() || c == '_' || c == '*') =>
                     {
                         (Some(v.trim()), rest.trim())
                     }
@@ -172,7 +175,7 @@ fn splice(
                         only.unwrap_or("")
                     ));
                 }
-                if only.is_none() || only == ctx.variant {
+                if only.is_none_or(|o| ctx.variant.is_some_and(|v| names(o, v))) {
                     body.push((wgsl_line.to_string(), at.clone()));
                 }
             } else if let Some(list) = directive.strip_prefix("requires ") {
@@ -195,6 +198,16 @@ fn splice(
         }
     }
     Ok(())
+}
+
+/// Whether `pattern` of a `define` or an `import` names `variant`: its name, `prefix*` or
+/// `*suffix`.
+fn names(pattern: &str, variant: &str) -> bool {
+    match (pattern.strip_suffix('*'), pattern.strip_prefix('*')) {
+        (Some(prefix), _) => variant.starts_with(prefix),
+        (_, Some(suffix)) => variant.ends_with(suffix),
+        _ => pattern == variant,
+    }
 }
 
 /// The naga capabilities a shader with these requirements is validated against.

@@ -12,7 +12,6 @@ use clap::Args;
 use glam::Vec3;
 use lumbre_density::{Bounces, CameraDensity, PhotonOptions, PhotonRange, PhotonTracer};
 use lumbre_gpu::{Backend, Compute, Progress, Report};
-use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Camera, Image, PathOptions, PathRender, Prepared, SampleSums};
 
 use crate::backend::{BackendArgs, BackendChoice, OnBackend};
@@ -554,7 +553,7 @@ impl OnBackend for DensityArgs {
         // would underflow in the photons' f32 powers and fixed-point sums.
         let unit = scene.normalize_emission();
         check_radius(self.radius, &scene)?;
-        let prepared = Prepared::new(scene, &BuildOptions::default());
+        let prepared = Prepared::new(scene, &Default::default());
         // Memory is checked for the photons one device traces at once: a shard's, or a chunk's
         // of it with --gpus.
         let devices = match &self.gpus {

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use lumbre_gpu::{Backend, Compute, Progress, Report};
-use lumbre_kdtree::BuildOptions;
 use lumbre_lightcuts::ism::{IsmOptions, SIZES};
 use lumbre_lightcuts::{
     CutOptions, CutPixel, DIRECT_SHARE, GreedyTree, ISM_VPLS, MAX_BOUNCES, Method, MortonTree, RAYS_VPLS, RR_DEPTH,
@@ -519,7 +518,7 @@ impl OnBackend for LightcutsArgs {
         // Traced with the emission normalised, scaled back in the image: a dim scene's light
         // would underflow in the VPLs' f32 intensities.
         let unit = scene.normalize_emission();
-        let prepared = Prepared::new(scene, &BuildOptions::default());
+        let prepared = Prepared::new(scene, &Default::default());
         let load = t.elapsed();
         let view = View { camera, width, height };
         let rows = shard.map(|s| Rows::from(s.range(height)));

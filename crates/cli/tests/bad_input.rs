@@ -96,15 +96,15 @@ fn the_gpu_loop_limit_is_an_error_never_a_dark_image() {
     if !backends().contains(&"gpu") {
         return;
     }
-    // 6000 small emitters above a floor: each light is a shadow ray per sample, more loop
+    // 20000 small emitters above a floor: each light is a shadow ray per sample, more loop
     // iterations than a driver that ends long loops (lavapipe) runs in one invocation.
     let dir = TempDir::new("loops");
     let mut obj =
         String::from("mtllib l.mtl\nv -9 0 -9\nv 9 0 -9\nv 9 0 9\nv -9 0 9\nusemtl floor\nf 1 3 2\nf 1 4 3\n");
     obj.push_str("usemtl light\n");
-    for i in 0..6000 {
-        let (x, z) = ((i % 80) as f32 * 0.1 - 4.0, (i / 80) as f32 * 0.1 - 4.0);
-        obj.push_str(&format!("v {x} 2 {z}\nv {} 2 {z}\nv {x} 2 {}\nf -3 -2 -1\n", x + 0.05, z + 0.05));
+    for i in 0..20000 {
+        let (x, z) = ((i % 160) as f32 * 0.05 - 4.0, (i / 160) as f32 * 0.05 - 4.0);
+        obj.push_str(&format!("v {x} 2 {z}\nv {} 2 {z}\nv {x} 2 {}\nf -3 -2 -1\n", x + 0.03, z + 0.03));
     }
     let scene = dir.write("l.obj", obj).display().to_string();
     dir.write("l.mtl", "newmtl floor\nKd 0.5 0.5 0.5\nnewmtl light\nKd 0 0 0\nKe 1 1 1\n");

@@ -61,7 +61,7 @@ pub fn camera_disks(p: &Prepared, camera: &Camera, width: u32, height: u32, radi
         .map(|i| {
             let (x, y) = ((i % width as usize) as f32, (i / width as usize) as f32);
             let (o, d) = g.ray(x + 0.5, y + 0.5);
-            let hit = p.tree.closest_hit(&p.tris, &Ray::new(o, d), 0.0, f32::INFINITY, &query)?;
+            let hit = p.closest_hit(&Ray::new(o, d), f32::INFINITY, &query)?;
             let t = p.tris[hit.tri as usize];
             let ng = (t[1] - t[0]).cross(t[2] - t[0]).normalize_or_zero();
             let tri = p.scene.triangles[hit.tri as usize];

@@ -321,7 +321,7 @@ pub(crate) fn trace_photon(p: &Prepared, em: &Emitters, o: &PhotonOptions, i: u3
     let (lo, hi) = escape_box(p);
     let query = QueryOptions::default();
     for bounce in 0..o.max_bounces {
-        let hit = p.tree.closest_hit(&p.tris, &Ray::new(origin, dir), 0.0, f32::INFINITY, &query);
+        let hit = p.closest_hit(&Ray::new(origin, dir), f32::INFINITY, &query);
         let Some(hit) = hit else {
             let end = origin + dir * exit_distance(origin, dir, lo, hi);
             out.push(Segment { start, end, power: power.to_array(), bounce });

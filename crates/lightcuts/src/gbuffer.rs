@@ -146,7 +146,7 @@ impl GBufferPass {
 /// The G-buffer pixel of the primary ray `(origin, dir)` (the CPU twin of
 /// `gbuffer.wgsl`'s `primary`).
 pub(crate) fn primary(p: &Prepared, origin: Vec3, dir: Vec3, query: &QueryOptions) -> GPixel {
-    let Some(hit) = p.tree.closest_hit(&p.tris, &Ray::new(origin, dir), 0.0, f32::INFINITY, query) else {
+    let Some(hit) = p.closest_hit(&Ray::new(origin, dir), f32::INFINITY, query) else {
         return GPixel::default();
     };
     let [a, b, c] = p.tris[hit.tri as usize];

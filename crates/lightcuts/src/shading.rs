@@ -124,7 +124,7 @@ pub fn geometry(x: Vec3, n: Vec3, vpl: &Vpl, min_d2: f32) -> f32 {
 /// `[0, SHADOW_END]` of the segment to `y`).
 #[inline]
 pub(crate) fn visible(p: &Prepared, x: Vec3, y: Vec3, query: &QueryOptions) -> bool {
-    !p.tree.any_hit(&p.tris, &Ray::new(x, y - x), 0.0, SHADOW_END, query)
+    !p.any_hit(&Ray::new(x, y - x), SHADOW_END, query)
 }
 
 /// The clamp distance `r` of a scene: `clamp` times its diagonal, checked (> 0, finite).

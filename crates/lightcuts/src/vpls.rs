@@ -361,7 +361,7 @@ pub(crate) fn path_vpls(p: &Prepared, em: &Emitters, o: &VplOptions, k: u32, que
     let mut throughput = Vec3::ONE;
     let mut origin = s.point + s.normal * p.eps;
     for b in 0..o.bounces {
-        let Some(hit) = p.tree.closest_hit(&p.tris, &Ray::new(origin, dir), 0.0, f32::INFINITY, query) else { break };
+        let Some(hit) = p.closest_hit(&Ray::new(origin, dir), f32::INFINITY, query) else { break };
         let [a, bb, c] = p.tris[hit.tri as usize];
         let point = origin + dir * hit.t;
         let mut n = unit((bb - a).cross(c - a));

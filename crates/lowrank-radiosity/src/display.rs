@@ -99,7 +99,7 @@ pub fn render_radiosity(
             for s in 0..spp {
                 let (dx, dy) = stratified(spp, s, pixel_seed(x as u32, y as u32, width));
                 let (o, d) = camera.ray(x as f32 + dx, y as f32 + dy, width, height);
-                let Some(hit) = p.tree.closest_hit(&p.tris, &Ray::new(o, d), 0.0, f32::INFINITY, &opts) else {
+                let Some(hit) = p.closest_hit(&Ray::new(o, d), f32::INFINITY, &opts) else {
                     continue;
                 };
                 let point = o + d * hit.t;

@@ -30,7 +30,7 @@ use std::f32::consts::PI;
 
 use glam::Vec3;
 use lumbre_gpu::{Progress, Report, Result};
-use lumbre_kdtree::{KdTree, QueryOptions, Ray};
+use lumbre_kdtree::{QueryOptions, Ray, Structure};
 use lumbre_raytrace::sampling::{hash_u32, stratified};
 use rayon::prelude::*;
 
@@ -98,13 +98,13 @@ pub fn pair_seeds(e: u32, p: u32, seed: u32, samples: u32) -> (u32, u32) {
     (hash_u32(pair), hash_u32(pair ^ 0xc2b2_ae35) % samples.max(1))
 }
 
-/// The ray-casting side of a scene: triangles, their kd-tree, the offset of ray origins.
+/// The ray-casting side of a scene: triangles, their BVH or kd-tree, the offset of ray origins.
 #[derive(Clone, Copy)]
 pub struct Occluders<'a> {
     /// The triangles.
     pub tris: &'a [[Vec3; 3]],
-    /// Their kd-tree.
-    pub tree: &'a KdTree,
+    /// Their BVH or kd-tree.
+    pub structure: &'a Structure,
     /// How far points are lifted off their surfaces before a shadow ray.
     pub eps: f32,
 }
@@ -113,7 +113,7 @@ impl<'a> Occluders<'a> {
     /// The occluders of a meshed scene.
     pub fn of(mesh: &'a TwoMesh) -> Occluders<'a> {
         let p = &mesh.surfaces.prepared;
-        Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps }
+        Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps }
     }
 
     /// Whether the segment from `x` (on a surface with normal `nx`) to `y` (normal `ny`) is
@@ -121,7 +121,7 @@ impl<'a> Occluders<'a> {
     pub fn blocked(&self, x: Vec3, nx: Vec3, y: Vec3, ny: Vec3) -> bool {
         let o = x + nx * self.eps;
         let t = y + ny * self.eps;
-        self.tree.any_hit(self.tris, &Ray::new(o, t - o), 0.0, 1.0, &QueryOptions::default())
+        self.structure.any_hit(self.tris, &Ray::new(o, t - o), 0.0, 1.0, &QueryOptions::default())
     }
 }
 

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use glam::Vec3;
 use lumbre_gpu::{Error, Result};
-use lumbre_kdtree::BuildOptions;
 use lumbre_raytrace::{Material, Prepared, Scene, Triangle};
 
 use crate::shape::Shape;
@@ -167,7 +166,7 @@ impl Surfaces {
             faces.push(face((shape, [p[0], p[1], p[2], p[2]])));
             i += 1;
         }
-        let mut s = Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle };
+        let mut s = Surfaces { prepared: Prepared::new(scene, &Default::default()), faces, face_of_triangle };
         s.split_dominant();
         Ok(s)
     }
@@ -321,7 +320,7 @@ impl Surfaces {
         scene.triangles =
             scene.triangles.iter().enumerate().map(|(i, t)| Triangle { material: i as u32 / 2, ..*t }).collect();
         let face_of_triangle = (0..12).map(|i| i / 2).collect();
-        Surfaces { prepared: Prepared::new(scene, &BuildOptions::default()), faces, face_of_triangle }
+        Surfaces { prepared: Prepared::new(scene, &Default::default()), faces, face_of_triangle }
     }
 
     /// The total area of the faces.

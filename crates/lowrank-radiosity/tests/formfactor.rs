@@ -5,7 +5,6 @@ mod common;
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
-use lumbre_kdtree::BuildOptions;
 use lumbre_radiosity::{Clusters, FormFactors, Occluders, Shape, TwoMesh, point_to_shape};
 use lumbre_raytrace::{Prepared, Scene};
 use proptest::prelude::*;
@@ -50,7 +49,7 @@ fn prepared(shapes: &[Shape]) -> Prepared {
             if s.triangle { vec![[c[0], c[1], c[2]]] } else { vec![[c[0], c[1], c[2]], [c[0], c[2], c[3]]] }
         })
         .collect();
-    Prepared::new(Scene::from_triangles(&tris), &BuildOptions::default())
+    Prepared::new(Scene::from_triangles(&tris), &Default::default())
 }
 
 /// Two shapes as two one-piece elements, each its own patch.
@@ -91,14 +90,14 @@ fn squares_match_the_closed_forms() {
     let bottom = square(Vec3::ZERO, Vec3::X, Vec3::Y);
     let top = square(Vec3::Z, Vec3::Y, Vec3::X);
     let p = prepared(&[bottom, top]);
-    let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
+    let occ = Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps };
     let f = ff.pair(&occ, &two(&bottom, &top), 0, 1) as f64;
     assert!((f - parallel(1.0, 1.0, 1.0)).abs() < 2e-3, "parallel: {f} vs {}", parallel(1.0, 1.0, 1.0));
     // Perpendicular unit squares sharing an edge (the floor and a wall).
     let floor = square(Vec3::ZERO, Vec3::X, Vec3::Y);
     let wall = square(Vec3::ZERO, Vec3::Z, Vec3::X);
     let p = prepared(&[floor, wall]);
-    let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
+    let occ = Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps };
     for (from, to) in [(&floor, &wall), (&wall, &floor)] {
         let f = ff.pair(&occ, &two(from, to), 0, 1) as f64;
         assert!((f - perpendicular(1.0, 1.0, 1.0)).abs() < 2e-3, "perpendicular: {f}");
@@ -106,7 +105,7 @@ fn squares_match_the_closed_forms() {
     // A 2 x 1 wall on a 1 x 1 floor: the closed form is not symmetric.
     let tall = square(Vec3::ZERO, Vec3::Z * 2.0, Vec3::X);
     let p = prepared(&[floor, tall]);
-    let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
+    let occ = Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps };
     let f = ff.pair(&occ, &two(&floor, &tall), 0, 1) as f64;
     assert!((f - perpendicular(1.0, 1.0, 2.0)).abs() < 2e-3, "{f} vs {}", perpendicular(1.0, 1.0, 2.0));
 }
@@ -118,17 +117,17 @@ fn occluders_block() {
     let top = square(Vec3::Z, Vec3::Y, Vec3::X);
     let free = {
         let p = prepared(&[bottom, top]);
-        ff.pair(&Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps }, &two(&bottom, &top), 0, 1)
+        ff.pair(&Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps }, &two(&bottom, &top), 0, 1)
     };
     // A large blocker halfway: nothing passes.
     let blocker = square(Vec3::new(-2.0, -2.0, 0.5), Vec3::X * 5.0, Vec3::Y * 5.0);
     let p = prepared(&[bottom, top, blocker]);
-    let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
+    let occ = Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps };
     assert_eq!(ff.pair(&occ, &two(&bottom, &top), 0, 1), 0.0);
     // Half a blocker: some passes.
     let half = square(Vec3::new(-2.0, -2.0, 0.5), Vec3::X * 2.5, Vec3::Y * 5.0);
     let p = prepared(&[bottom, top, half]);
-    let occ = Occluders { tris: &p.tris, tree: &p.tree, eps: p.eps };
+    let occ = Occluders { tris: &p.tris, structure: &p.structure, eps: p.eps };
     let f = ff.pair(&occ, &two(&bottom, &top), 0, 1);
     assert!(f > 0.2 * free && f < 0.8 * free, "{f} of {free}");
 }

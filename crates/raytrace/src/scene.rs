@@ -7,7 +7,7 @@ use std::io;
 use std::path::Path;
 
 use glam::{DVec3, Vec3};
-use lumbre_kdtree::{BuildOptions, Bvh, BvhOptions, Hit, KdTree, QueryOptions, Ray};
+use lumbre_kdtree::{Hit, QueryOptions, Ray, Structure, StructureOptions};
 
 use crate::camera::Camera;
 use crate::error::LoadError;
@@ -667,68 +667,49 @@ impl Scene {
     }
 }
 
-/// A scene ready to render: the scene, its triangles and their kd-tree.
+/// A scene ready to render: the scene, its triangles and the structure its rays walk.
 #[derive(Clone, Debug)]
 pub struct Prepared {
     /// The scene.
     pub scene: Scene,
     /// `scene.triangle_positions()`.
     pub tris: Vec<[Vec3; 3]>,
-    /// The kd-tree over `tris`.
-    pub tree: KdTree,
-    /// A BVH over `tris` ([`Prepared::with_bvh`]): when present, the renderers' rays walk it
-    /// instead of the kd-tree, on the CPU and the GPU.
-    pub bvh: Option<Bvh>,
+    /// The BVH or kd-tree over `tris`, which every ray of the renderers (CPU and GPU) walks.
+    pub structure: Structure,
     /// Offset of secondary ray origins along the normal: see [`ray_offset`].
     pub eps: f32,
 }
 
 impl Prepared {
-    /// Builds the kd-tree of `scene`.
+    /// Builds the structure `opts` names over `scene`'s triangles (by default a BVH; a
+    /// kd-tree with `StructureOptions::KdTree`).
     ///
     /// ```
     /// use glam::Vec3;
+    /// use lumbre_kdtree::{BuildOptions, Ray, Structure, StructureOptions};
     /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
-    /// let p = lumbre_raytrace::Prepared::new(scene, &Default::default());
-    /// assert_eq!(p.tris.len(), 1);
+    /// let p = lumbre_raytrace::Prepared::new(scene.clone(), &Default::default());
+    /// assert!(matches!(p.structure, Structure::Bvh(_)));
+    /// let kd = lumbre_raytrace::Prepared::new(scene, &StructureOptions::KdTree(BuildOptions::default()));
+    /// let ray = Ray::new(Vec3::new(0.2, 0.2, 1.0), -Vec3::Z);
+    /// assert_eq!(p.closest_hit(&ray, f32::INFINITY, &Default::default()).map(|h| h.t), Some(1.0));
+    /// assert_eq!(kd.closest_hit(&ray, f32::INFINITY, &Default::default()).map(|h| h.t), Some(1.0));
     /// ```
-    pub fn new(scene: Scene, build: &BuildOptions) -> Prepared {
+    pub fn new(scene: Scene, opts: &StructureOptions) -> Prepared {
         let tris = scene.triangle_positions();
-        let tree = KdTree::build(&tris, build);
+        let structure = Structure::build(&tris, opts);
         let eps = ray_offset(scene.bounds);
-        Prepared { scene, tris, tree, bvh: None, eps }
+        Prepared { scene, tris, structure, eps }
     }
 
-    /// Builds a BVH over the triangles too, which the renderers' rays then walk.
-    ///
-    /// ```
-    /// use glam::Vec3;
-    /// use lumbre_kdtree::{BvhOptions, Ray};
-    /// let scene = lumbre_raytrace::Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
-    /// let p = lumbre_raytrace::Prepared::new(scene, &Default::default()).with_bvh(&BvhOptions::default());
-    /// let hit = p.closest_hit(&Ray::new(Vec3::new(0.2, 0.2, 1.0), -Vec3::Z), f32::INFINITY, &Default::default());
-    /// assert_eq!(hit.map(|h| h.t), Some(1.0));
-    /// ```
-    pub fn with_bvh(mut self, opts: &BvhOptions) -> Prepared {
-        self.bvh = Some(Bvh::build(&self.tris, opts));
-        self
-    }
-
-    /// The closest hit of `ray` in `(0, t_max)`, through the BVH if there is one, else the
-    /// kd-tree.
+    /// The closest hit of `ray` in `(0, t_max)`.
     pub fn closest_hit(&self, ray: &Ray, t_max: f32, query: &QueryOptions) -> Option<Hit> {
-        match &self.bvh {
-            Some(bvh) => bvh.closest_hit(&self.tris, ray, 0.0, t_max, query),
-            None => self.tree.closest_hit(&self.tris, ray, 0.0, t_max, query),
-        }
+        self.structure.closest_hit(&self.tris, ray, 0.0, t_max, query)
     }
 
-    /// Whether `ray` hits anything in `(0, t_max)`, through the BVH if there is one.
+    /// Whether `ray` hits anything in `(0, t_max)`.
     pub fn any_hit(&self, ray: &Ray, t_max: f32, query: &QueryOptions) -> bool {
-        match &self.bvh {
-            Some(bvh) => bvh.any_hit(&self.tris, ray, 0.0, t_max, query),
-            None => self.tree.any_hit(&self.tris, ray, 0.0, t_max, query),
-        }
+        self.structure.any_hit(&self.tris, ray, 0.0, t_max, query)
     }
 
     /// The shading normal of triangle `tri` at barycentric `(u, v)`: its corners' normals
@@ -737,11 +718,10 @@ impl Prepared {
     ///
     /// ```
     /// use glam::Vec3;
-    /// use lumbre_kdtree::BuildOptions;
     /// use lumbre_raytrace::{Prepared, Scene};
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/scenes/CornellBox-Diffuse.obj");
     /// let scene = Scene::load(path.as_ref())?.0;
-    /// let p = Prepared::new(scene, &BuildOptions::default());
+    /// let p = Prepared::new(scene, &Default::default());
     /// // The box has no vertex normals: the geometric normal is the shading normal.
     /// assert_eq!(p.shade_normal(0, 0.2, 0.3, Vec3::Y), Vec3::Y);
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -201,7 +201,7 @@ impl RenderOptions {
 /// The scene's part of [`RenderOptions::brightest`]: emitters, area and point lights (the GPU
 /// scene keeps it from its upload).
 pub(crate) fn brightest_in_scene(p: &Prepared) -> f32 {
-    let b = p.tree.bounds;
+    let b = p.structure.bounds();
     let weight = point_light_weight(b.min, b.max);
     let lights = p.scene.lights.iter().map(|l| match *l {
         Light::Point { intensity, .. } => positive_max(intensity * weight),

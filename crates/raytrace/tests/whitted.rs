@@ -8,6 +8,7 @@ mod common;
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Gpu};
+use lumbre_kdtree::StructureOptions;
 use lumbre_raytrace::{
     Camera, MaterialKind, Prepared, RenderOptions, SampleSums, Scene, WhittedRender, add_default_light,
 };
@@ -230,12 +231,12 @@ fn gpu_unit_is_the_cpus() {
     }
 }
 
-/// Through a BVH the Whitted renderer's mirrors and glass give the kd-tree's image, on the
-/// CPU and on the GPU.
+/// Through the BVH (the default) the Whitted renderer's mirrors and glass give the kd-tree's
+/// image, on the CPU and on the GPU.
 #[test]
 fn the_bvh_gives_the_kd_trees_image() {
-    let kd = mirrors_and_glass();
-    let bvh = kd.clone().with_bvh(&Default::default());
+    let bvh = mirrors_and_glass();
+    let kd = Prepared::new(bvh.scene.clone(), &StructureOptions::KdTree(Default::default()));
     let r = render(20, 12, 8, None);
     let (a, b) = (r.cpu(&kd).unwrap(), r.cpu(&bvh).unwrap());
     let worst = a.pixels.iter().zip(&b.pixels).map(|(a, b)| (*a - *b).abs().max_element()).fold(0.0, f32::max);

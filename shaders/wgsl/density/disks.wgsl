@@ -1,6 +1,8 @@
+//! variants kd, bvh
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import kd: kdtree/traverse
+//! import bvh: kdtree/bvh
 //! import raytrace/scene_bindings
 //! import shared/camera
 // Query disks at a camera's first hits on the GPU, twin of lumbre_density's camera_disks
@@ -59,7 +61,7 @@ fn camera_hits(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     hit_flags[i] = 0u;
     let o = params.cam.eye.xyz;
     let d = camera_dir(params.cam, f32(i % params.width) + 0.5, f32(i / params.width) + 0.5);
-    let hit = kd_query(ray_prep(o, d), false, true, false, params.bmin, params.bmax, 0.0, bitcast<f32>(0x7f800000u));
+    let hit = tree_query(ray_prep(o, d), 2u, false, params.bmin, params.bmax, 0.0, bitcast<f32>(0x7f800000u));
     if hit.tri == KD_NONE {
         return;
     }

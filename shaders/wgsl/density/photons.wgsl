@@ -1,6 +1,8 @@
+//! variants kd, bvh
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import kd: kdtree/traverse
+//! import bvh: kdtree/bvh
 //! import raytrace/scene_bindings
 //! import shared/sampling
 //! import shared/emitters
@@ -121,7 +123,7 @@ fn trace_photon(local: u32, write: bool, at: u32) -> u32 {
     var origin = s.point + s.normal * params.eps;
     var n_out = 0u;
     for (var bounce = 0u; bounce < params.max_bounces; bounce++) {
-        let hit = kd_query(ray_prep(origin, dir), false, true, false, params.bmin, params.bmax, 0.0, bitcast<f32>(0x7f800000u));
+        let hit = tree_query(ray_prep(origin, dir), 2u, false, params.bmin, params.bmax, 0.0, bitcast<f32>(0x7f800000u));
         if hit.tri == KD_NONE {
             if write {
                 put(at + n_out, start, origin + dir * exit_distance(origin, dir), power, bounce);

@@ -1,25 +1,20 @@
-//! variants rays32, rays64, rays128, maps32, maps64, maps128
-//! define rays32: const HEAP: u32 = 32u;
-//! define rays64: const HEAP: u32 = 64u;
-//! define rays128: const HEAP: u32 = 128u;
-//! define maps32: const HEAP: u32 = 32u;
-//! define maps64: const HEAP: u32 = 64u;
-//! define maps128: const HEAP: u32 = 128u;
-//! define rays32: const SHARED_SLOTS: u32 = 1u;
-//! define rays64: const SHARED_SLOTS: u32 = 1u;
-//! define rays128: const SHARED_SLOTS: u32 = 1u;
-//! define maps32: const SHARED_SLOTS: u32 = 2048u;
-//! define maps64: const SHARED_SLOTS: u32 = 4096u;
-//! define maps128: const SHARED_SLOTS: u32 = 1u;
-//! define rays32: const USE_ISM: bool = false;
-//! define rays64: const USE_ISM: bool = false;
-//! define rays128: const USE_ISM: bool = false;
-//! define maps32: const USE_ISM: bool = true;
-//! define maps64: const USE_ISM: bool = true;
-//! define maps128: const USE_ISM: bool = true;
+//! variants rays32_kd, rays64_kd, rays128_kd, maps32_kd, maps64_kd, maps128_kd, rays32_bvh, rays64_bvh, rays128_bvh, maps32_bvh, maps64_bvh, maps128_bvh
+//! define rays32*: const HEAP: u32 = 32u;
+//! define rays64*: const HEAP: u32 = 64u;
+//! define rays128*: const HEAP: u32 = 128u;
+//! define maps32*: const HEAP: u32 = 32u;
+//! define maps64*: const HEAP: u32 = 64u;
+//! define maps128*: const HEAP: u32 = 128u;
+//! define rays*: const SHARED_SLOTS: u32 = 1u;
+//! define maps32*: const SHARED_SLOTS: u32 = 2048u;
+//! define maps64*: const SHARED_SLOTS: u32 = 4096u;
+//! define maps128*: const SHARED_SLOTS: u32 = 1u;
+//! define rays*: const USE_ISM: bool = false;
+//! define maps*: const USE_ISM: bool = true;
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import *kd: kdtree/traverse
+//! import *bvh: kdtree/bvh
 //! import shared/camera
 //! import lightcuts/light
 //! import lightcuts/pixel
@@ -92,7 +87,7 @@ struct Entry {
 
 fn visible(x: vec3<f32>, y: vec3<f32>) -> bool {
     let f = params.flags;
-    let h = kd_query(ray_prep(x, y - x), (f & 1u) != 0u, (f & 2u) != 0u, true, params.bmin, params.bmax, 0.0, params.shadow_end);
+    let h = tree_query(ray_prep(x, y - x), f, true, params.bmin, params.bmax, 0.0, params.shadow_end);
     return h.tri == KD_NONE;
 }
 

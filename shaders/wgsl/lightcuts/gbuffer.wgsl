@@ -1,6 +1,8 @@
+//! variants kd, bvh
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import kd: kdtree/traverse
+//! import bvh: kdtree/bvh
 //! import raytrace/scene_bindings
 //! import shared/camera
 //! import lightcuts/light
@@ -46,7 +48,7 @@ const SHADED: u32 = 1u;
 fn primary(o: vec3<f32>, d: vec3<f32>) -> GPixel {
     var px: GPixel;
     let f = params.flags;
-    let hit = kd_query(ray_prep(o, d), (f & 1u) != 0u, (f & 2u) != 0u, false, params.bmin, params.bmax, 0.0, params.far);
+    let hit = tree_query(ray_prep(o, d), f, false, params.bmin, params.bmax, 0.0, params.far);
     if hit.tri == KD_NONE {
         return px;
     }

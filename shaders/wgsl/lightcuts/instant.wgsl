@@ -1,9 +1,10 @@
-//! variants rays, maps
-//! define rays: const USE_ISM: bool = false;
-//! define maps: const USE_ISM: bool = true;
+//! variants rays_kd, rays_bvh, maps_kd, maps_bvh
+//! define rays*: const USE_ISM: bool = false;
+//! define maps*: const USE_ISM: bool = true;
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import *kd: kdtree/traverse
+//! import *bvh: kdtree/bvh
 //! import shared/camera
 //! import lightcuts/light
 //! import lightcuts/pixel
@@ -57,7 +58,7 @@ var<workgroup> wg_rays: atomic<u32>;
 
 fn visible(x: vec3<f32>, y: vec3<f32>) -> bool {
     let f = params.flags;
-    let h = kd_query(ray_prep(x, y - x), (f & 1u) != 0u, (f & 2u) != 0u, true, params.bmin, params.bmax, 0.0, params.shadow_end);
+    let h = tree_query(ray_prep(x, y - x), f, true, params.bmin, params.bmax, 0.0, params.shadow_end);
     return h.tri == KD_NONE;
 }
 

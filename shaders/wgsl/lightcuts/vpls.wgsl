@@ -1,6 +1,8 @@
+//! variants kd, bvh
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import kd: kdtree/traverse
+//! import bvh: kdtree/bvh
 //! import raytrace/scene_bindings
 //! import shared/emitters
 //! import lightcuts/light
@@ -88,7 +90,7 @@ fn path_vpls(k: u32) {
     var origin = s.point + s.normal * params.eps;
     let f = params.flags;
     for (var b = 0u; b < params.bounces; b++) {
-        let hit = kd_query(ray_prep(origin, dir), (f & 1u) != 0u, (f & 2u) != 0u, false, params.bmin, params.bmax, 0.0, params.far);
+        let hit = tree_query(ray_prep(origin, dir), f, false, params.bmin, params.bmax, 0.0, params.far);
         if hit.tri == KD_NONE {
             break;
         }

@@ -1,6 +1,8 @@
+//! variants kd, bvh
 //! import shared/dispatch
 //! define const KD_SHORT_STACK: u32 = 16u;
-//! import kdtree/traverse
+//! import kd: kdtree/traverse
+//! import bvh: kdtree/bvh
 //! import shared/sampling
 // Element-to-patch form factors with visibility, one thread per pair: a line-by-line port
 // of lumbre_radiosity's FormFactors::pair (formfactor.rs) and of Clusters (outline.rs).
@@ -250,7 +252,7 @@ fn blocked(x: vec3<f32>, nx: vec3<f32>, y: vec3<f32>, ny: vec3<f32>) -> bool {
     let o = x + nx * params.eps;
     let t = y + ny * params.eps;
     let r = ray_prep(o, t - o);
-    let h = kd_query(r, false, true, true, params.bmin, params.bmax, 0.0, 1.0);
+    let h = tree_query(r, 2u, true, params.bmin, params.bmax, 0.0, 1.0);
     return h.tri != KD_NONE;
 }
 

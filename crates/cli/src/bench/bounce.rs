@@ -113,7 +113,7 @@ mod tests {
         let p = Prepared::new(scene, &Default::default());
         for side in [1.0f32, -1.0] {
             let ray = Ray::new(Vec3::new(0.1, 0.2, 2.0 * side), Vec3::new(0.0, 0.0, -side));
-            let hit = p.tree.closest_hit(&p.tris, &ray, 0.0, f32::INFINITY, &Default::default()).unwrap();
+            let hit = p.closest_hit(&ray, f32::INFINITY, &Default::default()).unwrap();
             for i in 0..100 {
                 let b = bounce(&p, &ray, &hit, uniforms(3, i)).unwrap();
                 assert!(b.dir.z * side > 0.0, "side {side}: {b:?}");

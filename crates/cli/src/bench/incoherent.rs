@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, median_time};
-use lumbre_kdtree::{BuildOptions, BvhOptions, BvhQuery, GpuBvh, GpuKdTree, Hit, Hits, QueryOptions, Ray, RayQuery};
+use lumbre_kdtree::{BvhQuery, GpuStructure, Hit, Hits, QueryOptions, Ray, RayQuery, StructureOptions};
 use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, Prepared};
 use rayon::prelude::*;
 
@@ -86,10 +86,6 @@ pub struct IncoherentArgs {
     /// Seed of the bounce directions' generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u32,
-    /// Incoherent tables: rays and paths walk a BVH (lumbre_kdtree::Bvh, binned SAH, leaves
-    /// of 4) instead of the kd-tree.
-    #[arg(long)]
-    pub bvh: bool,
     /// Incoherent tables: write into this existing folder, per scene, the triangles, the
     /// primary and bounce rays the CPU traced, its hit distances and its rays/s (raw
     /// little-endian f32 files named by `rays.json`), for a peer such as
@@ -168,14 +164,14 @@ struct RayRow {
 }
 
 /// The two incoherent tables (rays, path-traced frames) on `backend`.
-pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) -> Result<Vec<Table>> {
+pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &StructureOptions) -> Result<Vec<Table>> {
     args.check_on(backend)?;
     let gpu = backend.gpu();
     let (w, h) = (args.width, args.height);
     let mut rays = Table::new(
         format!(
             "Incoherent rays: one diffuse bounce per primary hit, {w}x{h} primary rays, closest hit, {}",
-            if args.bvh { "BVH" } else { "kd-tree" }
+            structure_name(structure)
         ),
         &[
             "scene",
@@ -195,7 +191,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
     let mut frames = Table::new(
         format!(
             "Path-traced frames: the path tracer's defaults (every bounce), {}, on {}",
-            if args.bvh { "BVH" } else { "kd-tree" },
+            structure_name(structure),
             backend.describe()
         ),
         &[
@@ -224,8 +220,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
             continue;
         }
         let camera = Camera::parse(entry.camera)?;
-        let prepared = Prepared::new(scene, build);
-        let prepared = if args.bvh { prepared.with_bvh(&BvhOptions::default()) } else { prepared };
+        let prepared = Prepared::new(scene, structure);
         let tris = prepared.tris.len().to_string();
         let r = ray_row(gpu.zip(busy.as_ref()), &prepared, &camera, args)?;
         let rate = |n: usize, d: Duration, unit: f64| sig(n as f64 / d.as_secs_f64().max(1e-12) / unit);
@@ -291,8 +286,10 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
     bar.finish_and_clear();
     if let Some(export) = export {
         let made = format!(
-            "\"width\": {w}, \"height\": {h}, \"seed\": {}, \"cpu_rays\": {}, \"leaf_size\": {}, \"bvh\": {}",
-            args.seed, args.cpu_rays, build.max_leaf_size, args.bvh
+            "\"width\": {w}, \"height\": {h}, \"seed\": {}, \"cpu_rays\": {}, \"structure\": \"{}\"",
+            args.seed,
+            args.cpu_rays,
+            structure_name(structure)
         );
         export.finish(&made, CPU_PASSES)?;
     }
@@ -357,7 +354,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, build: &BuildOptions) ->
 /// `args.repeats` dispatches after `args.warmup`, each behind [`BUSY_SPAN`] of `busy` work.
 fn gpu_trace(
     (gpu, busy): (&Gpu, &KeepBusy),
-    tree: &OnGpu,
+    structure: &GpuStructure,
     rays: &[Ray],
     args: &IncoherentArgs,
 ) -> Result<(Vec<Option<Hit>>, Duration)> {
@@ -371,27 +368,20 @@ fn gpu_trace(
     let time = median_time(args.warmup, args.repeats, || {
         busy.queue(gpu, BUSY_SPAN)?;
         let mut rec = gpu.recorder();
-        match tree {
-            OnGpu::KdTree(tree) => RayQuery::default().record_into(&mut rec, tree, &buffer, &hits)?,
-            OnGpu::Bvh(bvh) => BvhQuery::default().record_into(&mut rec, bvh, &buffer, &hits)?,
+        match structure {
+            GpuStructure::KdTree(tree) => RayQuery::default().record_into(&mut rec, tree, &buffer, &hits)?,
+            GpuStructure::Bvh(bvh) => BvhQuery::default().record_into(&mut rec, bvh, &buffer, &hits)?,
         }
         Ok(rec.submit()?.gpu())
     })?;
     Ok((RayQuery::default().download(gpu, &hits)?.0, time))
 }
 
-/// The structure the rays walk on the GPU: the prepared scene's BVH if it has one.
-enum OnGpu {
-    KdTree(GpuKdTree),
-    Bvh(GpuBvh),
-}
-
-impl OnGpu {
-    fn upload(gpu: &Gpu, p: &Prepared) -> Result<OnGpu> {
-        Ok(match &p.bvh {
-            Some(bvh) => OnGpu::Bvh(GpuBvh::upload(gpu, bvh, &p.tris)?),
-            None => OnGpu::KdTree(GpuKdTree::upload(gpu, &p.tree, &p.tris)?),
-        })
+/// The tables' name of a structure, with its leaf size.
+pub fn structure_name(s: &StructureOptions) -> String {
+    match s {
+        StructureOptions::KdTree(o) => format!("kd-tree (leaves of {})", o.max_leaf_size),
+        StructureOptions::Bvh(o) => format!("BVH (leaves of {})", o.leaf_size),
     }
 }
 
@@ -405,7 +395,7 @@ fn closest_hits(p: &Prepared, rays: &[Ray]) -> Vec<Option<Hit>> {
 const CPU_PASSES: usize = 3;
 
 /// The closest hits of `rays` on the CPU, and the median wall time of [`CPU_PASSES`] passes
-/// (the kd-tree is built beforehand: its build is not timed).
+/// (the structure is built beforehand: its build is not timed).
 fn cpu_trace(p: &Prepared, rays: Vec<Ray>) -> export::Traced {
     let mut hits = Vec::new();
     let mut times = Vec::new();
@@ -420,7 +410,7 @@ fn cpu_trace(p: &Prepared, rays: Vec<Ray>) -> export::Traced {
 /// The primary and bounce rays of one scene, traced on the GPU (when given) and on the CPU.
 fn ray_row(gpu: Option<(&Gpu, &KeepBusy)>, p: &Prepared, camera: &Camera, args: &IncoherentArgs) -> Result<RayRow> {
     let primary = primary_rays(camera, args.width, args.height);
-    let on_gpu = gpu.map(|(g, _)| OnGpu::upload(g, p)).transpose()?;
+    let on_gpu = gpu.map(|(g, _)| GpuStructure::upload(g, &p.structure, &p.tris)).transpose()?;
     // The primary hits: from the GPU's timed trace, else (untimed) from the CPU.
     let (primary_hits, primary_time) = match (gpu, &on_gpu) {
         (Some(g), Some(tree)) => {

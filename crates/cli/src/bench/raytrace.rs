@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use glam::Vec3;
 use lumbre_gpu::Compute;
 use lumbre_gpu::{BUSY_SPAN, Backend, KeepBusy};
-use lumbre_kdtree::{BuildOptions, QueryOptions, Traversal, scenes};
+use lumbre_kdtree::{BuildOptions, QueryOptions, StructureOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
 use super::incoherent::IncoherentArgs;
@@ -52,8 +52,11 @@ pub struct RaytraceArgs {
     /// Skip the generated 1M-triangle scene.
     #[arg(long)]
     no_generated: bool,
-    /// Kd-tree leaves: nodes with at most this many triangles are not split (the SAH may
-    /// stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
+    /// Rays walk the kd-tree instead of the BVH (both tables).
+    #[arg(long)]
+    kd_tree: bool,
+    /// With --kd-tree, its leaves: nodes with at most this many triangles are not split (the
+    /// SAH may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
     #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
     leaf_size: u32,
     #[command(flatten)]
@@ -96,7 +99,11 @@ impl OnBackend for RaytraceArgs {
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let build = BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() };
+        let build = if self.kd_tree {
+            StructureOptions::KdTree(BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() })
+        } else {
+            StructureOptions::default()
+        };
         let incoherent = self.tables.contains(&TableChoice::Incoherent);
         if incoherent {
             self.incoherent.check_on(backend)?;
@@ -203,13 +210,16 @@ fn light_for(scene: &mut Scene, camera: &Camera) {
 fn raytrace(
     backend: &Backend,
     scenes: &[BenchScene],
-    build_options: &BuildOptions,
+    structure: &StructureOptions,
     frames: u32,
     cpu_frames: u32,
 ) -> Result<Table> {
     let gpu = backend.gpu();
     let mut t = Table::new(
-        "Kd-tree ray tracing: one primary and one shadow ray per pixel, mean over camera positions around the model",
+        format!(
+            "Ray tracing through the {}: one primary and one shadow ray per pixel, mean over camera positions around the model",
+            super::incoherent::structure_name(structure)
+        ),
         &[
             "scene",
             "triangles",
@@ -232,14 +242,19 @@ fn raytrace(
         let first = Camera::orbit(scene.bounds, aspect, 0, frames.max(1));
         light_for(&mut scene, &first);
         let t1 = Instant::now();
-        let prepared = Prepared::new(scene, build_options);
+        let prepared = Prepared::new(scene, structure);
         let build = t1.elapsed();
         let on_gpu = match gpu {
             Some(g) => Some(GpuScene::upload(g, &prepared)?),
             None => None,
         };
         for (w, h) in [(800u32, 600u32), (1920, 1080)] {
-            for traversal in [Traversal::Stack, Traversal::Restart] {
+            // The kd-tree's two traversals; the BVH has one.
+            let traversals: &[Traversal] = match structure {
+                StructureOptions::KdTree(_) => &[Traversal::Stack, Traversal::Restart],
+                StructureOptions::Bvh(_) => &[Traversal::Stack],
+            };
+            for &traversal in traversals {
                 let o = RenderOptions {
                     width: w,
                     height: h,
@@ -287,7 +302,10 @@ fn raytrace(
                     ms(load),
                     ms(build),
                     format!("{w}x{h}"),
-                    format!("{traversal:?}"),
+                    match structure {
+                        StructureOptions::KdTree(_) => format!("{traversal:?}"),
+                        StructureOptions::Bvh(_) => "BVH".into(),
+                    },
                     gpu_ms,
                     gpu_rate,
                     cpu_ms,

@@ -9,7 +9,7 @@ use lumbre_compact::{Compact, Emit, GpuStream, Select};
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result};
 use lumbre_raytrace::twin::GpuCamera;
 use lumbre_raytrace::{Camera, Prepared};
-use lumbre_shaders::density::DISKS;
+use lumbre_shaders::density::{DISKS_BVH, DISKS_KD};
 
 use crate::disks::{CameraDiskPass, CameraDisks, NO_DISK, check_radius};
 use crate::gpu::photons::{self, GpuPhotonScene};
@@ -26,7 +26,10 @@ struct Params {
     radius: f32,
     _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::density::DISKS_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::density::DISKS_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::density::DISKS_BVH_PARAMS_SIZE
+);
 
 const WG: u64 = 64;
 
@@ -129,9 +132,9 @@ pub(crate) fn record(
     let material = gpu.zeroed::<u32>(pixels.max(1))?;
     let params = gpu.uniform(&Params {
         cam: camera.to_gpu(width, height),
-        bmin: scene.scene.tree.bounds.min.into(),
+        bmin: scene.scene.bounds().min.into(),
         count: pixels as u32,
-        bmax: scene.scene.tree.bounds.max.into(),
+        bmax: scene.scene.bounds().max.into(),
         width,
         radius,
         _pad: [0; 3],
@@ -149,13 +152,14 @@ pub(crate) fn record(
         ])
         .collect();
     let groups = (pixels as u64).div_ceil(WG);
-    rec.dispatch("camera disks", &gpu.kernel(&DISKS, "camera_hits")?, &res, groups)?;
+    let shader = scene.scene.structure.pick(DISKS_KD, DISKS_BVH);
+    rec.dispatch("camera disks", &gpu.kernel(&shader, "camera_hits")?, &res, groups)?;
     let stream = GpuStream { values: stand_in.clone(), flags: hit_flags.clone(), len: pixels };
     let listed =
         Compact { select: Select::Flags, emit: Emit::Indices, ..Default::default() }.record_compact(rec, &stream)?;
     res[9] = listed.out.binding();
     res[12] = listed.count.binding();
-    rec.dispatch("camera disks", &gpu.kernel(&DISKS, "make_disks")?, &res, groups)?;
+    rec.dispatch("camera disks", &gpu.kernel(&shader, "make_disks")?, &res, groups)?;
     drop(res);
     Ok(GpuCameraDisks {
         disks: GpuDisks { raw, count: listed.count, capacity: pixels },

@@ -13,7 +13,7 @@ use lumbre_compact::{ScanKind, record_scan};
 use lumbre_gpu::{Buffer, Compute, Error, Fit, Gpu, Progress, Recorder, Report, Result, Timings};
 use lumbre_raytrace::twin::GpuEmitters;
 use lumbre_raytrace::{Emitters, GpuScene, Prepared};
-use lumbre_shaders::density::{PHOTONS, PHOTONS_KEPT};
+use lumbre_shaders::density::{PHOTONS_BVH, PHOTONS_KD, PHOTONS_KEPT};
 
 use crate::photons::{Bounces, PhotonOptions, PhotonTracer, Photons, escape_box};
 use crate::problem::Segment;
@@ -34,7 +34,10 @@ pub(crate) struct Params {
     photons: u32,
     _pad: u32,
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::density::PHOTONS_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::density::PHOTONS_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::density::PHOTONS_BVH_PARAMS_SIZE
+);
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
@@ -141,8 +144,8 @@ pub(crate) fn upload(gpu: &Gpu, p: &Prepared) -> Result<GpuPhotonScene> {
     let (lo, hi) = escape_box(p);
     let scene = GpuScene::upload(gpu, p)?;
     let params = Params {
-        bmin: scene.tree.bounds.min.into(),
-        bmax: scene.tree.bounds.max.into(),
+        bmin: scene.bounds().min.into(),
+        bmax: scene.bounds().max.into(),
         escape_lo: lo.into(),
         escape_hi: hi.into(),
         em_count: em.len() as u32,
@@ -203,7 +206,8 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
     let gpu = rec.gpu().clone();
     let batch = batch_size(&gpu, o).max(1);
     let stand_in = gpu.zeroed::<[f32; 4]>(2)?;
-    let count = gpu.kernel(&PHOTONS, "count")?;
+    let photons = scene.scene.structure.pick(PHOTONS_KD, PHOTONS_BVH);
+    let count = gpu.kernel(&photons, "count")?;
     let kept_counts = gpu.kernel(&PHOTONS_KEPT, "kept_counts")?;
     let indices = o.indices();
     let starts: Vec<u32> = (0..(indices.len() as u32).div_ceil(batch)).map(|b| indices.start + b * batch).collect();
@@ -248,7 +252,7 @@ pub(crate) fn record(rec: &mut Recorder, scene: &GpuPhotonScene, o: &PhotonOptio
     let power = gpu.zeroed_fit::<[f32; 4]>(segments.max(1), Fit::Pieces)?;
     let longest = (0..counted.len()).map(flights).max().unwrap_or(0).max(1);
     let (batch_geom, batch_power) = (gpu.zeroed::<[f32; 4]>(2 * longest)?, gpu.zeroed::<[f32; 4]>(longest)?);
-    let trace = gpu.kernel(&PHOTONS, "trace")?;
+    let trace = gpu.kernel(&photons, "trace")?;
     let gather = gpu.kernel(&PHOTONS_KEPT, "gather")?;
     let step = align_flights(&gpu);
     let mut base = 0usize;

@@ -31,27 +31,28 @@ struct Params {
     _pad: [u32; 2],
 }
 const _: () = assert!(
-    size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS32_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS64_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS128_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS32_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS64_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS128_PARAMS_SIZE
+    size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS32_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS64_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_RAYS128_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS32_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS64_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::CUTS_MAPS128_KD_PARAMS_SIZE
 );
 
 impl Lightcuts {
     /// The kernel variant for the heap size and visibility; an error for heap sizes it is
     /// not compiled for.
-    fn shader(&self) -> Result<lumbre_shaders::Shader> {
+    fn shader(&self, scene: &GpuScene) -> Result<lumbre_shaders::Shader> {
         use lumbre_shaders::lightcuts::*;
         let ism = matches!(self.visibility, Visibility::Ism(_));
+        let pick = |kd, bvh| scene.structure.pick(kd, bvh);
         Ok(match (self.cut.heap, ism) {
-            (32, false) => CUTS_RAYS32,
-            (64, false) => CUTS_RAYS64,
-            (128, false) => CUTS_RAYS128,
-            (32, true) => CUTS_MAPS32,
-            (64, true) => CUTS_MAPS64,
-            (128, true) => CUTS_MAPS128,
+            (32, false) => pick(CUTS_RAYS32_KD, CUTS_RAYS32_BVH),
+            (64, false) => pick(CUTS_RAYS64_KD, CUTS_RAYS64_BVH),
+            (128, false) => pick(CUTS_RAYS128_KD, CUTS_RAYS128_BVH),
+            (32, true) => pick(CUTS_MAPS32_KD, CUTS_MAPS32_BVH),
+            (64, true) => pick(CUTS_MAPS64_KD, CUTS_MAPS64_BVH),
+            (128, true) => pick(CUTS_MAPS128_KD, CUTS_MAPS128_BVH),
             (h, _) => {
                 return Err(Error::Input(format!(
                     "lightcuts on the GPU: heap of {h} entries; the kernel has {HEAP_SIZES:?}"
@@ -79,12 +80,12 @@ impl Lightcuts {
             _ => no_ism(&gpu)?,
         };
         let [ism_params, ism_depth] = ism.lookup_bindings(&gpu)?;
-        let kernel = gpu.kernel(&self.shader()?, "main")?;
+        let kernel = gpu.kernel(&self.shader(scene)?, "main")?;
         let (w, h) = (gbuffer.width, gbuffer.height);
         let n = w as usize * h as usize;
         let image = gpu.zeroed::<[f32; 4]>(n)?;
         let cuts = gpu.zeroed::<[u32; 4]>(n)?;
-        let b = scene.tree.bounds;
+        let b = scene.bounds();
         for (tile_base, tiles) in tile_dispatches(w, h) {
             let params = gpu.uniform(&Params {
                 bmin: b.min.to_array(),
@@ -99,7 +100,7 @@ impl Lightcuts {
                 shadow_end: SHADOW_END,
                 _pad: [0; 2],
             })?;
-            let [k1, k2, k3] = scene.tree.bindings();
+            let [k1, k2, k3] = scene.structure.bindings();
             let res = [
                 params.as_entire_binding(),
                 k1,

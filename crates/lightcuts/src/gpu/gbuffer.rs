@@ -36,7 +36,10 @@ struct Params {
     first_row: u32,
     _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::lightcuts::GBUFFER_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::lightcuts::GBUFFER_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::GBUFFER_BVH_PARAMS_SIZE
+);
 
 /// A G-buffer on the GPU.
 #[derive(Clone, Debug)]
@@ -76,8 +79,10 @@ impl GBufferPass {
         let gpu = rec.gpu().clone();
         let (w, h) = (self.view.width, rows.len());
         let pixels = gpu.zeroed::<GPixel>(w as usize * h as usize)?;
-        let kernel = gpu.kernel(&lumbre_shaders::lightcuts::GBUFFER, "main")?;
-        let b = scene.tree.bounds;
+        let shader =
+            scene.structure.pick(lumbre_shaders::lightcuts::GBUFFER_KD, lumbre_shaders::lightcuts::GBUFFER_BVH);
+        let kernel = gpu.kernel(&shader, "main")?;
+        let b = scene.bounds();
         for (tile_base, tiles) in tile_dispatches(w, h) {
             let params = gpu.uniform(&Params {
                 cam: self.view.camera.to_gpu(w, self.view.height),

@@ -34,8 +34,8 @@ struct Params {
     _pad: u32,
 }
 const _: () = assert!(
-    size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_RAYS_PARAMS_SIZE
-        && size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_MAPS_PARAMS_SIZE
+    size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_RAYS_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::INSTANT_MAPS_BVH_PARAMS_SIZE
 );
 
 impl InstantRadiosity {
@@ -50,18 +50,21 @@ impl InstantRadiosity {
         min_d2: f32,
         ism: Option<&GpuIsmAtlas>,
     ) -> Result<GpuLit> {
+        use lumbre_shaders::lightcuts::{INSTANT_MAPS_BVH, INSTANT_MAPS_KD, INSTANT_RAYS_BVH, INSTANT_RAYS_KD};
         let gpu = rec.gpu().clone();
         let (shader, ism) = match (&self.visibility, ism) {
-            (Visibility::Ism(_), Some(atlas)) => (lumbre_shaders::lightcuts::INSTANT_MAPS, atlas.clone()),
+            (Visibility::Ism(_), Some(atlas)) => {
+                (scene.structure.pick(INSTANT_MAPS_KD, INSTANT_MAPS_BVH), atlas.clone())
+            }
             (Visibility::Ism(_), None) => return Err(Error::Input("ISM visibility without an atlas".into())),
-            _ => (lumbre_shaders::lightcuts::INSTANT_RAYS, no_ism(&gpu)?),
+            _ => (scene.structure.pick(INSTANT_RAYS_KD, INSTANT_RAYS_BVH), no_ism(&gpu)?),
         };
         let [ism_params, ism_depth] = ism.lookup_bindings(&gpu)?;
         let (w, h) = (gbuffer.width, gbuffer.height);
         let image = gpu.zeroed::<[f32; 4]>(w as usize * h as usize)?;
         let tile_rays = gpu.zeroed::<u32>((w.div_ceil(8) * h.div_ceil(8)) as usize)?;
         let kernel = gpu.kernel(&shader, "main")?;
-        let b = scene.tree.bounds;
+        let b = scene.bounds();
         let chunks = lights.count.div_ceil(VPLS_PER_DISPATCH);
         for (tile_base, tiles) in tile_dispatches(w, h) {
             for chunk in 0..chunks {
@@ -80,7 +83,7 @@ impl InstantRadiosity {
                     stage: (chunk == 0) as u32 | ((chunk + 1 == chunks) as u32) << 1,
                     _pad: 0,
                 }])?;
-                let [k1, k2, k3] = scene.tree.bindings();
+                let [k1, k2, k3] = scene.structure.bindings();
                 let res = [
                     params.binding(),
                     k1,

@@ -78,7 +78,10 @@ struct Params {
     survive_max: f32,
     _pad: [u32; 2],
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::lightcuts::VPLS_PARAMS_SIZE);
+const _: () = assert!(
+    size_of::<Params>() == lumbre_shaders::lightcuts::VPLS_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::lightcuts::VPLS_BVH_PARAMS_SIZE
+);
 
 /// Threads per workgroup of `vpls.wgsl`.
 const WG: u64 = 256;
@@ -128,7 +131,7 @@ impl VplPass {
         let slot_data = gpu.zeroed::<GpuVpl>(slots)?;
         let filled = gpu.zeroed::<u32>(slots)?;
         let vpls = gpu.zeroed::<GpuVpl>(slots)?;
-        let b = s.scene.tree.bounds;
+        let b = s.scene.bounds();
         let params = gpu.uniform(&Params {
             bmin: b.min.to_array(),
             direct: o.direct,
@@ -146,8 +149,9 @@ impl VplPass {
             survive_max: ROULETTE_SURVIVAL.1,
             _pad: [0; 2],
         })?;
-        let main = gpu.kernel(&lumbre_shaders::lightcuts::VPLS, "main")?;
-        let gather = gpu.kernel(&lumbre_shaders::lightcuts::VPLS, "gather")?;
+        let shader = s.scene.structure.pick(lumbre_shaders::lightcuts::VPLS_KD, lumbre_shaders::lightcuts::VPLS_BVH);
+        let main = gpu.kernel(&shader, "main")?;
+        let gather = gpu.kernel(&shader, "gather")?;
         let slot_words = slot_data.clone().cast::<[f32; 4]>()?;
         let vpl_words = vpls.clone().cast::<[f32; 4]>()?;
         let placeholder = gpu.zeroed::<u32>(1)?;

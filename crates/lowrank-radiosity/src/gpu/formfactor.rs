@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use lumbre_gpu::{Buffer, Compute, Gpu, Progress, Recorder, Report, Result};
-use lumbre_kdtree::GpuKdTree;
+use lumbre_kdtree::GpuStructure;
 
 use crate::formfactor::FormFactors;
 use crate::matrix::{BlockMatrix, Matrix, block_rows};
@@ -37,19 +37,19 @@ struct Params {
     lead: u32,
     _pad: [u32; 3],
 }
-const _: () = assert!(size_of::<Params>() == lumbre_shaders::radiosity::FORMFACTOR_PARAMS_SIZE);
+const _: () = assert!(size_of::<Params>() == lumbre_shaders::radiosity::FORMFACTOR_KD_PARAMS_SIZE);
 
 /// Shapes in the GPU layout (four vec4 each, see [`Shape::to_gpu`]).
 pub(crate) fn shapes_to_gpu(shapes: &[Shape]) -> Vec<[f32; 4]> {
     shapes.iter().flat_map(|s| s.to_gpu()).collect()
 }
 
-/// A meshed scene on the GPU: the kd-tree, the pieces (with their area tables), the
+/// A meshed scene on the GPU: the BVH or kd-tree, the pieces (with their area tables), the
 /// element and patch ranges, and their outlines.
 #[derive(Clone, Debug)]
 pub struct GpuMesh {
-    /// The scene's kd-tree and triangles.
-    pub tree: GpuKdTree,
+    /// The scene's BVH or kd-tree and triangles.
+    pub structure: GpuStructure,
     /// Four vec4 per piece: the shape ([`Shape::to_gpu`]) with the cumulative area
     /// fractions in its element and its patch in the third's and fourth's `w`.
     pub pieces: Buffer<[f32; 4]>,
@@ -108,7 +108,7 @@ impl GpuMesh {
         // A mesh without edges still binds a buffer.
         let edges = if edges.is_empty() { vec![[0.0; 4]; 2] } else { edges };
         Ok(GpuMesh {
-            tree: GpuKdTree::upload(gpu, &p.tree, &p.tris)?,
+            structure: GpuStructure::upload(gpu, &p.structure, &p.tris)?,
             pieces: gpu.upload(&pieces)?,
             ranges: gpu.upload(&ranges)?,
             bounds: gpu.upload(&bounds)?,
@@ -148,17 +148,19 @@ impl FormFactors {
     ) -> Result<()> {
         let (blk, pair0, pairs) = d;
         let gpu = rec.gpu().clone();
-        let kernel = gpu.kernel(&lumbre_shaders::radiosity::FORMFACTOR, "pairs")?;
-        let [a, b, c] = mesh.tree.bindings();
+        let shader =
+            mesh.structure.pick(lumbre_shaders::radiosity::FORMFACTOR_KD, lumbre_shaders::radiosity::FORMFACTOR_BVH);
+        let kernel = gpu.kernel(&shader, "pairs")?;
+        let [a, b, c] = mesh.structure.bindings();
         let (row0, _) = out.block_range(blk);
         // The dispatch runs the aligned groups of 64 pairs of the whole matrix that hold its own.
         let cols = out.cols.max(1) as u64;
         let first = row0 as u64 * cols + pair0 as u64;
         let (aligned, lead) = (first - first % 64, first % 64);
         let params = gpu.uniform(&Params {
-            bmin: mesh.tree.bounds.min.to_array(),
+            bmin: mesh.structure.bounds().min.to_array(),
             arow: (aligned / cols) as u32,
-            bmax: mesh.tree.bounds.max.to_array(),
+            bmax: mesh.structure.bounds().max.to_array(),
             cols: out.cols as u32,
             pair0: pair0 as u32,
             pairs: pairs as u32,

@@ -109,14 +109,14 @@ impl PathRender {
         let pixels = gpu.zeroed::<[f32; 4]>(n)?;
         let sums = gpu.zeroed::<u32>(6 * n)?;
         let counters = gpu.zeroed::<u32>(6)?;
-        let shader = s.scene.variant(lumbre_shaders::raytrace::PATH_KD, lumbre_shaders::raytrace::PATH_BVH);
+        let shader = s.scene.structure.pick(lumbre_shaders::raytrace::PATH_KD, lumbre_shaders::raytrace::PATH_BVH);
         let kernel = gpu.kernel(&shader, "render")?;
         let mean = gpu.kernel(&shader, "mean")?;
         let scale_log2 = SampleSums::scale_log2_below(s.brightest.max(o.background.max_element()));
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
-        let b = s.scene.tree.bounds;
+        let b = s.scene.bounds();
         for batch in batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
             // Small images: several invocations a pixel, each drawing some of the batch's
             // samples, so that a dispatch has about FILL invocations.

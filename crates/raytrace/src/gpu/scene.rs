@@ -3,7 +3,7 @@
 //! normals and the materials), which every triangle kernel binds, and the lights.
 
 use lumbre_gpu::{Buffer, Gpu, Result, wgpu};
-use lumbre_kdtree::{GpuBvh, GpuKdTree};
+use lumbre_kdtree::{Aabb, GpuStructure};
 
 use crate::material::GpuMaterial;
 use crate::scene::{Light, Prepared};
@@ -32,16 +32,14 @@ pub(super) struct GpuLight {
 /// use lumbre_raytrace::{GpuScene, Prepared, Scene};
 /// let scene = Scene::from_triangles(&[[Vec3::ZERO, Vec3::X, Vec3::Y]]);
 /// let on_gpu = GpuScene::upload(&lumbre_gpu::Gpu::new()?, &Prepared::new(scene, &Default::default()))?;
-/// assert!(on_gpu.tree.bounds.max.x >= 1.0);
+/// assert!(on_gpu.structure.bounds().max.x >= 1.0);
 /// # Ok::<(), lumbre_gpu::Error>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct GpuScene {
-    /// The kd-tree and its triangles (bindings 1 to 3 of the scene block, unless `bvh`).
-    pub tree: GpuKdTree,
-    /// The BVH, when the prepared scene has one ([`Prepared::with_bvh`]): then bindings 1 to
-    /// 3, and the kernels' `bvh` variants walk it.
-    pub bvh: Option<GpuBvh>,
+    /// The BVH or kd-tree and its triangles (bindings 1 to 3 of the scene block); its
+    /// [`GpuStructure::pick`] names the kernel variant that walks it.
+    pub structure: GpuStructure,
     tri_info: Buffer<[u32; 4]>,
     normals: Buffer<[f32; 4]>,
     materials: Buffer<GpuMaterial>,
@@ -89,8 +87,7 @@ impl GpuScene {
         let at_least_one = |v: Vec<[f32; 4]>| if v.is_empty() { vec![[0.0; 4]] } else { v };
         let lights_buf = if lights.is_empty() { gpu.zeroed(1)? } else { gpu.upload(&lights)? };
         Ok(GpuScene {
-            tree: GpuKdTree::upload(gpu, &p.tree, &p.tris)?,
-            bvh: p.bvh.as_ref().map(|b| GpuBvh::upload(gpu, b, &p.tris)).transpose()?,
+            structure: GpuStructure::upload(gpu, &p.structure, &p.tris)?,
             tri_info: gpu.upload(&tri_info)?,
             normals: gpu.upload(&at_least_one(normals))?,
             materials: gpu.upload(&p.scene.gpu_materials())?,
@@ -102,8 +99,8 @@ impl GpuScene {
     }
 
     /// The scene block in binding order, bindings 1 to 6 of every kernel that imports
-    /// `raytrace/scene_bindings.wgsl`: the kd-tree's (or the BVH's) nodes, primitives and
-    /// triangles ([`GpuKdTree::bindings`], [`GpuBvh::bindings`]), then per triangle its normals' indices and its material, the
+    /// `raytrace/scene_bindings.wgsl`: the structure's nodes, primitives and triangles
+    /// ([`GpuStructure::bindings`]), then per triangle its normals' indices and its material, the
     /// normals and the materials.
     ///
     /// ```no_run
@@ -116,15 +113,12 @@ impl GpuScene {
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
     pub fn bindings(&self) -> [wgpu::BindingResource<'_>; 6] {
-        let [nodes, prims, tris] = match &self.bvh {
-            Some(bvh) => bvh.bindings(),
-            None => self.tree.bindings(),
-        };
+        let [nodes, prims, tris] = self.structure.bindings();
         [nodes, prims, tris, self.tri_info.binding(), self.normals.binding(), self.materials.binding()]
     }
 
-    /// The variant of a kernel with `kd` and `bvh` variants that walks this scene's structure.
-    pub(super) fn variant(&self, kd: lumbre_shaders::Shader, bvh: lumbre_shaders::Shader) -> lumbre_shaders::Shader {
-        if self.bvh.is_some() { bvh } else { kd }
+    /// The box of the scene's triangles, which the kd-tree's traversal clips rays to.
+    pub fn bounds(&self) -> Aabb {
+        self.structure.bounds()
     }
 }

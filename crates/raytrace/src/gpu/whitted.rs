@@ -101,13 +101,13 @@ impl WhittedRender {
         let counters = gpu.zeroed::<u32>(4)?;
         // max_depth 1 (camera and shadow rays) has its own entry point without the ray stack.
         let entry = if o.max_depth <= 1 { "render_direct" } else { "render" };
-        let shader = scene.variant(lumbre_shaders::raytrace::WHITTED_KD, lumbre_shaders::raytrace::WHITTED_BVH);
+        let shader = scene.structure.pick(lumbre_shaders::raytrace::WHITTED_KD, lumbre_shaders::raytrace::WHITTED_BVH);
         let kernel = gpu.kernel(&shader, entry)?;
         let mean = gpu.kernel(&shader, "mean")?;
         let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
         let flags = (o.query.traversal == Traversal::Restart) as u32
             | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
-        let b = scene.tree.bounds;
+        let b = scene.bounds();
         let (first, count) = o.samples();
         // The unit from the scene's brightest radiance, kept from its upload, and the options'.
         let scale_log2 = SampleSums::scale_log2_below(scene.brightest.max(o.brightest_option()));
