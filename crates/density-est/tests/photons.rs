@@ -6,6 +6,7 @@ use glam::Vec3;
 use lumbre_density::{Bounces, Density, Disk, Method, PhotonOptions, PhotonTracer, Photons, Problem};
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Agree, Compute, Tolerance};
+use lumbre_kdtree::StructureOptions;
 use lumbre_raytrace::twin::NO_NORMAL;
 use lumbre_raytrace::{Emitters, Material, MaterialKind, Prepared, Scene, Triangle};
 
@@ -71,6 +72,11 @@ fn gpu_tracing_equals_cpu() {
     let on_gpu = t.gpu(&gpu, &p).unwrap();
     let tol = Tolerance::within(1e-4, 1e-4);
     assert_eq!(cpu.disagreement(&on_gpu, tol), None);
+    // Through the kd-tree (the kernels' other variant): the same flights on both sides.
+    let kd = Prepared::new(p.scene.clone(), &StructureOptions::KdTree(Default::default()));
+    let on_kd = t.gpu(&gpu, &kd).unwrap();
+    assert_eq!(t.cpu(&kd).unwrap().disagreement(&on_kd, tol), None);
+    assert_eq!(cpu.disagreement(&on_kd, tol), None);
     // The rate of differing paths, measured at a tight tolerance.
     let differing = count_differing(&cpu, &on_gpu, tol);
     eprintln!("photon paths differing between CPU and GPU: {differing} of 20000");

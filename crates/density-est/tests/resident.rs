@@ -10,6 +10,7 @@ use lumbre_density::{
 };
 use lumbre_gpu::testing::{between_stages, own_gpu, test_gpu};
 use lumbre_gpu::{Agree, Compute, Gpu, Tolerance, compare_slices};
+use lumbre_kdtree::StructureOptions;
 use lumbre_raytrace::{Camera, Prepared, Scene};
 
 fn cornell() -> Prepared {
@@ -66,6 +67,10 @@ fn camera_disks_on_the_gpu_are_the_cpus() {
     // Disks are listed in pixel order on both paths.
     let order: Vec<u32> = on_gpu.pixel_disk.iter().copied().filter(|&d| d != NO_DISK).collect();
     assert_eq!(order, (0..on_gpu.disks.len() as u32).collect::<Vec<_>>());
+    // Through the kd-tree (the kernel's other variant): the same hits, so the same disks.
+    let kd = Prepared::new(p.scene.clone(), &StructureOptions::KdTree(Default::default()));
+    let on_kd = pass.gpu(&gpu, &kd).unwrap();
+    assert_eq!((&on_kd.pixel_disk, &on_kd.disks), (&on_gpu.pixel_disk, &on_gpu.disks));
     // A bad radius is an error, not a run.
     assert!(CameraDiskPass { radius: 0.0, ..pass }.gpu(&gpu, &p).is_err());
 }

@@ -18,11 +18,13 @@ use common::{cornell, cornell_shading, device_tolerance, exact_device, relative_
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance, wgpu};
+use lumbre_kdtree::StructureOptions;
 use lumbre_lightcuts::ism::IsmOptions;
 use lumbre_lightcuts::{
     CutOptions, GBufferPass, GreedyTree, HEAP_SIZES, InstantRadiosity, Lightcuts, MAX_BOUNCES, Method, MortonTree,
     RR_DEPTH, Render, TreeBuilder, View, Visibility, Vpl, VplOptions, VplPass,
 };
+use lumbre_raytrace::Prepared;
 
 #[test]
 fn vpls_gpu_equal_cpu() {
@@ -161,7 +163,13 @@ fn shading_with_shadow_maps_gpu_equals_cpu() {
 #[test]
 fn whole_render_gpu_equals_cpu() {
     let gpu = test_gpu(wgpu::Features::empty()).unwrap();
-    let p = cornell();
+    whole_render_agrees(&gpu, &cornell());
+    // Through the kd-tree: every kernel's other variant.
+    let kd = Prepared::new(cornell().scene, &StructureOptions::KdTree(Default::default()));
+    whole_render_agrees(&gpu, &kd);
+}
+
+fn whole_render_agrees(gpu: &lumbre_gpu::Gpu, p: &Prepared) {
     let maps = IsmOptions { size: 32, points: 1 << 15, points_per_vpl: 4096, ..Default::default() };
     let base = Render { view: View::cornell(24, 20), vpls: VplOptions::one_bounce(400), ..Default::default() };
     for (name, render) in [
@@ -177,11 +185,11 @@ fn whole_render_gpu_equals_cpu() {
             },
         ),
     ] {
-        let out = if exact_device(&gpu) {
-            conformance(&render, &gpu, &p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{name}: {e}"))
+        let out = if exact_device(gpu) {
+            conformance(&render, gpu, p, Tolerance::EXACT).unwrap_or_else(|e| panic!("{name}: {e}"))
         } else {
             // VPLs and trees move by ulps: a few cuts change, images stay close.
-            let (cpu, on_gpu) = (render.cpu(&p).unwrap(), render.gpu(&gpu, &p).unwrap());
+            let (cpu, on_gpu) = (render.cpu(p).unwrap(), render.gpu(gpu, p).unwrap());
             assert_eq!(cpu.vpls, on_gpu.vpls, "{name}");
             let other = cpu.cuts.iter().zip(&on_gpu.cuts).filter(|(a, b)| a != b).count();
             let a_fifth = Tolerance::EXACT.beyond(0.2);
@@ -199,7 +207,7 @@ fn whole_render_gpu_equals_cpu() {
             cpu
         };
         assert!(out.vpls > 300, "{name}: {} VPLs", out.vpls);
-        let (_, report) = render.run_reported(&lumbre_gpu::Backend::Gpu(gpu.clone()), &p, &()).unwrap();
+        let (_, report) = render.run_reported(&lumbre_gpu::Backend::Gpu(gpu.clone()), p, &()).unwrap();
         assert_eq!(report.get("vpls"), Some(out.vpls as f64), "{name}: {report}");
     }
 }

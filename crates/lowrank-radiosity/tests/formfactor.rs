@@ -5,6 +5,7 @@ mod common;
 use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Tolerance, conformance};
+use lumbre_kdtree::StructureOptions;
 use lumbre_radiosity::{Clusters, FormFactors, Occluders, Shape, TwoMesh, point_to_shape};
 use lumbre_raytrace::{Prepared, Scene};
 use proptest::prelude::*;
@@ -198,7 +199,14 @@ fn gpu_form_factors_equal_the_cpu() {
     // pick the sum over its boundary on one side and over its pieces on the other).
     let tol = Tolerance::within(5e-6, 1e-4);
     let mesh = TwoMesh::fixed(common::cornell(), 400, 100).unwrap().0;
-    conformance(&FormFactors::default(), &gpu, &mesh, tol).unwrap();
+    let bvh = conformance(&FormFactors::default(), &gpu, &mesh, tol).unwrap();
+    // Through the kd-tree (the kernel's other variant): the same factors, as the same
+    // shadow rays hit the same triangles.
+    let mut kd = common::cornell();
+    kd.prepared = Prepared::new(kd.prepared.scene.clone(), &StructureOptions::KdTree(Default::default()));
+    let mesh_kd = TwoMesh::fixed(kd, 400, 100).unwrap().0;
+    let on_kd = conformance(&FormFactors::default(), &gpu, &mesh_kd, tol).unwrap();
+    assert_eq!(lumbre_gpu::Agree::disagreement(&bvh, &on_kd, tol), None);
     // A scanned mesh: elements of many triangles, patches of many elements (boundaries,
     // bounds and area tables on both sides).
     let teapot = lumbre_radiosity::Surfaces::load(&common::scene("teapot.obj")).unwrap();
