@@ -34,6 +34,8 @@ pub struct DensityArgs {
     scene: PathBuf,
     #[command(flatten)]
     view: View,
+    #[command(flatten)]
+    structure: crate::view::Structure,
     /// Photons leaving the emitters; default 1e7 on the GPU (with the default --spp, mean
     /// relative error against the path tracer's 256x256 references: 2.1% on set:cornell,
     /// 4.0% on set:bunny-room, 3.2% on set:two-lights, 2.4% on set:open-ground; H200),
@@ -477,7 +479,7 @@ impl DensityArgs {
     fn run_description(&self, camera: &Camera, o: &DensityOptions, backend: &Backend) -> Result<String> {
         let scene = crate::part::scene_id(&self.scene)?;
         Ok(format!(
-            "density {scene} camera {camera:?} {}x{} photons {} radius {:08x} irradiance {} indirect {} spp {} seed {} backend {}",
+            "density {scene} camera {camera:?} {}x{} photons {} radius {:08x} irradiance {} indirect {} spp {} seed {} {} backend {}",
             self.view.width,
             self.view.height,
             o.photons,
@@ -486,6 +488,7 @@ impl DensityArgs {
             o.indirect_only,
             o.spp,
             o.seed,
+            self.structure.name(),
             backend.name()
         ))
     }
@@ -497,6 +500,7 @@ impl OnBackend for DensityArgs {
     }
 
     fn check(&self) -> Result<()> {
+        self.structure.check()?;
         in_range("--passes", self.passes, 1, MAX_PASSES)?;
         if let Some(k) = self.k {
             in_range("--k", k, 1, MAX_K)?;
@@ -553,7 +557,7 @@ impl OnBackend for DensityArgs {
         // would underflow in the photons' f32 powers and fixed-point sums.
         let unit = scene.normalize_emission();
         check_radius(self.radius, &scene)?;
-        let prepared = Prepared::new(scene, &Default::default());
+        let prepared = Prepared::new(scene, &self.structure.options());
         // Memory is checked for the photons one device traces at once: a shard's, or a chunk's
         // of it with --gpus.
         let devices = match &self.gpus {

@@ -51,6 +51,8 @@ pub struct LightcutsArgs {
     scene: PathBuf,
     #[command(flatten)]
     view: crate::view::View,
+    #[command(flatten)]
+    structure: crate::view::Structure,
     /// VPLs, about (a quarter on the emitters, the rest at the bounces of light paths);
     /// default: 80000 with shadow rays, 12000 with --visibility ism.
     #[arg(long)]
@@ -477,6 +479,7 @@ impl OnBackend for LightcutsArgs {
     }
 
     fn check(&self) -> Result<()> {
+        self.structure.check()?;
         self.options().check()?;
         if let Some(path) = &self.heatmap {
             if self.method != MethodChoice::Lightcuts {
@@ -518,7 +521,7 @@ impl OnBackend for LightcutsArgs {
         // Traced with the emission normalised, scaled back in the image: a dim scene's light
         // would underflow in the VPLs' f32 intensities.
         let unit = scene.normalize_emission();
-        let prepared = Prepared::new(scene, &Default::default());
+        let prepared = Prepared::new(scene, &self.structure.options());
         let load = t.elapsed();
         let view = View { camera, width, height };
         let rows = shard.map(|s| Rows::from(s.range(height)));
@@ -570,9 +573,10 @@ impl LightcutsArgs {
     fn run_description(&self, camera: &Camera, o: &LightcutsOptions, backend: &Backend) -> Result<String> {
         let scene = crate::part::scene_id(&self.scene)?;
         Ok(format!(
-            "lightcuts {scene} camera {camera:?} {}x{} {o:?} backend {}",
+            "lightcuts {scene} camera {camera:?} {}x{} {o:?} {} backend {}",
             self.view.width,
             self.view.height,
+            self.structure.name(),
             backend.name()
         ))
     }

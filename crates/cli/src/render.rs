@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use clap::Args;
 use lumbre_gpu::Backend;
-use lumbre_kdtree::{BuildOptions, StructureOptions};
 use lumbre_raytrace::{Camera, PathOptions, PathRender, Prepared, RenderOptions, SampleSums, Scene, WhittedRender};
 
 use crate::backend::{BackendArgs, BackendChoice, OnBackend};
@@ -48,16 +47,8 @@ pub struct RenderArgs {
     /// Write the image with the samples so far every this many seconds (> 0).
     #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     write_every: f64,
-    /// With --kd-tree, its leaves: nodes with at most this many triangles (>= 1) are not split
-    /// (the SAH may stop earlier). Default 6, smaller than the library's 10: bounces and paths run
-    /// 5-18% faster on the meshes of the scene set, primary rays as fast, for a longer build
-    /// (1M triangles: 1.8 s against 1.3 s on 2 cores).
-    #[arg(long, default_value_t = RENDER_LEAF_SIZE)]
-    leaf_size: u32,
-    /// Rays walk the kd-tree (of --leaf-size leaves) instead of the BVH (binned SAH, leaves
-    /// of 4), which is 1.2-1.8x faster for path-traced frames on a GPU.
-    #[arg(long)]
-    kd_tree: bool,
+    #[command(flatten)]
+    structure: crate::view::Structure,
     /// Spread the samples over these GPUs (`all`, a count N, or adapter indices #I or I,J as
     /// `lumbre info` lists them); each takes batches as it frees up. The image is the same,
     /// bit for bit, as on one of them.
@@ -74,9 +65,6 @@ pub struct RenderArgs {
 /// Longest path `--max-bounces` allows: far beyond any visible contribution, and short
 /// enough that a closed box of mirrors without Russian roulette still ends.
 const MAX_BOUNCES: u32 = 1024;
-
-/// `lumbre render`'s kd-tree leaves (see `--leaf-size`; benches/RESULTS.md, "Incoherent rays").
-const RENDER_LEAF_SIZE: u32 = 6;
 
 /// The image `lumbre render` writes without `-o`.
 const OUT: &str = "render.png";
@@ -137,9 +125,7 @@ impl OnBackend for RenderArgs {
         if !(self.write_every.is_finite() && self.write_every > 0.0) {
             return Err(format!("--write-every {}: must be a positive number of seconds", self.write_every).into());
         }
-        if self.leaf_size == 0 {
-            return Err("--leaf-size 0: must be at least 1".into());
-        }
+        self.structure.check()?;
         if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
             return Err("--gpus needs --backend gpu".into());
         }
@@ -158,12 +144,7 @@ impl OnBackend for RenderArgs {
         let (scene, camera, loaded) = load_scene_counted(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
         let load = t0.elapsed();
         let t1 = Instant::now();
-        let structure = if self.kd_tree {
-            StructureOptions::KdTree(BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() })
-        } else {
-            StructureOptions::default()
-        };
-        let prepared = Prepared::new(scene, &structure);
+        let prepared = Prepared::new(scene, &self.structure.options());
         let build = t1.elapsed();
         let header = format!(
             "{}: {loaded} on {}; load {:.1} ms, build {:.1} ms",
@@ -310,12 +291,11 @@ impl RenderArgs {
     fn run_description(&self, backend: &Backend, method: &str, settings: &str, camera: Camera) -> Result<String> {
         let scene = crate::part::scene_id(&self.scene)?;
         Ok(format!(
-            "{method} {scene} camera {camera:?} {}x{} spp {} {settings} leaf {}{} backend {}",
+            "{method} {scene} camera {camera:?} {}x{} spp {} {settings} {} backend {}",
             self.view.width,
             self.view.height,
             self.spp,
-            self.leaf_size,
-            if self.kd_tree { " kd-tree" } else { "" },
+            self.structure.name(),
             backend.name()
         ))
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use lumbre_gpu::Backend;
+use lumbre_kdtree::{BuildOptions, BvhOptions, StructureOptions};
 
 use crate::backend::BackendArgs;
 use crate::error::Result;
@@ -101,5 +102,52 @@ pub fn image_path(flag: &str, out: &Path) -> Result<PathBuf> {
             Err(format!("{flag} {}: the folder {} does not exist", out.display(), dir.display()).into())
         }
         _ => Ok(out.to_path_buf()),
+    }
+}
+
+/// `--kd-tree` and `--leaf-size`: the structure a triangle scene's rays walk.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct Structure {
+    /// Rays walk the kd-tree instead of the BVH (binned SAH), whose diffuse bounces and
+    /// path-traced frames run 1.2-1.8x the kd-tree's on a GPU (benches/RESULTS.md).
+    #[arg(long)]
+    pub kd_tree: bool,
+    /// Leaves: nodes with at most this many triangles (>= 1) are not split (the SAH may stop
+    /// earlier). Default: the BVH's 4; the kd-tree's 6 (smaller than lumbre_kdtree's 10:
+    /// incoherent rays run 5-18% faster, primary rays as fast, for a longer build).
+    #[arg(long)]
+    pub leaf_size: Option<u32>,
+}
+
+/// The kd-tree's leaves without `--leaf-size` (benches/RESULTS.md, "Kd-tree leaves for
+/// incoherent rays").
+const KD_LEAF_SIZE: u32 = 6;
+
+impl Structure {
+    /// `--leaf-size 0` is refused.
+    pub fn check(&self) -> Result<()> {
+        if self.leaf_size == Some(0) {
+            return Err("--leaf-size 0: must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The options to build with.
+    pub fn options(&self) -> StructureOptions {
+        if self.kd_tree {
+            let max_leaf_size = self.leaf_size.unwrap_or(KD_LEAF_SIZE);
+            StructureOptions::KdTree(BuildOptions { max_leaf_size, ..Default::default() })
+        } else {
+            let leaf_size = self.leaf_size.unwrap_or(BvhOptions::default().leaf_size);
+            StructureOptions::Bvh(BvhOptions { leaf_size, ..Default::default() })
+        }
+    }
+
+    /// A short name with the leaf size, for tables and run descriptions.
+    pub fn name(&self) -> String {
+        match self.options() {
+            StructureOptions::KdTree(o) => format!("kd-tree (leaves of {})", o.max_leaf_size),
+            StructureOptions::Bvh(o) => format!("BVH (leaves of {})", o.leaf_size),
+        }
     }
 }

@@ -5,12 +5,15 @@
 // first, and of two inner children the farther waits on the stack. Hits need
 // t_min < t < t_max.
 //
-// The nodes are binding 1 of group 0 (lumbre_kdtree::GpuBvh::bindings; the triangles are
-// kdtree/ray's bindings 2 and 3), four vec4 a node (BvhNode): a's lowest corner and a's
-// reference, a's highest corner and b's reference, b's lowest corner and a's triangle count,
-// b's highest corner and b's count (0: the reference is a node).
+// The nodes are binding 1 of group 0 (lumbre_kdtree::GpuBvh::bindings), four vec4 a node
+// (BvhNode): a's lowest corner and a's reference, a's highest corner and b's reference, b's
+// lowest corner and a's triangle count, b's highest corner and b's count (0: the reference is
+// a node). Binding 2 holds the leaves' triangles in leaf order, three vec4 each, the first's w
+// the triangle's index: a leaf reads its triangles in one run, without the indirection
+// through Bvh::prim_indices that the CPU takes. Binding 3 is kdtree/ray's.
 
 @group(0) @binding(1) var<storage, read> bvh_nodes: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> bvh_tris: array<vec4<f32>>;
 
 const BVH_MAX_DEPTH: u32 = 64u;
 
@@ -81,8 +84,9 @@ fn bvh_query(r: RayPrep, watertight: bool, any_hit: bool, t_min: f32, t_max: f32
                 next = ref_a;
             } else if ta <= best.t {
                 for (var k = ref_a; k < ref_a + cnt_a; k++) {
-                    let tri = kd_prims[k];
-                    let h = tri_test(watertight, r, tri, t_min, best.t);
+                    let p0 = bvh_tris[3u * k];
+                    let tri = bitcast<u32>(p0.w);
+                    let h = tri_test(watertight, r, p0.xyz, bvh_tris[3u * k + 1u].xyz, bvh_tris[3u * k + 2u].xyz, t_min, best.t);
                     if h.w != 0.0 {
                         best = KdHit(h.x, tri, h.y, h.z);
                         if any_hit {
@@ -101,8 +105,9 @@ fn bvh_query(r: RayPrep, watertight: bool, any_hit: bool, t_min: f32, t_max: f32
                 }
             } else if tb <= best.t {
                 for (var k = ref_b; k < ref_b + cnt_b; k++) {
-                    let tri = kd_prims[k];
-                    let h = tri_test(watertight, r, tri, t_min, best.t);
+                    let p0 = bvh_tris[3u * k];
+                    let tri = bitcast<u32>(p0.w);
+                    let h = tri_test(watertight, r, p0.xyz, bvh_tris[3u * k + 1u].xyz, bvh_tris[3u * k + 2u].xyz, t_min, best.t);
                     if h.w != 0.0 {
                         best = KdHit(h.x, tri, h.y, h.z);
                         if any_hit {

@@ -1,10 +1,9 @@
 //! module
 // Rays and triangles, shared by the kd-tree's and the BVH's queries (kdtree/traverse,
 // kdtree/bvh): the ray's constants, the hit, and both triangle tests, line-by-line ports of
-// lumbre-kdtree's triangle.rs. Bindings 2 and 3 of group 0 (GpuKdTree::bindings,
-// GpuBvh::bindings): leaf triangle indices and the triangles.
+// lumbre-kdtree's triangle.rs. Binding 3 of group 0 (GpuKdTree::bindings, GpuBvh::bindings):
+// the triangles; binding 2 is the structure's own (its leaves' triangles).
 
-@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
 // three vertices per triangle, in the caller's order
 @group(0) @binding(3) var<storage, read> kd_tris: array<vec4<f32>>;
 
@@ -79,10 +78,9 @@ fn kd_vertex(tri: u32, k: u32) -> vec3<f32> {
 }
 
 // Möller–Trumbore: (t, u, v) in xyz and 1 in w on a hit.
-fn tri_mt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
-    let p0 = kd_vertex(tri, 0u);
-    let e1 = kd_vertex(tri, 1u) - p0;
-    let e2 = kd_vertex(tri, 2u) - p0;
+fn tri_mt(r: RayPrep, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> vec4<f32> {
+    let e1 = p1 - p0;
+    let e2 = p2 - p0;
     let p = cross(r.d, e2);
     let det = dot(e1, p);
     if det == 0.0 {
@@ -107,10 +105,10 @@ fn tri_mt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
 }
 
 // Watertight (Woop, Benthin, Wald 2013).
-fn tri_wt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
-    let a = kd_vertex(tri, 0u) - r.o;
-    let b = kd_vertex(tri, 1u) - r.o;
-    let c = kd_vertex(tri, 2u) - r.o;
+fn tri_wt(r: RayPrep, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> vec4<f32> {
+    let a = p0 - r.o;
+    let b = p1 - r.o;
+    let c = p2 - r.o;
     let az0 = comp(a, r.kz);
     let bz0 = comp(b, r.kz);
     let cz0 = comp(c, r.kz);
@@ -142,10 +140,11 @@ fn tri_wt(r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
     return vec4<f32>(t, v * inv_det, w * inv_det, 1.0);
 }
 
-fn tri_test(watertight: bool, r: RayPrep, tri: u32, t_min: f32, t_max: f32) -> vec4<f32> {
+// The triangle with corners p0, p1, p2: (t, u, v) in xyz and 1 in w on a hit.
+fn tri_test(watertight: bool, r: RayPrep, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> vec4<f32> {
     if watertight {
-        return tri_wt(r, tri, t_min, t_max);
+        return tri_wt(r, p0, p1, p2, t_min, t_max);
     }
-    return tri_mt(r, tri, t_min, t_max);
+    return tri_mt(r, p0, p1, p2, t_min, t_max);
 }
 

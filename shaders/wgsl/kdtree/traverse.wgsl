@@ -5,12 +5,14 @@
 // component below f32's smallest normal; leaves test their triangles against the whole
 // remaining interval).
 //
-// The tree is binding 1 of group 0 (lumbre_kdtree::GpuKdTree::bindings; its triangles are
-// kdtree/ray's bindings 2 and 3); the includer defines KD_SHORT_STACK (16; 2 in tests, to
+// The tree is bindings 1 and 2 of group 0 (lumbre_kdtree::GpuKdTree::bindings; its triangles
+// are kdtree/ray's binding 3); the includer defines KD_SHORT_STACK (16; 2 in tests, to
 // exercise the restart fallback) and passes the tree's bounds to the queries.
 
 // KdNode { a, b }
 @group(0) @binding(1) var<storage, read> kd_nodes: array<vec2<u32>>;
+// leaf triangle indices
+@group(0) @binding(2) var<storage, read> kd_prims: array<u32>;
 
 const KD_MAX_DEPTH: u32 = 64u;
 
@@ -63,7 +65,7 @@ fn kd_test_leaf(r: RayPrep, watertight: bool, n: vec2<u32>, t_min: f32, best: pt
     var found = false;
     for (var k = 0u; k < count; k++) {
         let tri = kd_prims[first + k];
-        let h = tri_test(watertight, r, tri, t_min, (*best).t);
+        let h = tri_test(watertight, r, kd_vertex(tri, 0u), kd_vertex(tri, 1u), kd_vertex(tri, 2u), t_min, (*best).t);
         if h.w != 0.0 {
             *best = KdHit(h.x, tri, h.y, h.z);
             found = true;

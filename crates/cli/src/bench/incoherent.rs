@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, median_time};
-use lumbre_kdtree::{BvhQuery, GpuStructure, Hit, Hits, QueryOptions, Ray, RayQuery, StructureOptions};
+use lumbre_kdtree::{BvhQuery, GpuStructure, Hit, Hits, QueryOptions, Ray, RayQuery};
+
+use crate::view::Structure;
 use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, Prepared};
 use rayon::prelude::*;
 
@@ -164,14 +166,14 @@ struct RayRow {
 }
 
 /// The two incoherent tables (rays, path-traced frames) on `backend`.
-pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &StructureOptions) -> Result<Vec<Table>> {
+pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &Structure) -> Result<Vec<Table>> {
     args.check_on(backend)?;
     let gpu = backend.gpu();
     let (w, h) = (args.width, args.height);
     let mut rays = Table::new(
         format!(
             "Incoherent rays: one diffuse bounce per primary hit, {w}x{h} primary rays, closest hit, {}",
-            structure_name(structure)
+            structure.name()
         ),
         &[
             "scene",
@@ -191,7 +193,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &StructureOpt
     let mut frames = Table::new(
         format!(
             "Path-traced frames: the path tracer's defaults (every bounce), {}, on {}",
-            structure_name(structure),
+            structure.name(),
             backend.describe()
         ),
         &[
@@ -220,7 +222,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &StructureOpt
             continue;
         }
         let camera = Camera::parse(entry.camera)?;
-        let prepared = Prepared::new(scene, structure);
+        let prepared = Prepared::new(scene, &structure.options());
         let tris = prepared.tris.len().to_string();
         let r = ray_row(gpu.zip(busy.as_ref()), &prepared, &camera, args)?;
         let rate = |n: usize, d: Duration, unit: f64| sig(n as f64 / d.as_secs_f64().max(1e-12) / unit);
@@ -289,7 +291,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &StructureOpt
             "\"width\": {w}, \"height\": {h}, \"seed\": {}, \"cpu_rays\": {}, \"structure\": \"{}\"",
             args.seed,
             args.cpu_rays,
-            structure_name(structure)
+            structure.name()
         );
         export.finish(&made, CPU_PASSES)?;
     }
@@ -375,14 +377,6 @@ fn gpu_trace(
         Ok(rec.submit()?.gpu())
     })?;
     Ok((RayQuery::default().download(gpu, &hits)?.0, time))
-}
-
-/// The tables' name of a structure, with its leaf size.
-pub fn structure_name(s: &StructureOptions) -> String {
-    match s {
-        StructureOptions::KdTree(o) => format!("kd-tree (leaves of {})", o.max_leaf_size),
-        StructureOptions::Bvh(o) => format!("BVH (leaves of {})", o.leaf_size),
-    }
 }
 
 /// The closest hits of `rays` through the prepared scene's structure, in parallel.

@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use glam::Vec3;
 use lumbre_gpu::Compute;
 use lumbre_gpu::{BUSY_SPAN, Backend, KeepBusy};
-use lumbre_kdtree::{BuildOptions, QueryOptions, StructureOptions, Traversal, scenes};
+use lumbre_kdtree::{QueryOptions, StructureOptions, Traversal, scenes};
 use lumbre_raytrace::{Camera, GpuScene, Prepared, RenderOptions, Scene, WhittedRender};
 
 use super::incoherent::IncoherentArgs;
@@ -52,13 +52,8 @@ pub struct RaytraceArgs {
     /// Skip the generated 1M-triangle scene.
     #[arg(long)]
     no_generated: bool,
-    /// Rays walk the kd-tree instead of the BVH (both tables).
-    #[arg(long)]
-    kd_tree: bool,
-    /// With --kd-tree, its leaves: nodes with at most this many triangles are not split (the
-    /// SAH may stop earlier). Default: lumbre_kdtree's `BuildOptions::default().max_leaf_size`.
-    #[arg(long, default_value_t = BuildOptions::default().max_leaf_size)]
-    leaf_size: u32,
+    #[command(flatten)]
+    structure: crate::view::Structure,
     #[command(flatten)]
     incoherent: IncoherentArgs,
     #[arg(long)]
@@ -90,20 +85,14 @@ impl OnBackend for RaytraceArgs {
     fn check(&self) -> Result<()> {
         super::count("--frames", self.frames as usize, 1, super::MAX_RUNS)?;
         super::count("--cpu-frames", self.cpu_frames as usize, 0, super::MAX_RUNS)?;
-        if self.leaf_size == 0 {
-            return Err("--leaf-size 0: must be at least 1".into());
-        }
+        self.structure.check()?;
         self.scenes()?;
         self.incoherent.check()?;
         Ok(())
     }
 
     fn run(self, backend: &Backend) -> Result<()> {
-        let build = if self.kd_tree {
-            StructureOptions::KdTree(BuildOptions { max_leaf_size: self.leaf_size, ..Default::default() })
-        } else {
-            StructureOptions::default()
-        };
+        let build = self.structure;
         let incoherent = self.tables.contains(&TableChoice::Incoherent);
         if incoherent {
             self.incoherent.check_on(backend)?;
@@ -210,7 +199,7 @@ fn light_for(scene: &mut Scene, camera: &Camera) {
 fn raytrace(
     backend: &Backend,
     scenes: &[BenchScene],
-    structure: &StructureOptions,
+    structure: &crate::view::Structure,
     frames: u32,
     cpu_frames: u32,
 ) -> Result<Table> {
@@ -218,7 +207,7 @@ fn raytrace(
     let mut t = Table::new(
         format!(
             "Ray tracing through the {}: one primary and one shadow ray per pixel, mean over camera positions around the model",
-            super::incoherent::structure_name(structure)
+            structure.name()
         ),
         &[
             "scene",
@@ -242,7 +231,7 @@ fn raytrace(
         let first = Camera::orbit(scene.bounds, aspect, 0, frames.max(1));
         light_for(&mut scene, &first);
         let t1 = Instant::now();
-        let prepared = Prepared::new(scene, structure);
+        let prepared = Prepared::new(scene, &structure.options());
         let build = t1.elapsed();
         let on_gpu = match gpu {
             Some(g) => Some(GpuScene::upload(g, &prepared)?),
@@ -250,7 +239,7 @@ fn raytrace(
         };
         for (w, h) in [(800u32, 600u32), (1920, 1080)] {
             // The kd-tree's two traversals; the BVH has one.
-            let traversals: &[Traversal] = match structure {
+            let traversals: &[Traversal] = match structure.options() {
                 StructureOptions::KdTree(_) => &[Traversal::Stack, Traversal::Restart],
                 StructureOptions::Bvh(_) => &[Traversal::Stack],
             };
@@ -302,7 +291,7 @@ fn raytrace(
                     ms(load),
                     ms(build),
                     format!("{w}x{h}"),
-                    match structure {
+                    match structure.options() {
                         StructureOptions::KdTree(_) => format!("{traversal:?}"),
                         StructureOptions::Bvh(_) => "BVH".into(),
                     },

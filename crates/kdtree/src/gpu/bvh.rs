@@ -17,8 +17,9 @@ use crate::triangle::{Ray, TriangleTest};
 pub struct GpuBvh {
     /// The nodes, four `vec4<f32>` each.
     pub nodes: Buffer<BvhNode>,
-    /// Leaf triangle indices.
-    pub prims: Buffer<u32>,
+    /// The leaves' triangles in leaf order (`Bvh::prim_indices`), three `vec4<f32>` each, the
+    /// first's `w` the triangle's index as bits.
+    pub leaf_tris: Buffer<[f32; 4]>,
     /// Three `vec4<f32>` vertices per triangle, in the caller's order.
     pub tris: Buffer<[f32; 4]>,
     /// The box of the valid triangles.
@@ -37,17 +38,25 @@ impl GpuBvh {
     /// # Ok::<(), lumbre_gpu::Error>(())
     /// ```
     pub fn upload(gpu: &Gpu, bvh: &Bvh, tris: &[[Vec3; 3]]) -> Result<Self> {
+        let leaf_tris: Vec<[f32; 4]> = bvh
+            .prim_indices
+            .iter()
+            .flat_map(|&i| {
+                let [a, b, c] = tris[i as usize];
+                [[a.x, a.y, a.z, f32::from_bits(i)], [b.x, b.y, b.z, 0.0], [c.x, c.y, c.z, 0.0]]
+            })
+            .collect();
         Ok(GpuBvh {
             nodes: gpu.upload(&bvh.nodes)?,
-            prims: if bvh.prim_indices.is_empty() { gpu.zeroed(1)? } else { gpu.upload(&bvh.prim_indices)? },
+            leaf_tris: if leaf_tris.is_empty() { gpu.zeroed(3)? } else { gpu.upload(&leaf_tris)? },
             tris: vertex_buffer(gpu, tris)?,
             bounds: bvh.bounds,
         })
     }
 
-    /// The three bindings, in order (1: nodes, 2: prims, 3: triangles).
+    /// The three bindings, in order (1: nodes, 2: the leaves' triangles, 3: triangles).
     pub fn bindings(&self) -> [wgpu::BindingResource<'_>; 3] {
-        [self.nodes.binding(), self.prims.binding(), self.tris.binding()]
+        [self.nodes.binding(), self.leaf_tris.binding(), self.tris.binding()]
     }
 }
 

@@ -36,7 +36,8 @@ impl GpuStructure {
         })
     }
 
-    /// The three bindings, in order (1: nodes, 2: prims, 3: triangles).
+    /// The three bindings, in order (1: nodes, 2: the leaves' triangle indices or the
+    /// triangles themselves, 3: triangles).
     pub fn bindings(&self) -> [wgpu::BindingResource<'_>; 3] {
         match self {
             GpuStructure::KdTree(t) => t.bindings(),
