@@ -177,136 +177,126 @@ fn direct(p: vec3<f32>, above: vec3<f32>, b: Lobes, key: u32, depth: u32, counts
     return sum;
 }
 
-// One path of a sample in flight (Tracer::sample's state between vertices).
-struct PathState {
-    key: u32,
-    origin: vec3<f32>,
-    dir: vec3<f32>,
-    throughput: vec3<f32>,
-    radiance: vec3<f32>,
-    last_pdf: f32,
-    // where the last direction was scattered from
-    last_point: vec3<f32>,
-    depth: u32,
-}
-
-// The camera ray of one sample of pixel (x, y): Tracer::sample's start.
-fn path_start(x: u32, y: u32, pixel: u32, sample: u32) -> PathState {
+// Radiance of one sample of pixel (x, y): Tracer::sample.
+fn path_sample(x: u32, y: u32, pixel: u32, sample: u32, counts: ptr<function, Counts>) -> vec3<f32> {
     let key = sample_key(pixel, sample);
     let jx = rand(key, 0u, DIM_CAMERA);
     let jy = rand(key, 0u, DIM_CAMERA + 1u);
-    let eye = params.cam.eye.xyz;
-    let dir = camera_dir(params.cam, f32(x) + jx, f32(y) + jy);
-    return PathState(key, eye, dir, vec3<f32>(1.0), vec3<f32>(0.0), 0.0, eye, 0u);
-}
-
-// One vertex of the path (an iteration of Tracer::sample's loop): false once the path ends.
-fn path_step(st: ptr<function, PathState>, counts: ptr<function, Counts>) -> bool {
-    (*counts).extension += 1u;
-    let hit = query((*st).origin, (*st).dir, inf(), false);
-    if hit.tri == KD_NONE {
-        (*st).radiance += (*st).throughput * params.background;
-        return false;
-    }
-    let sf = surface_at(hit, (*st).origin, (*st).dir, face_normals[hit.tri].xyz);
-    let m = materials[sf.material];
-    if m.kind == KIND_EMITTER && sf.entering {
-        var w = 1.0;
-        if (*st).last_pdf > 0.0 {
-            // sf.ng faces the ray: -dot(ng, dir) is the cosine at the emitter
-            let back = sf.p - (*st).last_point;
-            let pdf_light = em_pdf(hit.tri) * dot(back, back) / (-dot(sf.ng, (*st).dir));
-            w = power_heuristic((*st).last_pdf, pdf_light);
+    var origin = params.cam.eye.xyz;
+    var dir = camera_dir(params.cam, f32(x) + jx, f32(y) + jy);
+    var throughput = vec3<f32>(1.0);
+    var radiance = vec3<f32>(0.0);
+    var last_pdf = 0.0;
+    // where the last direction was scattered from
+    var last_point = origin;
+    var depth = 0u;
+    loop {
+        (*counts).extension += 1u;
+        let hit = query(origin, dir, inf(), false);
+        if hit.tri == KD_NONE {
+            radiance += throughput * params.background;
+            break;
         }
-        (*st).radiance += (*st).throughput * m.ke * w;
-    }
-    if (*st).depth >= params.max_bounces {
-        return false;
-    }
-    let n = sf.n;
-    let ng = sf.ng;
-    let above = sf.p + ng * params.eps;
-    if m.kind == KIND_GLASS {
-        var n1 = m.ni;
-        var n2 = 1.0;
-        if sf.entering {
-            n1 = 1.0;
-            n2 = m.ni;
+        let sf = surface_at(hit, origin, dir, face_normals[hit.tri].xyz);
+        let m = materials[sf.material];
+        if m.kind == KIND_EMITTER && sf.entering {
+            var w = 1.0;
+            if last_pdf > 0.0 {
+                // sf.ng faces the ray: -dot(ng, dir) is the cosine at the emitter
+                let back = sf.p - last_point;
+                let pdf_light = em_pdf(hit.tri) * dot(back, back) / (-dot(sf.ng, dir));
+                w = power_heuristic(last_pdf, pdf_light);
+            }
+            radiance += throughput * m.ke * w;
         }
-        let eta = n1 / n2;
-        let cos_i = clamp(-dot((*st).dir, n), 0.0, 1.0);
-        let sin2_t = eta * eta * (1.0 - cos_i * cos_i);
-        let reflected = (*st).dir - 2.0 * dot((*st).dir, n) * n;
-        if sin2_t >= 1.0 || rand((*st).key, (*st).depth, DIM_LOBE) < schlick(cos_i, n1, n2) {
-            (*st).origin = above;
-            (*st).dir = reflected;
-        } else {
-            let cos_t = sqrt(1.0 - sin2_t);
-            (*st).origin = sf.p - ng * params.eps;
-            (*st).dir = eta * (*st).dir + (eta * cos_i - cos_t) * n;
+        if depth >= params.max_bounces {
+            break;
         }
-        (*st).last_pdf = 0.0;
-    } else {
-        let mirror = m.kind == KIND_MIRROR;
-        let glossy = m.kind == KIND_PHONG;
-        let kd = max(max3(m.kd), 0.0);
-        var ks = 0.0;
-        if mirror || glossy {
-            ks = max(max3(m.ks), 0.0);
-        }
-        if kd + ks <= 0.0 {
-            return false;
-        }
-        let specular_prob = ks / (kd + ks);
-        let reflected = (*st).dir - 2.0 * dot((*st).dir, n) * n;
-        var b = Lobes(n, reflected, m.kd, vec3<f32>(0.0), max(m.ns, 1.0), 1.0 - specular_prob, 0.0);
-        if glossy {
-            b.ks = m.ks;
-            b.p_glossy = specular_prob;
-        }
-        if kd > 0.0 || glossy {
-            (*st).radiance += (*st).throughput * direct(sf.p, above, b, (*st).key, (*st).depth, counts);
-        }
-        let pick_specular = rand((*st).key, (*st).depth, DIM_LOBE) < specular_prob;
-        if mirror && pick_specular {
-            (*st).throughput *= m.ks / specular_prob;
-            (*st).origin = above;
-            (*st).dir = reflected;
-            (*st).last_pdf = 0.0;
-        } else {
-            let u1 = rand((*st).key, (*st).depth, DIM_DIRECTION);
-            let u2 = rand((*st).key, (*st).depth, DIM_DIRECTION + 1u);
-            var next: vec3<f32>;
-            if pick_specular {
-                next = to_world(phong_lobe(u1, u2, b.ns), reflected);
+        let n = sf.n;
+        let ng = sf.ng;
+        let above = sf.p + ng * params.eps;
+        if m.kind == KIND_GLASS {
+            var n1 = m.ni;
+            var n2 = 1.0;
+            if sf.entering {
+                n1 = 1.0;
+                n2 = m.ni;
+            }
+            let eta = n1 / n2;
+            let cos_i = clamp(-dot(dir, n), 0.0, 1.0);
+            let sin2_t = eta * eta * (1.0 - cos_i * cos_i);
+            let reflected = dir - 2.0 * dot(dir, n) * n;
+            if sin2_t >= 1.0 || rand(key, depth, DIM_LOBE) < schlick(cos_i, n1, n2) {
+                origin = above;
+                dir = reflected;
             } else {
-                next = to_world(cosine_hemisphere(u1, u2), n);
+                let cos_t = sqrt(1.0 - sin2_t);
+                origin = sf.p - ng * params.eps;
+                dir = eta * dir + (eta * cos_i - cos_t) * n;
             }
-            let cos = dot(n, next);
-            // below the surface (a lobe or a shading normal leaning away): the path ends
-            if cos <= 0.0 || dot(next, ng) <= 0.0 {
-                return false;
+            last_pdf = 0.0;
+        } else {
+            let mirror = m.kind == KIND_MIRROR;
+            let glossy = m.kind == KIND_PHONG;
+            let kd = max(max3(m.kd), 0.0);
+            var ks = 0.0;
+            if mirror || glossy {
+                ks = max(max3(m.ks), 0.0);
             }
-            let e = lobes_eval(b, next);
-            if e.pdf <= 0.0 {
-                return false;
+            if kd + ks <= 0.0 {
+                break;
             }
-            (*st).throughput *= e.f * (cos / e.pdf);
-            (*st).last_pdf = e.pdf;
-            (*st).last_point = sf.p;
-            (*st).origin = above;
-            (*st).dir = next;
+            let specular_prob = ks / (kd + ks);
+            let reflected = dir - 2.0 * dot(dir, n) * n;
+            var b = Lobes(n, reflected, m.kd, vec3<f32>(0.0), max(m.ns, 1.0), 1.0 - specular_prob, 0.0);
+            if glossy {
+                b.ks = m.ks;
+                b.p_glossy = specular_prob;
+            }
+            if kd > 0.0 || glossy {
+                radiance += throughput * direct(sf.p, above, b, key, depth, counts);
+            }
+            let pick_specular = rand(key, depth, DIM_LOBE) < specular_prob;
+            if mirror && pick_specular {
+                throughput *= m.ks / specular_prob;
+                origin = above;
+                dir = reflected;
+                last_pdf = 0.0;
+            } else {
+                let u1 = rand(key, depth, DIM_DIRECTION);
+                let u2 = rand(key, depth, DIM_DIRECTION + 1u);
+                var next: vec3<f32>;
+                if pick_specular {
+                    next = to_world(phong_lobe(u1, u2, b.ns), reflected);
+                } else {
+                    next = to_world(cosine_hemisphere(u1, u2), n);
+                }
+                let cos = dot(n, next);
+                // below the surface (a lobe or a shading normal leaning away): the path ends
+                if cos <= 0.0 || dot(next, ng) <= 0.0 {
+                    break;
+                }
+                let e = lobes_eval(b, next);
+                if e.pdf <= 0.0 {
+                    break;
+                }
+                throughput *= e.f * (cos / e.pdf);
+                last_pdf = e.pdf;
+                last_point = sf.p;
+                origin = above;
+                dir = next;
+            }
         }
-    }
-    if (*st).depth >= params.rr_depth {
-        let survive = clamp(max3((*st).throughput), SURVIVE_MIN, SURVIVE_MAX);
-        if rand((*st).key, (*st).depth, DIM_ROULETTE) >= survive {
-            return false;
+        if depth >= params.rr_depth {
+            let survive = clamp(max3(throughput), SURVIVE_MIN, SURVIVE_MAX);
+            if rand(key, depth, DIM_ROULETTE) >= survive {
+                break;
+            }
+            throughput /= survive;
         }
-        (*st).throughput /= survive;
+        depth += 1u;
     }
-    (*st).depth += 1u;
-    return true;
+    return radiance;
 }
 
 // Adds x to the 64-bit counter in words (i, i + 1), carrying into the high word.
@@ -336,24 +326,9 @@ fn render(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var sum = Sums();
     let scale = pow2(params.scale_log2);
     var done = 0u;
-    // Path regeneration: a lane whose path ends starts its next sample in the same loop, so
-    // that a subgroup's lanes keep tracing until their last samples rather than waiting at
-    // each sample for its longest path.
-    var s = stream;
-    if s < params.batch_count {
-        var st = path_start(xy.x, xy.y, pixel, params.batch_first + s);
-        loop {
-            if path_step(&st, &counts) {
-                continue;
-            }
-            add_sample(&sum, st.radiance, scale);
-            done += 1u;
-            s += params.streams;
-            if s >= params.batch_count {
-                break;
-            }
-            st = path_start(xy.x, xy.y, pixel, params.batch_first + s);
-        }
+    for (var s = stream; s < params.batch_count; s += params.streams) {
+        add_sample(&sum, path_sample(xy.x, xy.y, pixel, params.batch_first + s, &counts), scale);
+        done += 1u;
     }
     // A driver that caps the loop iterations of an invocation (lavapipe: 65535) ends the
     // loop early, or a loop inside the last sample; the host turns the count into an error.
