@@ -8,8 +8,9 @@ path tracer's error study (benches/RESULTS.md, "Error at equal samples").
 What it renders, as `lumbre render --method path` does: every `usemtl` group of the OBJ becomes
 a mesh with a diffuse BSDF of the material's `Kd` and, where `Ke` is not zero, a one-sided
 area emitter of radiance `Ke`; a perspective camera from our camera string (eye, target, up,
-vertical field of view in degrees); a box pixel filter (Mitsuba's default is a Gaussian,
-which would blur the image against ours); the `path` integrator with `max_depth` 65 (our 64
+vertical field of view in degrees); a box pixel filter (`--filter gaussian` for Mitsuba's
+default, which spreads each sample over neighbouring pixels: less noise a pixel, a blurred
+image); the `path` integrator with `max_depth` 65 (our 64
 bounces plus the camera ray) and Russian roulette from depth 3 (`rr_depth`; Mitsuba's own
 rule for the survival probability, not ours); next-event estimation and MIS as Mitsuba does
 them. Written as a linear RGB EXR that `lumbre compare` reads.
@@ -88,6 +89,7 @@ def main():
     ap.add_argument("--spp", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--variant", default="scalar_rgb")
+    ap.add_argument("--filter", default="box", help="box (as ours) or gaussian (Mitsuba's default)")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args()
 
@@ -112,7 +114,7 @@ def main():
                 "type": "hdrfilm",
                 "width": a.width,
                 "height": a.height,
-                "rfilter": {"type": "box"},
+                "rfilter": {"type": a.filter},
                 "pixel_format": "rgb",
             },
         },
