@@ -6,7 +6,8 @@ path tracer's error study (benches/RESULTS.md, "Error at equal samples").
         --width 64 --height 64 --spp 1024 -o mitsuba.exr [--variant scalar_rgb] [--seed 0]
 
 What it renders, as `lumbre render --method path` does: every `usemtl` group of the OBJ becomes
-a mesh with a diffuse BSDF of the material's `Kd` and, where `Ke` is not zero, a one-sided
+a mesh (the OBJ's vertex normals as shading normals, else flat) with a diffuse BSDF of the
+material's `Kd` and, where `Ke` is not zero, a one-sided
 area emitter of radiance `Ke`; a perspective camera from our camera string (eye, target, up,
 vertical field of view in degrees); a box pixel filter (`--filter gaussian` for Mitsuba's
 default, which spreads each sample over neighbouring pixels: less noise a pixel, a blurred
@@ -39,16 +40,19 @@ def parse_mtl(path):
 
 
 def parse_obj(path):
-    """Vertices and, per material, the triangles (polygons fanned), as in our loader."""
-    verts, groups, mats, current = [], {}, {}, None
+    """Vertices, normals and, per material, the triangles as (vertex, normal) index triples
+    (normal -1: none; polygons fanned), as in our loader."""
+    verts, normals, groups, mats, current = [], [], {}, {}, None
     base = os.path.dirname(path)
     with open(path) as f:
-        for n, line in enumerate(f, 1):
+        for line in f:
             w = line.split()
             if not w:
                 continue
             if w[0] == "v":
                 verts.append(tuple(float(x) for x in w[1:4]))
+            elif w[0] == "vn":
+                normals.append(tuple(float(x) for x in w[1:4]))
             elif w[0] == "mtllib":
                 mats.update(parse_mtl(os.path.join(base, " ".join(w[1:]))))
             elif w[0] == "usemtl":
@@ -56,26 +60,38 @@ def parse_obj(path):
             elif w[0] == "f":
                 idx = []
                 for c in w[1:]:
-                    i = int(c.split("/")[0])
-                    idx.append(i - 1 if i > 0 else len(verts) + i)
+                    parts = c.split("/")
+                    i = int(parts[0])
+                    n = int(parts[2]) if len(parts) > 2 and parts[2] else 0
+                    idx.append((i - 1 if i > 0 else len(verts) + i, n - 1 if n > 0 else (len(normals) + n if n < 0 else -1)))
                 for k in range(1, len(idx) - 1):
                     groups.setdefault(current, []).append((idx[0], idx[k], idx[k + 1]))
-    return verts, groups, mats
+    return verts, normals, groups, mats
 
 
-def write_ply(path, verts, tris):
-    """A binary PLY of the triangles' own vertices (no sharing: flat shading, as ours)."""
+def write_ply(path, verts, normals, tris):
+    """A binary PLY of the triangles' own vertices with a normal each: the OBJ's where a face
+    has them at every corner (interpolated, as our shading normals), else the face's."""
     with open(path, "wb") as f:
         f.write(
             (
                 "ply\nformat binary_little_endian 1.0\n"
                 f"element vertex {3 * len(tris)}\nproperty float x\nproperty float y\nproperty float z\n"
+                "property float nx\nproperty float ny\nproperty float nz\n"
                 f"element face {len(tris)}\nproperty list uchar int vertex_indices\nend_header\n"
             ).encode()
         )
         for t in tris:
-            for i in t:
-                f.write(struct.pack("<3f", *verts[i]))
+            p = [verts[v] for v, _ in t]
+            if all(n >= 0 for _, n in t):
+                ns = [normals[n] for _, n in t]
+            else:
+                e1 = [p[1][k] - p[0][k] for k in range(3)]
+                e2 = [p[2][k] - p[0][k] for k in range(3)]
+                g = (e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0])
+                ns = [g] * 3
+            for q, n in zip(p, ns):
+                f.write(struct.pack("<6f", *q, *n))
         for k in range(len(tris)):
             f.write(struct.pack("<B3i", 3, 3 * k, 3 * k + 1, 3 * k + 2))
 
@@ -99,7 +115,7 @@ def main():
     c = [float(x) for x in a.camera.split(",")]
     if len(c) != 10:
         sys.exit(f"--camera {a.camera}: expected 10 numbers")
-    verts, groups, mats = parse_obj(a.scene)
+    verts, normals, groups, mats = parse_obj(a.scene)
     tmp = tempfile.mkdtemp(prefix="mitsuba-")
     scene = {
         "type": "scene",
@@ -122,11 +138,10 @@ def main():
     for k, (name, tris) in enumerate(groups.items()):
         m = mats.get(name, {"Kd": (0.8, 0.8, 0.8), "Ke": (0.0, 0.0, 0.0)})
         ply = os.path.join(tmp, f"{k}.ply")
-        write_ply(ply, verts, tris)
+        write_ply(ply, verts, normals, tris)
         shape = {
             "type": "ply",
             "filename": ply,
-            "face_normals": True,
             "bsdf": {"type": "diffuse", "reflectance": {"type": "rgb", "value": list(m["Kd"])}},
         }
         if max(m["Ke"]) > 0:

@@ -3,11 +3,10 @@
 //! tested at once, nearer first, and of two inner children the farther waits on the stack.
 //! Hits need `t_min < t < t_max`, as in the kd-tree's queries.
 
-use glam::Vec3;
+use glam::{Vec3, Vec3A};
 use rayon::prelude::*;
 
 use super::{BVH_MAX_DEPTH, Bvh};
-use crate::aabb::Aabb;
 use crate::traverse::QueryOptions;
 use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
 
@@ -25,12 +24,12 @@ pub(crate) fn box_inverse(r: &RayPrep) -> Vec3 {
 
 /// Where the ray enters `b` within `[t0, t1]`, if it does.
 #[inline]
-fn enter(o: Vec3, inv: Vec3, b: &Aabb, t0: f32, t1: f32) -> Option<f32> {
-    let lo = (b.min - o) * inv;
-    let hi = (b.max - o) * inv;
-    let neg = inv.cmplt(Vec3::ZERO);
-    let near = Vec3::select(neg, hi, lo);
-    let far = Vec3::select(neg, lo, hi);
+fn enter(o: Vec3A, inv: Vec3A, lo: [f32; 3], hi: [f32; 3], t0: f32, t1: f32) -> Option<f32> {
+    let lo = (Vec3A::from_array(lo) - o) * inv;
+    let hi = (Vec3A::from_array(hi) - o) * inv;
+    let neg = inv.cmplt(Vec3A::ZERO);
+    let near = Vec3A::select(neg, hi, lo);
+    let far = Vec3A::select(neg, lo, hi);
     let tn = near.x.max(near.y).max(near.z.max(t0));
     let tf = far.x.min(far.y).min(far.z.min(t1));
     let tn = tn * if tn > 0.0 { 1.0 - SLAB_SLACK } else { 1.0 + SLAB_SLACK };
@@ -129,7 +128,8 @@ impl Bvh {
         if !r.valid || self.nodes.is_empty() {
             return None;
         }
-        let inv = box_inverse(r);
+        // SIMD lanes for the slab tests (the same arithmetic, lane by lane).
+        let (o, inv) = (Vec3A::from(r.origin), Vec3A::from(box_inverse(r)));
         let mut best: Option<Hit> = None;
         let mut best_t = t_max;
         let mut stack = [0u32; BVH_MAX_DEPTH as usize];
@@ -137,12 +137,10 @@ impl Bvh {
         let mut node = 0usize;
         loop {
             let n = &self.nodes[node];
-            let (a_box, a_ref, a_count) = n.child(0);
-            let (b_box, b_ref, b_count) = n.child(1);
-            let ta = enter(r.origin, inv, &a_box, t_min, best_t);
-            let tb = enter(r.origin, inv, &b_box, t_min, best_t);
+            let ta = enter(o, inv, n.a_min, n.a_max, t_min, best_t);
+            let tb = enter(o, inv, n.b_min, n.b_max, t_min, best_t);
             // The nearer child first.
-            let mut kids = [(ta, a_ref, a_count), (tb, b_ref, b_count)];
+            let mut kids = [(ta, n.a_ref, n.a_count), (tb, n.b_ref, n.b_count)];
             if let (Some(x), Some(y)) = (ta, tb)
                 && y < x
             {
