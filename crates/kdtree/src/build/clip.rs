@@ -94,7 +94,7 @@ fn clipped_box(tri: &[Vec3; 3], cell: &Aabb, margin: f64) -> Aabb {
 
 /// A split's cells grown by the margin: the parent's in `f64` (what triangles are clipped
 /// to) and each child's rounded outward to `f32` (what their boxes are kept within).
-pub(super) struct GrownCells {
+pub(crate) struct GrownCells {
     lo: DVec3,
     hi: DVec3,
     left: Aabb,
@@ -102,7 +102,7 @@ pub(super) struct GrownCells {
 }
 
 impl GrownCells {
-    pub(super) fn new(cell: &Aabb, axis: usize, pos: f32, margin: f64) -> GrownCells {
+    pub(crate) fn new(cell: &Aabb, axis: usize, pos: f32, margin: f64) -> GrownCells {
         // A child's cell is the parent's but for one face, the split plane: grown, only that
         // face differs from the parent's grown cell.
         let (lo, hi, grown) = grow(cell, margin);
@@ -117,7 +117,7 @@ impl GrownCells {
 /// `axis`, each child grown by `margin` on every side (`cells`). Conservative: clipped in
 /// `f64` (Sutherland–Hodgman, first against the grown parent cell, then by each child's
 /// plane), rounded outward to `f32` and kept within the grown child cell.
-pub(super) fn clipped_boxes(tri: &[Vec3; 3], cells: &GrownCells, axis: usize, pos: f32, margin: f64) -> (Aabb, Aabb) {
+pub(crate) fn clipped_boxes(tri: &[Vec3; 3], cells: &GrownCells, axis: usize, pos: f32, margin: f64) -> (Aabb, Aabb) {
     let corners = tri.map(|v| v.as_dvec3());
     let inside_cell = corners.iter().all(|p| p.cmpge(cells.lo).all() && p.cmple(cells.hi).all());
     // Most triangles lie inside the parent cell: their corners need no clipping.

@@ -25,7 +25,7 @@
 //! the root down in proportion to the children's triangles, that the sweep's candidate
 //! splits must stay within.
 
-mod clip;
+pub(crate) mod clip;
 mod events;
 mod scratch;
 mod split;

@@ -5,7 +5,10 @@
 use glam::Vec3;
 
 use super::{BVH_MAX_DEPTH, Bvh, BvhNode};
+use rayon::prelude::*;
+
 use crate::aabb::Aabb;
+use crate::build::clip::{GrownCells, clipped_boxes};
 use crate::triangle::is_valid_triangle;
 
 /// Options of [`Bvh::build`].
@@ -60,24 +63,29 @@ impl Tree {
 }
 
 impl Bvh {
-    /// Builds the hierarchy of the valid triangles of `tris`. Node boxes are widened by 2^-20
-    /// of the scene's size, so rays along a box's face or through a vertex on it still enter.
+    /// Builds the hierarchy of the valid triangles of `tris` (a long thin triangle may be
+    /// listed in several leaves, each holding part of it). Node boxes are widened by 2^-20 of
+    /// the scene's size, so rays along a box's face or through a vertex on it still enter.
     ///
     /// ```
     /// use lumbre_kdtree::{scenes, Bvh, BvhOptions};
     /// let bvh = Bvh::build(&scenes::generated_scene(1000), &BvhOptions::default());
-    /// assert!(bvh.nodes.len() > 1 && bvh.prim_indices.len() == 1000);
+    /// assert!(bvh.nodes.len() > 1 && bvh.prim_indices.len() >= 1000);
     /// ```
     pub fn build(tris: &[[Vec3; 3]], opts: &BvhOptions) -> Bvh {
+        // In triangle order whatever the threads (fold and reduce keep it).
         let mut prims: Vec<Prim> = tris
-            .iter()
+            .par_iter()
             .enumerate()
             .filter(|(_, t)| is_valid_triangle(t))
-            .map(|(i, t)| {
-                let bounds = Aabb::from_points(t.iter().copied());
-                Prim { bounds, centroid: (bounds.min + bounds.max) * 0.5, index: i as u32 }
+            .fold(Vec::new, |mut out, (i, t)| {
+                references(i as u32, t, &mut out);
+                out
             })
-            .collect();
+            .reduce(Vec::new, |mut a, mut b| {
+                a.append(&mut b);
+                a
+            });
         let bounds = prims.iter().fold(Aabb::EMPTY, |b, p| b.union(&p.bounds));
         let margin = if prims.is_empty() { 0.0 } else { bounds.size().max_element() * (-20f32).exp2() };
         let opts = BvhOptions { leaf_size: opts.leaf_size.max(1), ..*opts };
@@ -136,6 +144,46 @@ impl BvhNode {
             a_count: 0,
             b_max: e.max.to_array(),
             b_count: 0,
+        }
+    }
+}
+
+/// A triangle whose box's surface area exceeds this many times its own area (an
+/// axis-aligned right triangle's is 4) enters the hierarchy as several references.
+const SPLIT_RATIO: f64 = 16.0;
+/// Halvings of a triangle's box at most: up to 8 references a triangle.
+const SPLIT_DEPTH: u32 = 3;
+
+/// The references of triangle `index` (early split clipping, Ernst and Greiner 2007): its box,
+/// or, for a long thin triangle whose box is mostly empty (the fan, the star polygon), the
+/// boxes of its parts in the halves of its box, split at the middle of the longest axis until
+/// each part's box is small against the part (about half the area a halving) or
+/// [`SPLIT_DEPTH`]. The parts are clipped in `f64` and rounded outward, so every point of the
+/// triangle lies in some reference's box.
+fn references(index: u32, tri: &[Vec3; 3], out: &mut Vec<Prim>) {
+    let [a, b, c] = tri.map(|v| v.as_dvec3());
+    let area = 0.5 * (b - a).cross(c - a).length();
+    let prim = |bounds: Aabb| Prim { bounds, centroid: (bounds.min + bounds.max) * 0.5, index };
+    let own = Aabb::from_points(tri.iter().copied());
+    if (own.surface_area() as f64) <= SPLIT_RATIO * area {
+        out.push(prim(own));
+        return;
+    }
+    let mut todo = vec![(own, 0u32)];
+    while let Some((bounds, level)) = todo.pop() {
+        let part = area / f64::from(1u32 << level);
+        if level >= SPLIT_DEPTH || (bounds.surface_area() as f64) <= SPLIT_RATIO * part {
+            out.push(prim(bounds));
+            continue;
+        }
+        let axis = bounds.size().max_position();
+        let pos = (bounds.min[axis] + bounds.max[axis]) * 0.5;
+        let cells = GrownCells::new(&bounds, axis, pos, 0.0);
+        let (lo, hi) = clipped_boxes(tri, &cells, axis, pos, 0.0);
+        for half in [lo, hi] {
+            if !half.is_empty() {
+                todo.push((half, level + 1));
+            }
         }
     }
 }

@@ -75,7 +75,8 @@ impl BvhNode {
 pub struct Bvh {
     /// The nodes; node 0 is the root (there is always one).
     pub nodes: Vec<BvhNode>,
-    /// Leaf triangle indices, each leaf's run adjacent.
+    /// Leaf triangle indices, each leaf's run adjacent; a long thin triangle may be listed
+    /// in several leaves (see [`Bvh::build`]).
     pub prim_indices: Vec<u32>,
     /// The box of the valid triangles.
     pub bounds: Aabb,
