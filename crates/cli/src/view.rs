@@ -109,7 +109,7 @@ pub fn image_path(flag: &str, out: &Path) -> Result<PathBuf> {
 #[derive(Args, Clone, Copy, Debug, Default)]
 pub struct Structure {
     /// Rays walk the kd-tree instead of the BVH (binned SAH), whose diffuse bounces and
-    /// path-traced frames run 1.2-1.8x the kd-tree's on a GPU (benches/RESULTS.md).
+    /// path-traced frames run 1.2-2x the kd-tree's on a GPU (benches/RESULTS.md).
     #[arg(long)]
     pub kd_tree: bool,
     /// Leaves: nodes with at most this many triangles (>= 1) are not split (the SAH may stop

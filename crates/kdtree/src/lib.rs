@@ -36,7 +36,7 @@
 //! the same queries with the same triangle tests, on the CPU and in `kdtree/bvh.wgsl`.
 //! [`Structure`] holds either; [`StructureOptions::default`] is the BVH, which the Lumbre
 //! renderers walk unless told otherwise: on an H100 its diffuse bounces and path-traced
-//! frames run 1.2-1.8x the kd-tree's on every scene of the scene set.
+//! frames run 1.2-2x the kd-tree's on every scene of the scene set.
 //!
 //! ```
 //! use glam::Vec3;

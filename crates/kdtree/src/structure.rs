@@ -10,7 +10,7 @@ use crate::traverse::QueryOptions;
 use crate::triangle::{Hit, Ray};
 
 /// Which structure to build, with its options. The default is the BVH: on a GPU its
-/// diffuse-bounce rays and path-traced frames run 1.2-1.8x the kd-tree's on every scene of
+/// diffuse-bounce rays and path-traced frames run 1.2-2x the kd-tree's on every scene of
 /// the scene set (benches/RESULTS.md, "Incoherent rays"); the kd-tree stays selectable.
 ///
 /// ```
