@@ -25,6 +25,22 @@ fn bvh_inverse(r: RayPrep) -> vec3<f32> {
     return select(r.inv, signed, r.par);
 }
 
+// Tests the leaf of `count` triangles from `first` against (t_min, best.t), keeping the
+// closest hit; true when an any-hit query may stop.
+fn bvh_leaf(r: RayPrep, watertight: bool, any_hit: bool, first: u32, count: u32, t_min: f32, best: ptr<function, KdHit>) -> bool {
+    for (var k = first; k < first + count; k++) {
+        let p0 = bvh_tris[3u * k];
+        let h = tri_test(watertight, r, p0.xyz, bvh_tris[3u * k + 1u].xyz, bvh_tris[3u * k + 2u].xyz, t_min, (*best).t);
+        if h.w != 0.0 {
+            *best = KdHit(h.x, bitcast<u32>(p0.w), h.y, h.z);
+            if any_hit {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 // Closest hit (or, with `any_hit`, the first found). The two children's box tests are
 // written out rather than called: the kd-tree's traversal ran slower with its step in a
 // function (docs/tuning-log.md).
@@ -82,18 +98,8 @@ fn bvh_query(r: RayPrep, watertight: bool, any_hit: bool, t_min: f32, t_max: f32
         if hit_a {
             if cnt_a == 0u {
                 next = ref_a;
-            } else if ta <= best.t {
-                for (var k = ref_a; k < ref_a + cnt_a; k++) {
-                    let p0 = bvh_tris[3u * k];
-                    let tri = bitcast<u32>(p0.w);
-                    let h = tri_test(watertight, r, p0.xyz, bvh_tris[3u * k + 1u].xyz, bvh_tris[3u * k + 2u].xyz, t_min, best.t);
-                    if h.w != 0.0 {
-                        best = KdHit(h.x, tri, h.y, h.z);
-                        if any_hit {
-                            return best;
-                        }
-                    }
-                }
+            } else if ta <= best.t && bvh_leaf(r, watertight, any_hit, ref_a, cnt_a, t_min, &best) {
+                return best;
             }
         }
         if hit_b {
@@ -103,18 +109,8 @@ fn bvh_query(r: RayPrep, watertight: bool, any_hit: bool, t_min: f32, t_max: f32
                 } else {
                     push = ref_b;
                 }
-            } else if tb <= best.t {
-                for (var k = ref_b; k < ref_b + cnt_b; k++) {
-                    let p0 = bvh_tris[3u * k];
-                    let tri = bitcast<u32>(p0.w);
-                    let h = tri_test(watertight, r, p0.xyz, bvh_tris[3u * k + 1u].xyz, bvh_tris[3u * k + 2u].xyz, t_min, best.t);
-                    if h.w != 0.0 {
-                        best = KdHit(h.x, tri, h.y, h.z);
-                        if any_hit {
-                            return best;
-                        }
-                    }
-                }
+            } else if tb <= best.t && bvh_leaf(r, watertight, any_hit, ref_b, cnt_b, t_min, &best) {
+                return best;
             }
         }
         if push != KD_NONE {
