@@ -1,8 +1,9 @@
-//! `lumbre bench raytrace`: the kd-tree ray tracing thesis's table. Per scene (the models and
-//! generated inputs, among them two of long thin overlapping triangles that test the SAH
-//! build's reference budget): load and SAH build time, then the mean frame time over 20 camera positions around the model with one
-//! primary and one shadow ray per pixel, at 800x600 and 1920x1080, on the GPU with both
-//! traversals, and the CPU's Mrays/s for comparison. `--tables incoherent` adds the
+//! `lumbre bench raytrace`: the kd-tree ray tracing thesis's table, through the BVH (or the
+//! kd-tree with `--kd-tree`). Per scene (the models and generated inputs, among them two of
+//! long thin overlapping triangles that test the SAH builds): load and build time, then the
+//! mean frame time over 20 camera positions around the model with one primary and one shadow
+//! ray per pixel, at 800x600 and 1920x1080, on the GPU (the kd-tree with both traversals), and
+//! the CPU's Mrays/s for comparison. `--tables incoherent` adds the
 //! incoherent rays' tables on the scene set (see `incoherent.rs`).
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ pub enum TableChoice {
     Incoherent,
 }
 
-/// The kd-tree ray tracer on suzanne, teapot, the bunny and 1M generated triangles
+/// The ray tracer (BVH or kd-tree) on suzanne, teapot, the bunny and 1M generated triangles
 /// (coherent rays), and with `--tables incoherent` diffuse bounces and path-traced frames on
 /// the scene set.
 #[derive(Args)]
