@@ -45,7 +45,7 @@ const _: () = assert!(
 /// Invocations a dispatch of the path tracer should have at least, where its samples allow:
 /// small images otherwise leave most of a large GPU idle (256x256 pixels are 65,536
 /// invocations; an H100 holds about 270,000 at once).
-const FILL: u64 = 1 << 19;
+const FILL: u64 = 1 << 20;
 
 /// A prepared scene on the GPU for the path tracer: the scene and its emitters.
 #[derive(Clone, Debug)]
