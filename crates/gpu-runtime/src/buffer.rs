@@ -246,6 +246,19 @@ impl Gpu {
         self.raw_buffer(len, Fit::Binding, wgpu::BufferUsages::empty())
     }
 
+    /// A zero-filled buffer that fits one binding and can also hold the arguments of indirect
+    /// dispatches (`INDIRECT` usage): kernels that size the next kernel's grid write them.
+    ///
+    /// ```no_run
+    /// let gpu = lumbre_gpu::Gpu::new()?;
+    /// let args = gpu.zeroed_indirect::<u32>(3)?;
+    /// assert!(args.raw().usage().contains(lumbre_gpu::wgpu::BufferUsages::INDIRECT));
+    /// # Ok::<(), lumbre_gpu::Error>(())
+    /// ```
+    pub fn zeroed_indirect<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        self.raw_buffer(len, Fit::Binding, wgpu::BufferUsages::INDIRECT)
+    }
+
     /// A zero-filled buffer checked against `fit` (use [`Fit::Pieces`] for data that is
     /// bound in ranges).
     pub fn zeroed_fit<T: Pod>(&self, len: usize, fit: Fit) -> Result<Buffer<T>> {

@@ -91,7 +91,7 @@ pub use error::LoadError;
 pub use gpu::{GpuImage, GpuPathImage, GpuPathScene, GpuScene, GpuVolumeImage};
 pub use material::{Material, MaterialKind};
 pub use metrics::{DiffStats, SizeMismatch, diff_stats};
-pub use path::{PathCounts, PathOptions, PathRender};
+pub use path::{PathCounts, PathOptions, PathRender, PathSchedule};
 pub use points::{PointCloud, PointReport, load_slice_dir, load_slices, shepp_logan_phantom, write_slices};
 pub use read::{MAX_INPUT_BYTES, check_input, read_input};
 pub use scene::{Light, LoadReport, Prepared, SCENE_SIZE_RANGE, Scene, Triangle};

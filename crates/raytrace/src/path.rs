@@ -75,6 +75,39 @@ pub struct PathOptions {
     pub background: Vec3,
     /// Traversal and triangle test of every ray query.
     pub query: QueryOptions,
+    /// How the GPU schedules the paths (the CPU traces each path alone; the image is the
+    /// same bits either way).
+    pub schedule: PathSchedule,
+}
+
+/// How the GPU path tracer schedules its paths: the same paths and the same sums either way.
+///
+/// ```
+/// use lumbre_raytrace::{PathOptions, PathSchedule};
+/// let o = PathOptions { schedule: PathSchedule::wavefront(), ..Default::default() };
+/// assert_eq!(o.schedule, PathSchedule::Wavefront { pool: 1 << 20, reorder: false });
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PathSchedule {
+    /// One kernel a batch of samples, each thread tracing whole paths one after another.
+    #[default]
+    Megakernel,
+    /// A pool of `pool` paths in flight and one kernel per stage (new paths, extension rays,
+    /// vertices, shadow rays) with queues between them; `reorder` sorts the queued rays by
+    /// origin and direction before each trace.
+    Wavefront {
+        /// Paths in flight (rounded up to a multiple of 64).
+        pool: u32,
+        /// Sort the queued rays by a Morton key of origin and direction octant.
+        reorder: bool,
+    },
+}
+
+impl PathSchedule {
+    /// The wavefront with a million paths in flight, without ray reordering.
+    pub fn wavefront() -> PathSchedule {
+        PathSchedule::Wavefront { pool: 1 << 20, reorder: false }
+    }
 }
 
 impl Default for PathOptions {
@@ -88,6 +121,7 @@ impl Default for PathOptions {
             rr_depth: 3,
             background: Vec3::ZERO,
             query: QueryOptions::default(),
+            schedule: PathSchedule::Megakernel,
         }
     }
 }
@@ -113,6 +147,9 @@ impl PathOptions {
                 "samples [{}, {} + {}) run past 2^32",
                 self.first_sample, self.first_sample, self.spp
             )));
+        }
+        if let PathSchedule::Wavefront { pool: 0, .. } = self.schedule {
+            return Err(Error::Input("wavefront path tracer with a pool of 0 paths: at least 1".into()));
         }
         if !self.background.is_finite() || self.background.min_element() < 0.0 {
             return Err(Error::Input(format!("background {}: must be finite and >= 0", self.background)));

@@ -1,6 +1,6 @@
 //! The GPU paths, one module per stage named like its CPU module: the scene as the renderers
 //! read it (`scene`), the integrators (`whitted`, `path`), the voxel renderer (`volume`) and
-//! the emitter distribution (`emitters`); then what they share: images (`image`) and the
+//! the emitter distribution (`emitters`), the path tracer as a wavefront (`wavefront`); then what they share: images (`image`) and the
 //! cutting of a render into dispatches (`batch`).
 
 mod batch;
@@ -9,6 +9,7 @@ mod image;
 mod path;
 mod scene;
 mod volume;
+mod wavefront;
 mod whitted;
 
 pub use batch::SAMPLES_PER_DISPATCH;

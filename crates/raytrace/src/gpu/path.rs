@@ -1,7 +1,7 @@
 //! The path tracer on the GPU: `raytrace/path.wgsl`, one thread per pixel looping over its
 //! samples and bounces, the image rendered in tiles of pixels as the Whitted kernel does.
 
-use lumbre_gpu::{Buffer, Compute, Gpu, Placed, Progress, Recorder, Report, Result};
+use lumbre_gpu::{Buffer, Compute, Gpu, Placed, Progress, Recorder, Report, Result, wgpu};
 use lumbre_kdtree::{Traversal, TriangleTest};
 
 use super::batch::{TILES_PER_DISPATCH, batches};
@@ -10,13 +10,14 @@ use super::scene::GpuScene;
 use crate::camera::GpuCamera;
 use crate::emitters::Emitters;
 use crate::image::Image;
-use crate::path::{PathCounts, PathRender, Tracer, face_normals};
+use crate::path::{PathCounts, PathRender, PathSchedule, Tracer, face_normals};
 use crate::scene::Prepared;
 use crate::sums::SampleSums;
 
+/// The parameters of raytrace/path_vertex, shared by the megakernel and the wavefront.
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct Params {
+pub(super) struct Params {
     cam: GpuCamera,
     bmin: [f32; 3],
     width: u32,
@@ -40,6 +41,8 @@ struct Params {
 const _: () = assert!(
     size_of::<Params>() == lumbre_shaders::raytrace::PATH_KD_PARAMS_SIZE
         && size_of::<Params>() == lumbre_shaders::raytrace::PATH_BVH_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::raytrace::WAVEFRONT_KD_PARAMS_SIZE
+        && size_of::<Params>() == lumbre_shaders::raytrace::WAVEFRONT_BVH_PARAMS_SIZE
 );
 
 /// Invocations a dispatch of the path tracer should have at least, where its samples allow:
@@ -99,79 +102,129 @@ pub struct GpuPathImage {
     pub height: u32,
 }
 
+/// What every dispatch of a render shares: its output, the scene's bounds and the flags.
+pub(super) struct RenderSetup {
+    pub out: GpuPathImage,
+    pub shader: lumbre_shaders::Shader,
+    pub tiles: u32,
+}
+
 impl PathRender {
-    /// Records the render of an uploaded scene.
+    /// Records the render of an uploaded scene, on the schedule of its options.
     pub fn record_render(&self, rec: &mut Recorder, s: &GpuPathScene) -> Result<GpuPathImage> {
         let o = &self.options;
         o.check()?;
-        let gpu = rec.gpu().clone();
-        let n = o.width as usize * o.height as usize;
-        let pixels = gpu.zeroed::<[f32; 4]>(n)?;
-        let sums = gpu.zeroed::<u32>(6 * n)?;
-        let counters = gpu.zeroed::<u32>(6)?;
-        let shader = s.scene.structure.pick(lumbre_shaders::raytrace::PATH_KD, lumbre_shaders::raytrace::PATH_BVH);
-        let kernel = gpu.kernel(&shader, "render")?;
-        let mean = gpu.kernel(&shader, "mean")?;
-        let scale_log2 = SampleSums::scale_log2_below(s.brightest.max(o.background.max_element()));
-        let tiles = o.width.div_ceil(8) * o.height.div_ceil(8);
-        let flags = (o.query.traversal == Traversal::Restart) as u32
-            | (((o.query.test == TriangleTest::Watertight) as u32) << 1);
-        let b = s.scene.bounds();
-        for batch in batches(o.first_sample, o.spp, tiles, TILES_PER_DISPATCH) {
-            // Small images: several invocations a pixel, each drawing some of the batch's
-            // samples, so that a dispatch has about FILL invocations.
-            let streams = (FILL.div_ceil(batch.tiles as u64 * 64) as u32).clamp(1, batch.count);
-            let params = gpu.upload(&[Params {
-                cam: self.camera.to_gpu(o.width, o.height),
-                bmin: b.min.to_array(),
-                width: o.width,
-                bmax: b.max.to_array(),
-                height: o.height,
-                background: o.background.to_array(),
-                spp: o.spp,
-                first_sample: o.first_sample,
-                max_bounces: o.max_bounces,
-                rr_depth: o.rr_depth,
-                n_lights: s.scene.n_lights,
-                flags,
-                eps: s.scene.eps,
-                pixel_base: batch.tile_base,
-                n_emitters: s.emitters.count,
-                batch_first: batch.first,
-                batch_count: batch.count,
-                scale_log2,
-                streams,
-            }])?;
-            let [e1, e2, e3] = s.emitters.bindings();
-            let res: Vec<_> = [params.binding()]
-                .into_iter()
-                .chain(s.scene.bindings())
-                .chain([
-                    s.scene.lights.binding(),
-                    e1,
-                    e2,
-                    e3,
-                    sums.binding(),
-                    counters.binding(),
-                    s.face_normals.binding(),
-                    pixels.binding(),
-                ])
-                .collect();
-            rec.dispatch("path", &kernel, &res, batch.tiles as u64 * streams as u64)?;
-            if batch.last && batch.tile_base + batch.tiles == tiles {
-                rec.dispatch("path mean", &mean, &res, n.div_ceil(64) as u64)?;
-            }
+        let setup = self.setup(rec.gpu(), s)?;
+        match o.schedule {
+            PathSchedule::Megakernel => self.record_megakernel(rec, s, &setup)?,
+            PathSchedule::Wavefront { pool, reorder } => self.record_wavefront(rec, s, &setup, pool, reorder)?,
         }
-        Ok(GpuPathImage {
-            pixels,
-            sums,
+        // The mean of every pixel, once the sums are complete.
+        let mean = rec.gpu().kernel(&setup.shader, "mean")?;
+        let params = rec.gpu().upload(&[self.params(s, &setup, o.first_sample, o.spp, 0, 1)])?;
+        let res = self.bindings(s, &setup.out, &params);
+        let n = o.width as u64 * o.height as u64;
+        rec.dispatch("path mean", &mean, &res, n.div_ceil(64))?;
+        Ok(setup.out)
+    }
+
+    /// The output buffers and the megakernel's shader of the scene's structure.
+    fn setup(&self, gpu: &Gpu, s: &GpuPathScene) -> Result<RenderSetup> {
+        let o = &self.options;
+        let n = o.width as usize * o.height as usize;
+        let scale_log2 = SampleSums::scale_log2_below(s.brightest.max(o.background.max_element()));
+        let out = GpuPathImage {
+            pixels: gpu.zeroed::<[f32; 4]>(n)?,
+            sums: gpu.zeroed::<u32>(6 * n)?,
             scale_log2,
             first_sample: o.first_sample,
             spp: o.spp,
-            counters,
+            counters: gpu.zeroed::<u32>(6)?,
             width: o.width,
             height: o.height,
-        })
+        };
+        let shader = s.scene.structure.pick(lumbre_shaders::raytrace::PATH_KD, lumbre_shaders::raytrace::PATH_BVH);
+        Ok(RenderSetup { out, shader, tiles: o.width.div_ceil(8) * o.height.div_ceil(8) })
+    }
+
+    /// The parameters of a dispatch of samples `[first, first + count)` from tile `tile_base`
+    /// with `streams` invocations a pixel.
+    pub(super) fn params(
+        &self,
+        s: &GpuPathScene,
+        setup: &RenderSetup,
+        first: u32,
+        count: u32,
+        tile_base: u32,
+        streams: u32,
+    ) -> Params {
+        let o = &self.options;
+        let b = s.scene.bounds();
+        let reorder = matches!(o.schedule, PathSchedule::Wavefront { reorder: true, .. });
+        Params {
+            cam: self.camera.to_gpu(o.width, o.height),
+            bmin: b.min.to_array(),
+            width: o.width,
+            bmax: b.max.to_array(),
+            height: o.height,
+            background: o.background.to_array(),
+            spp: o.spp,
+            first_sample: o.first_sample,
+            max_bounces: o.max_bounces,
+            rr_depth: o.rr_depth,
+            n_lights: s.scene.n_lights,
+            flags: (o.query.traversal == Traversal::Restart) as u32
+                | (((o.query.test == TriangleTest::Watertight) as u32) << 1)
+                | ((reorder as u32) << 2),
+            eps: s.scene.eps,
+            pixel_base: tile_base,
+            n_emitters: s.emitters.count,
+            batch_first: first,
+            batch_count: count,
+            scale_log2: setup.out.scale_log2,
+            streams,
+        }
+    }
+
+    /// Bindings 0 to 13 of the path tracer's kernels (raytrace/path_vertex), then the image.
+    pub(super) fn bindings<'a>(
+        &self,
+        s: &'a GpuPathScene,
+        out: &'a GpuPathImage,
+        params: &'a Buffer<Params>,
+    ) -> Vec<wgpu::BindingResource<'a>> {
+        let [e1, e2, e3] = s.emitters.bindings();
+        [params.binding()]
+            .into_iter()
+            .chain(s.scene.bindings())
+            .chain([
+                s.scene.lights.binding(),
+                e1,
+                e2,
+                e3,
+                out.sums.binding(),
+                out.counters.binding(),
+                s.face_normals.binding(),
+                out.pixels.binding(),
+            ])
+            .collect()
+    }
+
+    /// The megakernel: batches of samples over tiles of pixels, each invocation tracing
+    /// whole paths.
+    fn record_megakernel(&self, rec: &mut Recorder, s: &GpuPathScene, setup: &RenderSetup) -> Result<()> {
+        let o = &self.options;
+        let kernel = rec.gpu().kernel(&setup.shader, "render")?;
+        for batch in batches(o.first_sample, o.spp, setup.tiles, TILES_PER_DISPATCH) {
+            // Small images: several invocations a pixel, each drawing some of the batch's
+            // samples, so that a dispatch has about FILL invocations.
+            let streams = (FILL.div_ceil(batch.tiles as u64 * 64) as u32).clamp(1, batch.count);
+            let params =
+                rec.gpu().upload(&[self.params(s, setup, batch.first, batch.count, batch.tile_base, streams)])?;
+            let res = self.bindings(s, &setup.out, &params);
+            rec.dispatch("path", &kernel, &res, batch.tiles as u64 * streams as u64)?;
+        }
+        Ok(())
     }
 
     /// Reads the render's fixed-point sums back: the exact per-pixel result, which adds to
