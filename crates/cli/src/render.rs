@@ -49,6 +49,8 @@ pub struct RenderArgs {
     write_every: f64,
     #[command(flatten)]
     structure: crate::view::Structure,
+    #[command(flatten)]
+    schedule: crate::view::Schedule,
     /// Spread the samples over these GPUs (`all`, a count N, or adapter indices #I or I,J as
     /// `lumbre info` lists them); each takes batches as it frees up. The image is the same,
     /// bit for bit, as on one of them.
@@ -126,6 +128,10 @@ impl OnBackend for RenderArgs {
             return Err(format!("--write-every {}: must be a positive number of seconds", self.write_every).into());
         }
         self.structure.check()?;
+        self.schedule.check()?;
+        if self.method == Method::Whitted && self.schedule.wavefront {
+            return Err("--wavefront schedules the path tracer: add --method path".into());
+        }
         if self.gpus.is_some() && self.view.backend.backend != BackendChoice::Gpu {
             return Err("--gpus needs --backend gpu".into());
         }
@@ -202,6 +208,7 @@ impl RenderArgs {
             rr_depth: self.rr_depth,
             background: glam::Vec3::ZERO,
             query: o.query,
+            schedule: self.schedule.schedule(),
         };
         options.check()?;
         let render = PathRender { camera, options };

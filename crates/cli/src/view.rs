@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use lumbre_gpu::Backend;
 use lumbre_kdtree::{BuildOptions, BvhOptions, StructureOptions};
+use lumbre_raytrace::PathSchedule;
 
 use crate::backend::BackendArgs;
 use crate::error::Result;
@@ -149,5 +150,51 @@ impl Structure {
             StructureOptions::KdTree(o) => format!("kd-tree (leaves of {})", o.max_leaf_size),
             StructureOptions::Bvh(o) => format!("BVH (leaves of {})", o.leaf_size),
         }
+    }
+}
+
+/// `--wavefront`, `--pool` and `--reorder`: how the GPU path tracer schedules its paths (the
+/// image is the same bits on every schedule).
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct Schedule {
+    /// Path: trace on the GPU as a wavefront (one kernel per stage, queues between them)
+    /// instead of one kernel per batch of samples (benches/RESULTS.md compares them).
+    #[arg(long)]
+    pub wavefront: bool,
+    /// Path, --wavefront: paths in flight (default 1048576; rounded up to a multiple of 64).
+    #[arg(long, value_name = "PATHS")]
+    pub pool: Option<u32>,
+    /// Path, --wavefront: sort the queued rays by origin and direction before each trace.
+    #[arg(long)]
+    pub reorder: bool,
+}
+
+impl Schedule {
+    /// `--pool` and `--reorder` need `--wavefront`; `--pool 0` is refused.
+    pub fn check(&self) -> Result<()> {
+        if !self.wavefront && (self.pool.is_some() || self.reorder) {
+            return Err("--pool and --reorder schedule the wavefront: add --wavefront".into());
+        }
+        if self.pool == Some(0) {
+            return Err("--pool 0: at least one path in flight".into());
+        }
+        Ok(())
+    }
+
+    /// The path tracer's schedule.
+    pub fn schedule(&self) -> PathSchedule {
+        if !self.wavefront {
+            return PathSchedule::Megakernel;
+        }
+        PathSchedule::Wavefront { pool: self.pool.unwrap_or(PathSchedule::POOL), reorder: self.reorder }
+    }
+}
+
+/// A short name of a path tracer's schedule, for tables and run descriptions.
+pub fn schedule_name(s: PathSchedule) -> String {
+    match s {
+        PathSchedule::Megakernel => "megakernel".into(),
+        PathSchedule::Wavefront { pool, reorder: false } => format!("wavefront ({pool} paths)"),
+        PathSchedule::Wavefront { pool, reorder: true } => format!("wavefront ({pool} paths), reordered"),
     }
 }

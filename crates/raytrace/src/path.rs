@@ -104,9 +104,13 @@ pub enum PathSchedule {
 }
 
 impl PathSchedule {
-    /// The wavefront with a million paths in flight, without ray reordering.
+    /// Paths in flight of [`wavefront`](PathSchedule::wavefront): a million, several times
+    /// what a large GPU runs at once, so that the queues stay full between rounds.
+    pub const POOL: u32 = 1 << 20;
+
+    /// The wavefront with [`POOL`](PathSchedule::POOL) paths in flight, without ray reordering.
     pub fn wavefront() -> PathSchedule {
-        PathSchedule::Wavefront { pool: 1 << 20, reorder: false }
+        PathSchedule::Wavefront { pool: PathSchedule::POOL, reorder: false }
     }
 }
 

@@ -15,7 +15,7 @@ use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, m
 use lumbre_kdtree::{BvhQuery, GpuStructure, Hit, Hits, QueryOptions, Ray, RayQuery};
 
 use crate::view::Structure;
-use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, Prepared};
+use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, PathSchedule, Prepared};
 use rayon::prelude::*;
 
 use super::bounce::{bounce_rays, primary_rays, spread};
@@ -82,6 +82,9 @@ pub struct IncoherentArgs {
     /// Incoherent tables: timed GPU ray batches (the median is reported).
     #[arg(long, default_value_t = 15)]
     pub repeats: usize,
+    /// Path-traced frames: the GPU schedules to time, comma-separated (a row each).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "megakernel")]
+    pub schedules: Vec<ScheduleChoice>,
     /// Timed path-traced frames per size (the median is reported), after one unmeasured.
     #[arg(long, default_value_t = 3)]
     pub path_repeats: usize,
@@ -152,6 +155,27 @@ impl IncoherentArgs {
     }
 }
 
+/// A schedule of the path tracer (`--schedules`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScheduleChoice {
+    /// One kernel per batch of samples.
+    Megakernel,
+    /// The wavefront of a million paths in flight.
+    Wavefront,
+    /// The wavefront with its rays sorted by origin and direction before each trace.
+    Reorder,
+}
+
+impl ScheduleChoice {
+    fn schedule(self) -> PathSchedule {
+        match self {
+            ScheduleChoice::Megakernel => PathSchedule::Megakernel,
+            ScheduleChoice::Wavefront => PathSchedule::wavefront(),
+            ScheduleChoice::Reorder => PathSchedule::Wavefront { pool: PathSchedule::POOL, reorder: true },
+        }
+    }
+}
+
 /// One scene's rays: counts and rates.
 struct RayRow {
     primary: usize,
@@ -201,6 +225,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &Structure) -
             "triangles",
             "frame",
             "spp",
+            "schedule",
             "Mpaths",
             "GPU ms",
             "wall ms",
@@ -260,24 +285,27 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &Structure) -
         ]);
         let sizes = [(args.small_size, args.small_size, args.small_spp), (w, h, args.large_spp)];
         for (fw, fh, spp) in sizes.into_iter().filter(|s| s.2 > 0) {
-            let render =
-                PathRender { camera, options: PathOptions { width: fw, height: fh, spp, ..Default::default() } };
-            let f = frame(gpu.zip(busy.as_ref()), &prepared, &render, args.path_repeats)?;
-            let paths = fw as f64 * fh as f64 * spp as f64;
-            let time = f.gpu.unwrap_or(f.wall).as_secs_f64().max(1e-12);
-            let ms = |d: Duration| sig(d.as_secs_f64() * 1e3);
-            frames.row(vec![
-                entry.name.to_string(),
-                tris.clone(),
-                format!("{fw}x{fh}"),
-                spp.to_string(),
-                sig(paths / 1e6),
-                f.gpu.map_or("-".into(), ms),
-                ms(f.wall),
-                sig(paths / time / 1e6),
-                sig(f.rays / time / 1e9),
-                sig(f.rays_extension / paths),
-            ]);
+            for choice in &args.schedules {
+                let schedule = choice.schedule();
+                let options = PathOptions { width: fw, height: fh, spp, schedule, ..Default::default() };
+                let f = frame(gpu.zip(busy.as_ref()), &prepared, &PathRender { camera, options }, args.path_repeats)?;
+                let paths = fw as f64 * fh as f64 * spp as f64;
+                let time = f.gpu.unwrap_or(f.wall).as_secs_f64().max(1e-12);
+                let ms = |d: Duration| sig(d.as_secs_f64() * 1e3);
+                frames.row(vec![
+                    entry.name.to_string(),
+                    tris.clone(),
+                    format!("{fw}x{fh}"),
+                    spp.to_string(),
+                    crate::view::schedule_name(schedule),
+                    sig(paths / 1e6),
+                    f.gpu.map_or("-".into(), ms),
+                    ms(f.wall),
+                    sig(paths / time / 1e6),
+                    sig(f.rays / time / 1e9),
+                    sig(f.rays_extension / paths),
+                ]);
+            }
         }
         if let Some(export) = &mut export {
             let kinds = [("primary", &r.cpu[0]), ("bounce", &r.cpu[1])];
