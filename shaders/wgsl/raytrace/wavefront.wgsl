@@ -2,13 +2,13 @@
 //! define const KD_SHORT_STACK: u32 = 16u;
 //! import kd: kdtree/traverse
 //! import bvh: kdtree/bvh
-//! import raytrace/path_vertex
+//! import raytrace/path_common
 //! import morton/code
 // The path tracer as a wavefront (Laine, Karras and Aila 2013): a pool of paths in flight,
 // one kernel per stage and queues between them. Each round: `regen` adds the radiance of
 // paths that ended to their pixels and starts new paths in the free slots; `queue_args`
 // sizes the next dispatches; `extend` traces the queued paths' rays; `shade` runs their
-// vertices (raytrace/path_vertex, as the megakernel does) and queues their next-event
+// vertices (path_vertex, as the megakernel does) and queues their next-event
 // estimation; `shadow_args`; `shadow` casts the shadow rays and adds their light. The paths
 // are the megakernel's: its sums come out bit for bit, in any order of the queues.
 
@@ -29,6 +29,173 @@
 // written by queue_args and shadow_args (a buffer bound as storage cannot be a dispatch's
 // arguments).
 @group(0) @binding(20) var<storage, read_write> args: array<u32>;
+
+// A path between two vertices: the ray to trace next and what the path carries.
+struct PathState {
+    origin: vec3<f32>,
+    depth: u32,
+    dir: vec3<f32>,
+    // the sample's key (sample_key)
+    key: u32,
+    throughput: vec3<f32>,
+    // density in solid angle of the last scattered direction; 0 after the camera or a
+    // specular bounce (its emitter hit counts fully)
+    last_pdf: f32,
+    // where the last direction was scattered from
+    last_point: vec3<f32>,
+    pixel: u32,
+    radiance: vec3<f32>,
+    // wavefront only: STATUS_*
+    status: u32,
+}
+
+// Next-event estimation at a vertex, as the vertex asks for it: direct(p, above, lobes, key,
+// depth) times `throughput` adds to the path's radiance.
+struct Nee {
+    p: vec3<f32>,
+    depth: u32,
+    above: vec3<f32>,
+    // the wavefront's slot of the path
+    slot: u32,
+    throughput: vec3<f32>,
+    valid: u32,
+    lobes: Lobes,
+}
+
+// The path of sample `sample` of pixel (x, y): its camera ray, jittered in the pixel.
+fn path_start(x: u32, y: u32, pixel: u32, sample: u32) -> PathState {
+    let key = sample_key(pixel, sample);
+    let jx = rand(key, 0u, DIM_CAMERA);
+    let jy = rand(key, 0u, DIM_CAMERA + 1u);
+    let origin = params.cam.eye.xyz;
+    let dir = camera_dir(params.cam, f32(x) + jx, f32(y) + jy);
+    return PathState(origin, 0u, dir, key, vec3<f32>(1.0), 0.0, origin, pixel, vec3<f32>(0.0), 0u);
+}
+
+// The path a vertex works on, and the next-event estimation it asks for.
+var<private> path: PathState;
+var<private> path_nee: Nee;
+
+// The vertex where `path`'s ray met `hit` (KD_NONE: nothing): adds what it sees of the
+// emitters and the background, asks for next-event estimation in `path_nee` (its light is
+// added before the next vertex), and scatters the ray. False when the path ends here. The
+// loop body of the megakernel's path_sample (path.wgsl), step for step.
+fn path_vertex(hit: KdHit) -> bool {
+    path_nee.valid = 0u;
+    let origin = path.origin;
+    let dir = path.dir;
+    let depth = path.depth;
+    let key = path.key;
+    if hit.tri == KD_NONE {
+        path.radiance += path.throughput * params.background;
+        return false;
+    }
+    let sf = surface_at(hit, origin, dir, face_normals[hit.tri].xyz);
+    let m = materials[sf.material];
+    if m.kind == KIND_EMITTER && sf.entering {
+        var w = 1.0;
+        if path.last_pdf > 0.0 {
+            // sf.ng faces the ray: -dot(ng, dir) is the cosine at the emitter
+            let back = sf.p - path.last_point;
+            let pdf_light = em_pdf(hit.tri) * dot(back, back) / (-dot(sf.ng, dir));
+            w = power_heuristic(path.last_pdf, pdf_light);
+        }
+        path.radiance += path.throughput * m.ke * w;
+    }
+    if depth >= params.max_bounces {
+        return false;
+    }
+    let n = sf.n;
+    let ng = sf.ng;
+    let above = sf.p + ng * params.eps;
+    if m.kind == KIND_GLASS {
+        var n1 = m.ni;
+        var n2 = 1.0;
+        if sf.entering {
+            n1 = 1.0;
+            n2 = m.ni;
+        }
+        let eta = n1 / n2;
+        let cos_i = clamp(-dot(dir, n), 0.0, 1.0);
+        let sin2_t = eta * eta * (1.0 - cos_i * cos_i);
+        let reflected = dir - 2.0 * dot(dir, n) * n;
+        if sin2_t >= 1.0 || rand(key, depth, DIM_LOBE) < schlick(cos_i, n1, n2) {
+            path.origin = above;
+            path.dir = reflected;
+        } else {
+            let cos_t = sqrt(1.0 - sin2_t);
+            path.origin = sf.p - ng * params.eps;
+            path.dir = eta * dir + (eta * cos_i - cos_t) * n;
+        }
+        path.last_pdf = 0.0;
+    } else {
+        let mirror = m.kind == KIND_MIRROR;
+        let glossy = m.kind == KIND_PHONG;
+        let kd = max(max3(m.kd), 0.0);
+        var ks = 0.0;
+        if mirror || glossy {
+            ks = max(max3(m.ks), 0.0);
+        }
+        if kd + ks <= 0.0 {
+            return false;
+        }
+        let specular_prob = ks / (kd + ks);
+        let reflected = dir - 2.0 * dot(dir, n) * n;
+        var b = Lobes(n, reflected, m.kd, vec3<f32>(0.0), max(m.ns, 1.0), 1.0 - specular_prob, 0.0);
+        if glossy {
+            b.ks = m.ks;
+            b.p_glossy = specular_prob;
+        }
+        if kd > 0.0 || glossy {
+            path_nee = Nee(sf.p, depth, above, 0u, path.throughput, 1u, b);
+        }
+        let pick_specular = rand(key, depth, DIM_LOBE) < specular_prob;
+        if mirror && pick_specular {
+            path.throughput *= m.ks / specular_prob;
+            path.origin = above;
+            path.dir = reflected;
+            path.last_pdf = 0.0;
+        } else {
+            let u1 = rand(key, depth, DIM_DIRECTION);
+            let u2 = rand(key, depth, DIM_DIRECTION + 1u);
+            var next: vec3<f32>;
+            if pick_specular {
+                next = to_world(phong_lobe(u1, u2, b.ns), reflected);
+            } else {
+                next = to_world(cosine_hemisphere(u1, u2), n);
+            }
+            let cos = dot(n, next);
+            // below the surface (a lobe or a shading normal leaning away): the path ends
+            if cos <= 0.0 || dot(next, ng) <= 0.0 {
+                return false;
+            }
+            let e = lobes_eval(b, next);
+            if e.pdf <= 0.0 {
+                return false;
+            }
+            path.throughput *= e.f * (cos / e.pdf);
+            path.last_pdf = e.pdf;
+            path.last_point = sf.p;
+            path.origin = above;
+            path.dir = next;
+        }
+    }
+    if depth >= params.rr_depth {
+        let survive = clamp(max3(path.throughput), SURVIVE_MIN, SURVIVE_MAX);
+        if rand(key, depth, DIM_ROULETTE) >= survive {
+            return false;
+        }
+        path.throughput /= survive;
+    }
+    path.depth = depth + 1u;
+    return true;
+}
+
+// What next-event estimation `nee` adds to its path's radiance (counting its shadow rays), as
+// the megakernel adds it.
+fn nee_radiance(nee: Nee, key: u32, counts: ptr<function, Counts>) -> vec3<f32> {
+    return nee.throughput * direct(nee.p, nee.above, nee.lobes, key, nee.depth, counts);
+}
 
 const STATUS_FREE: u32 = 0u;
 const STATUS_ALIVE: u32 = 1u;
@@ -171,10 +338,11 @@ fn shade(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     var slot = 0u;
     if queued {
         slot = queue[k];
-        var st = state[slot];
-        let more = path_vertex(&st, hits[slot], &nee);
-        st.status = select(STATUS_ENDED, STATUS_ALIVE, more);
-        state[slot] = st;
+        path = state[slot];
+        let more = path_vertex(hits[slot]);
+        path.status = select(STATUS_ENDED, STATUS_ALIVE, more);
+        state[slot] = path;
+        nee = path_nee;
     }
     let s = append(WF_SHADOWS, nee.valid != 0u, lid);
     if nee.valid != 0u {

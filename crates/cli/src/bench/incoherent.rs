@@ -14,7 +14,7 @@ use clap::Args;
 use lumbre_gpu::{Agree, BUSY_SPAN, Backend, Compute, Gpu, KeepBusy, Tolerance, median_time};
 use lumbre_kdtree::{BvhQuery, GpuStructure, Hit, Hits, QueryOptions, Ray, RayQuery};
 
-use crate::view::Structure;
+use crate::view::{Structure, schedule_name};
 use lumbre_raytrace::{Camera, MAX_SPP, PathOptions, PathRender, PathSchedule, Prepared};
 use rayon::prelude::*;
 
@@ -297,7 +297,7 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &Structure) -
                     tris.clone(),
                     format!("{fw}x{fh}"),
                     spp.to_string(),
-                    crate::view::schedule_name(schedule),
+                    schedule_name(schedule),
                     sig(paths / 1e6),
                     f.gpu.map_or("-".into(), ms),
                     ms(f.wall),
@@ -305,6 +305,15 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &Structure) -
                     sig(f.rays / time / 1e9),
                     sig(f.rays_extension / paths),
                 ]);
+                if schedule != PathSchedule::Megakernel && f.stages.len() > 1 {
+                    let all: f64 = f.stages.iter().map(|(_, d)| d.as_secs_f64()).sum();
+                    let shares: Vec<String> = f
+                        .stages
+                        .iter()
+                        .map(|(s, d)| format!("{s} {:.0}%", 100.0 * d.as_secs_f64() / all.max(1e-12)))
+                        .collect();
+                    frames.note(format!("{} {fw}x{fh} {}: {}", entry.name, schedule_name(schedule), shares.join(", ")));
+                }
             }
         }
         if let Some(export) = &mut export {
@@ -483,6 +492,8 @@ struct Frame {
     rays: f64,
     /// Extension rays of one frame.
     rays_extension: f64,
+    /// The last frame's stages and their times.
+    stages: Vec<(String, Duration)>,
 }
 
 /// `render` of `p` on the GPU (`repeats` frames timed behind `busy` work after one warm-up,
@@ -521,6 +532,7 @@ fn frame(gpu: Option<(&Gpu, &KeepBusy)>, p: &Prepared, render: &PathRender, repe
         wall: super::median(walls),
         rays: last.get("rays").unwrap_or(0.0),
         rays_extension: last.get("extension rays").unwrap_or(0.0),
+        stages: last.stages,
     })
 }
 

@@ -14,7 +14,7 @@ use crate::path::{PathCounts, PathRender, PathSchedule, Tracer, face_normals};
 use crate::scene::Prepared;
 use crate::sums::SampleSums;
 
-/// The parameters of raytrace/path_vertex, shared by the megakernel and the wavefront.
+/// The parameters of raytrace/path_common, shared by the megakernel and the wavefront.
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub(super) struct Params {
@@ -186,7 +186,7 @@ impl PathRender {
         }
     }
 
-    /// Bindings 0 to 13 of the path tracer's kernels (raytrace/path_vertex), then the image.
+    /// Bindings 0 to 13 of the path tracer's kernels (raytrace/path_common), then the image.
     pub(super) fn bindings<'a>(
         &self,
         s: &'a GpuPathScene,

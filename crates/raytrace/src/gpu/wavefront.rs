@@ -116,16 +116,20 @@ impl PathRender {
                     if reorder {
                         lumbre_compact::record_sort_bits(rec, &keys, Some(&queue), 24)?;
                     }
-                    rec.pass("wavefront trace", |pass| {
+                    rec.pass("wavefront extend", |pass| {
                         pass.set_pipeline(&k.extend.pipeline);
                         pass.set_bind_group(0, &extend, &[]);
                         pass.dispatch_workgroups_indirect(args.raw(), 0);
+                    });
+                    rec.pass("wavefront shade", |pass| {
                         pass.set_pipeline(&k.shade.pipeline);
                         pass.set_bind_group(0, &shade, &[]);
                         pass.dispatch_workgroups_indirect(args.raw(), 0);
                         pass.set_pipeline(&k.shadow_args.pipeline);
                         pass.set_bind_group(0, &shadow_args, &[]);
                         pass.dispatch_workgroups(1, 1, 1);
+                    });
+                    rec.pass("wavefront shadow", |pass| {
                         pass.set_pipeline(&k.shadow.pipeline);
                         pass.set_bind_group(0, &shadow, &[]);
                         pass.dispatch_workgroups_indirect(args.raw(), 12);
