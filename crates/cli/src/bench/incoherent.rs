@@ -305,14 +305,21 @@ pub fn tables(backend: &Backend, args: &IncoherentArgs, structure: &Structure) -
                     sig(f.rays / time / 1e9),
                     sig(f.rays_extension / paths),
                 ]);
-                if schedule != PathSchedule::Megakernel && f.stages.len() > 1 {
-                    let all: f64 = f.stages.iter().map(|(_, d)| d.as_secs_f64()).sum();
-                    let shares: Vec<String> = f
-                        .stages
+                if schedule != PathSchedule::Megakernel && f.stages.len() > 2 {
+                    // The GPU passes' shares of the GPU time (the report's last stage is the
+                    // host's download).
+                    let passes: Vec<_> = f.stages.iter().filter(|(s, _)| s != "download").collect();
+                    let all: f64 = passes.iter().map(|(_, d)| d.as_secs_f64()).sum();
+                    let shares: Vec<String> = passes
                         .iter()
                         .map(|(s, d)| format!("{s} {:.0}%", 100.0 * d.as_secs_f64() / all.max(1e-12)))
                         .collect();
-                    frames.note(format!("{} {fw}x{fh} {}: {}", entry.name, schedule_name(schedule), shares.join(", ")));
+                    frames.note(format!(
+                        "{} {fw}x{fh} {}, GPU time by stage: {}",
+                        entry.name,
+                        schedule_name(schedule),
+                        shares.join(", ")
+                    ));
                 }
             }
         }
