@@ -8,8 +8,9 @@ use lumbre_gpu::testing::test_gpu;
 mod common;
 use common::{refused, succeeds};
 
-/// The incoherent tables on the Cornell box at 32x24 (frames 8x8 at 2 spp and 32x24 at 1).
-fn incoherent(backend: &str) -> String {
+/// The incoherent tables on the Cornell box at 32x24 (frames 8x8 at 2 spp and 32x24 at 1),
+/// the frames on the path tracer's `schedules`.
+fn incoherent(backend: &str, schedules: &str) -> String {
     let args = [
         "bench",
         "raytrace",
@@ -36,6 +37,8 @@ fn incoherent(backend: &str) -> String {
         "--path-repeats",
         "1",
         "--json",
+        "--schedules",
+        schedules,
         "--backend",
         backend,
     ];
@@ -67,8 +70,9 @@ fn positive(row: &str, key: &str) -> f64 {
     v
 }
 
-/// Checks both tables of one run; returns the bounce rays' count.
-fn check(json: &str, on_gpu: bool) -> f64 {
+/// Checks both tables of one run, whose frames ran on `schedules` (a row each); returns the
+/// bounce rays' count.
+fn check(json: &str, on_gpu: bool, schedules: &[&str]) -> f64 {
     let t = tables(json);
     assert_eq!(t.len(), 2, "{json}");
     assert!(t[0].starts_with("\"Incoherent rays") && t[1].starts_with("\"Path-traced frames"), "{json}");
@@ -92,9 +96,11 @@ fn check(json: &str, on_gpu: bool) -> f64 {
     }
     assert_eq!(field(row, "GPU = CPU"), if on_gpu { "yes" } else { "-" }, "{row}");
     let frames = rows(t[1]);
-    assert_eq!(frames.len(), 2, "{json}");
-    for (row, (frame, spp)) in frames.iter().zip([("8x8", 2.0), ("32x24", 1.0)]) {
+    assert_eq!(frames.len(), 2 * schedules.len(), "{json}");
+    let sizes = [("8x8", 2.0), ("32x24", 1.0)].into_iter().flat_map(|s| schedules.iter().map(move |k| (s, k)));
+    for (row, ((frame, spp), schedule)) in frames.iter().zip(sizes) {
         assert_eq!(field(row, "frame"), frame, "{row}");
+        assert!(row.contains(&format!("\"schedule\": \"{schedule}\"")), "{row}");
         assert_eq!(positive(row, "spp"), spp);
         let pixels: f64 = frame.split('x').map(|s| s.parse::<f64>().unwrap()).product();
         assert!((positive(row, "Mpaths") - pixels * spp / 1e6).abs() < 1e-9, "{row}");
@@ -109,14 +115,20 @@ fn check(json: &str, on_gpu: bool) -> f64 {
             assert_eq!(field(row, "GPU ms"), "-", "{row}");
         }
     }
+    // Every schedule traces the same paths: the same mean path length a frame.
+    for size in frames.chunks(schedules.len()) {
+        let lengths: Vec<&str> = size.iter().map(|r| field(r, "mean path length")).collect();
+        assert!(lengths.iter().all(|l| *l == lengths[0]), "{lengths:?}");
+    }
     bounce
 }
 
 #[test]
 fn incoherent_tables_on_the_cpu_and_the_gpu() {
-    let cpu = check(&incoherent("cpu"), false);
+    let cpu = check(&incoherent("cpu", "megakernel"), false, &["megakernel"]);
     let Some(_gpu) = test_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
-    let gpu = check(&incoherent("gpu"), true);
+    let all = ["megakernel", "wavefront (1048576 paths)", "wavefront (1048576 paths), reordered"];
+    let gpu = check(&incoherent("gpu", "megakernel,wavefront,reorder"), true, &all);
     // The same seed and camera: the same bounce rays but for primary rays that graze an edge
     // differently (the GPU's primary hits feed its bounces).
     assert!((gpu - cpu).abs() <= 0.01 * cpu, "bounce rays: {cpu} on the CPU, {gpu} on the GPU");
@@ -137,4 +149,6 @@ fn incoherent_flags_are_refused_out_of_range() {
     refused(&bench(&["--path-repeats", "100000"]), &["--path-repeats 100000", "at most 1000"]);
     refused(&bench(&["--set", "cornell,attic"]), &["--set", "\"attic\"", "cornell, bunny-room"]);
     refused(&["bench", "raytrace", "--tables", "coherent,fast"], &["'fast'", "coherent, incoherent"]);
+    refused(&bench(&["--schedules", "fast"]), &["'fast'", "megakernel, wavefront, reorder"]);
+    refused(&bench(&["--schedules", "wavefront"]), &["--schedules", "--backend gpu"]);
 }

@@ -225,3 +225,29 @@ fn deep_octrees_are_checked_against_memory() {
         assert!(bytes(peak) <= bytes(announced), "{}", run.stdout);
     }
 }
+
+#[test]
+fn schedule_flags_need_the_wavefront_and_the_path_tracer() {
+    let path = |rest: &[&'static str]| on_cb("render", &[&["--method", "path"], rest].concat());
+    refused(&path(&["--pool", "64"]), &["--pool and --reorder", "add --wavefront"]);
+    refused(&path(&["--reorder"]), &["add --wavefront"]);
+    refused(&path(&["--wavefront", "--pool", "0"]), &["--pool 0"]);
+    refused(&on_cb("render", &["--wavefront"]), &["--wavefront", "--method path"]);
+    if !has_gpu() {
+        return;
+    }
+    // Every schedule writes the same bytes (a pool smaller than the image's 64 pixels included).
+    let dir = TempDir::new("schedules");
+    let image = |name: &str, rest: &[&'static str]| {
+        let out = dir.path().join(name);
+        let o = out.to_str().unwrap().to_string();
+        let mut args = path(&["--spp", "3", "--backend", "gpu"]);
+        args.extend(rest);
+        args.extend(["-o", o.as_str()]);
+        succeeds(&args);
+        std::fs::read(out).unwrap()
+    };
+    let mega = image("mega.exr", &[]);
+    assert_eq!(image("wave.exr", &["--wavefront"]), mega);
+    assert_eq!(image("sorted.exr", &["--wavefront", "--reorder", "--pool", "40"]), mega);
+}

@@ -120,6 +120,11 @@ impl IncoherentArgs {
     /// The checks that depend on the backend: the frames' memory, and on a GPU the rays in
     /// its largest buffer (two `vec4<f32>` each).
     pub fn check_on(&self, backend: &Backend) -> Result<()> {
+        if backend.gpu().is_none() && self.schedules.iter().any(|s| *s != ScheduleChoice::Megakernel) {
+            return Err(
+                "--schedules: the CPU traces each path alone; the wavefront schedules need --backend gpu".into()
+            );
+        }
         let available = crate::limits::available_memory();
         crate::limits::check_image(self.width, self.height, backend, available)?;
         if self.small_spp > 0 {

@@ -65,6 +65,12 @@ impl PathRender {
         let o = &self.options;
         let gpu = rec.gpu().clone();
         let lanes = setup.tiles as u64 * 64;
+        if lanes > PATHS_PER_RUN {
+            return Err(lumbre_gpu::Error::Input(format!(
+                "wavefront path render of {}x{} pixels: at most 2^31 (in 8x8 tiles); the megakernel renders it",
+                o.width, o.height
+            )));
+        }
         let samples_per_run = (PATHS_PER_RUN / lanes).clamp(1, o.spp as u64) as u32;
         let total = lanes * o.spp as u64;
         let slots = (pool as u64).min(total).next_multiple_of(64) as usize;
