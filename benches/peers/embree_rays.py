@@ -13,8 +13,9 @@ table: scene, triangles, kind, rays, ours M rays/s (from the export), Embree M r
 ours/Embree (above 1, ours is faster) and hit agreement.
 
 What each side does, per ray: closest hit from t = 0 to infinity, the distance kept, no
-shading. Ours: the kd-tree's CPU traversal (rayon over the rays, on every core), the median
-wall time of the export's passes; the kd-tree is built before the clock starts. Embree:
+shading. Ours: the CPU traversal of the export's structure (the BVH by default; rayon over the
+rays, on every core), the median wall time of the export's passes; the structure is built
+before the clock starts. Embree:
 `rtcIntersect1` per ray (embreex's `run(..., query="DISTANCE")`, which releases the GIL
 while it loops over its rays), the rays dealt in chunks to `--threads` Python threads, the
 median wall time of `--runs` passes after `--warmup`; the BVH is built (committed) by a
@@ -261,8 +262,8 @@ def describe(index, rows, threads, warmup, runs, robust):
             f"Both sides: closest hit of each ray from t = 0 to infinity, the distance kept, no shading; "
             f"the acceleration structure's build excluded from both times. Machine: {cores()} cores "
             f"({model}).",
-            f"Ours: the kd-tree's CPU traversal ({index.get('traversal')} traversal, "
-            f"{index.get('triangle_test')} triangle test), {index.get('cpu_threads')} rayon threads, the median "
+            f"Ours: the CPU traversal of the {index.get('structure', 'kd-tree')} ({index.get('triangle_test')} "
+            f"triangle test), {index.get('cpu_threads')} rayon threads, the median "
             f"of {index.get('cpu_passes')} passes (from {INDEX}).",
             f"Embree: {rtcore.EmbreeDevice()!r} through embreex {version('embreex')}, rtcIntersect1 per ray, "
             f"scene flags {'ROBUST' if robust else 'NONE'}, {threads} threads (chunks of {CHUNK} rays), the "

@@ -4,6 +4,7 @@
 
 use glam::Vec3;
 
+use super::wide;
 use super::{BVH_MAX_DEPTH, Bvh, BvhNode};
 use rayon::prelude::*;
 
@@ -99,7 +100,8 @@ impl Bvh {
         let depth = tree.depth();
         emit(&mut nodes, &root_children, &pad);
         let prim_indices = prims.iter().map(|p| p.index).collect();
-        Bvh { nodes, prim_indices, bounds, depth }
+        let wide = wide::widen(&nodes);
+        Bvh { nodes, prim_indices, bounds, depth, wide }
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod build;
 mod traverse;
+mod wide;
 
 use bytemuck::{Pod, Zeroable};
 
@@ -82,6 +83,8 @@ pub struct Bvh {
     pub bounds: Aabb,
     /// The deepest node's depth (the root's is 0), which bounds the traversal's stack.
     pub depth: u32,
+    /// The same tree four children a node, which the CPU's queries walk.
+    pub(crate) wide: Vec<wide::WideNode>,
 }
 
 /// Deepest node a build makes: below it a node keeps its triangles as one leaf. The CPU's

@@ -1,11 +1,14 @@
-//! BVH ray queries, written to be ported line by line to WGSL (`kdtree/bvh.wgsl`): a stack
-//! of node indices; at each node both children's boxes are tested, leaves among them are
-//! tested at once, nearer first, and of two inner children the farther waits on the stack.
-//! Hits need `t_min < t < t_max`, as in the kd-tree's queries.
+//! BVH ray queries on the CPU, through the tree's four-wide form (`wide.rs`): a stack of node
+//! indices; at each node the four children's boxes are tested at once, the leaves among them
+//! tested nearest first, and of the inner children the nearest is walked next while the others
+//! wait on the stack. `kdtree/bvh.wgsl` walks the same tree two children at a time; the boxes'
+//! slab test is the same arithmetic, so both test the same triangles' boxes. Hits need
+//! `t_min < t < t_max`, as in the kd-tree's queries.
 
-use glam::{Vec3, Vec3A};
+use glam::Vec3;
 use rayon::prelude::*;
 
+use super::wide::enter4;
 use super::{BVH_MAX_DEPTH, Bvh};
 use crate::traverse::QueryOptions;
 use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
@@ -14,27 +17,16 @@ use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
 /// can put a ray that touches a box just outside it.
 const SLAB_SLACK: f32 = 4.0 * f32::EPSILON;
 
+/// The four-wide walk's stack: at most three entries a level, and a level is at most two of
+/// the binary tree's.
+const WIDE_STACK: usize = 3 * (BVH_MAX_DEPTH as usize / 2 + 1);
+
 /// `1 / dir` with the parallel axes' (zero or subnormal) components replaced by a huge value
 /// of the same sign: a finite product with any finite distance, never NaN, and on those
 /// axes a box either holds the origin's coordinate for all t of interest or misses.
 pub(crate) fn box_inverse(r: &RayPrep) -> Vec3 {
     let huge = 1.0 / f32::MIN_POSITIVE;
     Vec3::from_array(std::array::from_fn(|k| if r.parallel[k] { huge.copysign(r.dir[k]) } else { r.inv_dir[k] }))
-}
-
-/// Where the ray enters `b` within `[t0, t1]`, if it does.
-#[inline]
-fn enter(o: Vec3A, inv: Vec3A, lo: [f32; 3], hi: [f32; 3], t0: f32, t1: f32) -> Option<f32> {
-    let lo = (Vec3A::from_array(lo) - o) * inv;
-    let hi = (Vec3A::from_array(hi) - o) * inv;
-    let neg = inv.cmplt(Vec3A::ZERO);
-    let near = Vec3A::select(neg, hi, lo);
-    let far = Vec3A::select(neg, lo, hi);
-    let tn = near.x.max(near.y).max(near.z.max(t0));
-    let tf = far.x.min(far.y).min(far.z.min(t1));
-    let tn = tn * if tn > 0.0 { 1.0 - SLAB_SLACK } else { 1.0 + SLAB_SLACK };
-    let tf = tf * if tf > 0.0 { 1.0 + SLAB_SLACK } else { 1.0 - SLAB_SLACK };
-    (tn <= tf).then_some(tn)
 }
 
 impl Bvh {
@@ -125,35 +117,41 @@ impl Bvh {
         t_max: f32,
         test: TriangleTest,
     ) -> Option<Hit> {
-        if !r.valid || self.nodes.is_empty() {
+        if !r.valid || self.wide.is_empty() {
             return None;
         }
-        // SIMD lanes for the slab tests (the same arithmetic, lane by lane).
-        let (o, inv) = (Vec3A::from(r.origin), Vec3A::from(box_inverse(r)));
+        let (o, inv) = (r.origin, box_inverse(r));
+        let near_lo = [inv.x >= 0.0, inv.y >= 0.0, inv.z >= 0.0];
         let mut best: Option<Hit> = None;
         let mut best_t = t_max;
-        let mut stack = [0u32; BVH_MAX_DEPTH as usize];
+        let mut stack = [0u32; WIDE_STACK];
         let mut sp = 0;
         let mut node = 0usize;
         loop {
-            let n = &self.nodes[node];
-            let ta = enter(o, inv, n.a_min, n.a_max, t_min, best_t);
-            let tb = enter(o, inv, n.b_min, n.b_max, t_min, best_t);
-            // The nearer child first.
-            let mut kids = [(ta, n.a_ref, n.a_count), (tb, n.b_ref, n.b_count)];
-            if let (Some(x), Some(y)) = (ta, tb)
-                && y < x
-            {
-                kids.swap(0, 1);
+            let n = &self.wide[node];
+            let t = enter4(n, o, inv, near_lo, t_min, best_t, SLAB_SLACK).to_array();
+            // The entered children, nearest first.
+            let mut kids = [0usize; 4];
+            let mut entered = 0;
+            for k in 0..4 {
+                if t[k] != f32::INFINITY {
+                    let mut at = entered;
+                    while at > 0 && t[kids[at - 1]] > t[k] {
+                        kids[at] = kids[at - 1];
+                        at -= 1;
+                    }
+                    kids[at] = k;
+                    entered += 1;
+                }
             }
-            let mut inner = [0u32; 2];
+            let mut inner = [0u32; 4];
             let mut inners = 0;
-            for (t, child, count) in kids {
-                let Some(t) = t else { continue };
+            for &k in &kids[..entered] {
+                let (child, count) = (n.child[k], n.count[k]);
                 if count == 0 {
                     inner[inners] = child;
                     inners += 1;
-                } else if t <= best_t {
+                } else if t[k] <= best_t {
                     for &tri in &self.prim_indices[child as usize..(child + count) as usize] {
                         if let Some((t, u, v)) = r.intersect(test, &tris[tri as usize], t_min, best_t) {
                             best_t = t;
@@ -165,21 +163,20 @@ impl Bvh {
                     }
                 }
             }
-            match inners {
-                2 => {
-                    stack[sp] = inner[1];
-                    sp += 1;
-                    node = inner[0] as usize;
+            if inners == 0 {
+                if sp == 0 {
+                    return best;
                 }
-                1 => node = inner[0] as usize,
-                _ => {
-                    if sp == 0 {
-                        return best;
-                    }
-                    sp -= 1;
-                    node = stack[sp] as usize;
-                }
+                sp -= 1;
+                node = stack[sp] as usize;
+                continue;
             }
+            // The farther inner children wait on the stack, the farthest deepest.
+            for &c in inner[1..inners].iter().rev() {
+                stack[sp] = c;
+                sp += 1;
+            }
+            node = inner[0] as usize;
         }
     }
 }

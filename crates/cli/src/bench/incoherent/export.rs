@@ -109,7 +109,7 @@ impl Export {
             ),
             rayon::current_num_threads(),
             json_string(
-                "closest hit of every ray (kd-tree built beforehand, untimed; no shading), rays in parallel \
+                "closest hit of every ray (the structure built beforehand, untimed; no shading), rays in parallel \
                  with rayon; seconds: the median wall time of cpu_passes passes"
             ),
             json_string(&format!("{:?}", opts.traversal)),
