@@ -2,7 +2,7 @@
 //! Woop, Benthin and Wald. Both are written in `f32` with a fixed order of operations so that
 //! the WGSL versions can follow them line by line.
 
-use glam::{DVec3, Vec3};
+use glam::{DVec3, Vec3, Vec4};
 
 /// A ray `origin + t * dir`. The direction need not be normalized: `t` is measured in units
 /// of `dir`. A ray with a NaN or infinite component, or whose direction has no component of
@@ -292,6 +292,38 @@ impl RayPrep {
         Some((t, u, v))
     }
 
+    /// [`watertight`](RayPrep::watertight) on four triangles at once, lane `k` being the
+    /// triangle whose vertex `i` has coordinate `axis` at `v[i][axis][k]`: the same arithmetic
+    /// lane by lane, so the same bits. Which lanes hit within `(t_min, t_max)`, and their `t`,
+    /// `u` and `v`; a lane of NaN vertices never hits.
+    #[inline]
+    pub fn watertight4(&self, v: &[[Vec4; 3]; 3], t_min: f32, t_max: f32) -> (u32, Vec4, Vec4, Vec4) {
+        let (kx, ky, kz) = (self.kx, self.ky, self.kz);
+        let o = |k: usize| Vec4::splat(self.origin[k]);
+        let (ox, oy, oz) = (o(kx), o(ky), o(kz));
+        let (sx, sy, sz) = (Vec4::splat(self.sx), Vec4::splat(self.sy), Vec4::splat(self.sz));
+        let sheared = |p: &[Vec4; 3]| {
+            let (px, py, pz) = (p[kx] - ox, p[ky] - oy, p[kz] - oz);
+            (px - sx * pz, py - sy * pz, pz)
+        };
+        let (ax, ay, az) = sheared(&v[0]);
+        let (bx, by, bz) = sheared(&v[1]);
+        let (cx, cy, cz) = sheared(&v[2]);
+        let u = cx * by - cy * bx;
+        let vv = ax * cy - ay * cx;
+        let w = bx * ay - by * ax;
+        let zero = Vec4::ZERO;
+        let neg = u.cmplt(zero) | vv.cmplt(zero) | w.cmplt(zero);
+        let pos = u.cmpgt(zero) | vv.cmpgt(zero) | w.cmpgt(zero);
+        let det = u + vv + w;
+        let t_scaled = u * (sz * az) + vv * (sz * bz) + w * (sz * cz);
+        let inv_det = Vec4::ONE / det;
+        let t = t_scaled * inv_det;
+        let inside = !(neg & pos).bitmask() & 0xf;
+        let hit = det.cmpne(zero) & t.cmpgt(Vec4::splat(t_min)) & t.cmplt(Vec4::splat(t_max));
+        (inside & hit.bitmask(), t, vv * inv_det, w * inv_det)
+    }
+
     #[inline]
     fn watertight(&self, tri: &[Vec3; 3], t_min: f32, t_max: f32) -> Option<(f32, f32, f32)> {
         let (kx, ky, kz) = (self.kx, self.ky, self.kz);
@@ -393,6 +425,36 @@ mod tests {
                 Ray::new(Vec3::new(0.5, 0.5, 0.0), Vec3::new(0.0, 0.0, f32::INFINITY)),
             ] {
                 assert!(test.intersect(&bad, &tri(), 0.0, 10.0).is_none(), "{test:?} {bad:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The four-lane test gives each lane the scalar test's bits: the same hits, `t`, `u`, `v`.
+        #[test]
+        fn four_lanes_are_four_scalar_tests(
+            corners in proptest::collection::vec(-2.0f32..2.0, 36),
+            origin in proptest::array::uniform3(-3.0f32..3.0),
+            dir in proptest::array::uniform3(-1.0f32..1.0),
+            t_max in 0.1f32..10.0,
+        ) {
+            let r = RayPrep::new(&Ray::new(Vec3::from(origin), Vec3::from(dir)));
+            proptest::prop_assume!(r.valid);
+            let tris: Vec<[Vec3; 3]> =
+                corners.chunks(9).map(|c| [0, 3, 6].map(|i| Vec3::new(c[i], c[i + 1], c[i + 2]))).collect();
+            let mut v = [[Vec4::ZERO; 3]; 3];
+            for (k, tri) in tris.iter().enumerate() {
+                for (i, p) in tri.iter().enumerate() {
+                    for axis in 0..3 {
+                        v[i][axis][k] = p[axis];
+                    }
+                }
+            }
+            let (hits, t, u, w) = r.watertight4(&v, 0.0, t_max);
+            for (k, tri) in tris.iter().enumerate() {
+                let lane = (hits >> k & 1 == 1).then(|| (t[k].to_bits(), u[k].to_bits(), w[k].to_bits()));
+                let scalar = r.watertight(tri, 0.0, t_max).map(|(t, u, v)| (t.to_bits(), u.to_bits(), v.to_bits()));
+                proptest::prop_assert_eq!(lane, scalar, "lane {}", k);
             }
         }
     }

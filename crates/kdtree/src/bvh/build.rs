@@ -99,9 +99,9 @@ impl Bvh {
         };
         let depth = tree.depth();
         emit(&mut nodes, &root_children, &pad);
-        let prim_indices = prims.iter().map(|p| p.index).collect();
-        let wide = wide::widen(&nodes);
-        Bvh { nodes, prim_indices, bounds, depth, wide }
+        let prim_indices: Vec<u32> = prims.iter().map(|p| p.index).collect();
+        let (wide, blocks) = wide::widen(&nodes, &prim_indices, tris);
+        Bvh { nodes, prim_indices, bounds, depth, wide, blocks }
     }
 }
 

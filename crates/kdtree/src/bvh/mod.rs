@@ -85,6 +85,8 @@ pub struct Bvh {
     pub depth: u32,
     /// The same tree four children a node, which the CPU's queries walk.
     pub(crate) wide: Vec<wide::WideNode>,
+    /// The leaves' triangles in blocks of four, for the CPU's watertight test.
+    pub(crate) blocks: Vec<wide::TriBlock>,
 }
 
 /// Deepest node a build makes: below it a node keeps its triangles as one leaf. The CPU's

@@ -151,6 +151,23 @@ impl Bvh {
                 if count == 0 {
                     inner[inners] = child;
                     inners += 1;
+                } else if t[k] <= best_t && test == TriangleTest::Watertight {
+                    let first = n.block[k] as usize;
+                    for b in &self.blocks[first..first + count.div_ceil(4) as usize] {
+                        let (mut hits, t, u, v) = r.watertight4(&b.v, t_min, best_t);
+                        // The nearest lane, the first of equals (the scalar loop's choice).
+                        while hits != 0 {
+                            let lane = hits.trailing_zeros() as usize;
+                            hits &= hits - 1;
+                            if t[lane] < best_t {
+                                best_t = t[lane];
+                                best = Some(Hit { t: t[lane], tri: b.tri[lane], u: u[lane], v: v[lane] });
+                                if ANY {
+                                    return best;
+                                }
+                            }
+                        }
+                    }
                 } else if t[k] <= best_t {
                     for &tri in &self.prim_indices[child as usize..(child + count) as usize] {
                         if let Some((t, u, v)) = r.intersect(test, &tris[tri as usize], t_min, best_t) {

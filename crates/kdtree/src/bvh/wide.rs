@@ -1,6 +1,7 @@
 //! The CPU's form of the BVH: the binary tree collapsed into four-wide nodes (a node holds its
 //! grandchildren's boxes), so one SIMD slab test decides four boxes and a ray visits about
-//! half as many nodes. The boxes and leaves are the binary tree's, so the triangles a ray
+//! half as many nodes, and each leaf's triangles copied in blocks of four for the watertight
+//! test on four at once. The boxes and leaves are the binary tree's, so the triangles a ray
 //! tests, and its hits, are the same.
 
 use glam::{Vec3, Vec4};
@@ -9,24 +10,51 @@ use super::BvhNode;
 
 /// Four children: their boxes by bound and axis (lane `k` is child `k`; an absent child has
 /// an empty box, which no ray enters), their references (a wide node's index, or a leaf's
-/// first triangle) and triangle counts (0: a node).
+/// first entry of `prim_indices`), triangle counts (0: a node) and a leaf's first block.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct WideNode {
     pub lo: [Vec4; 3],
     pub hi: [Vec4; 3],
     pub child: [u32; 4],
     pub count: [u32; 4],
+    pub block: [u32; 4],
 }
 
 impl WideNode {
     const EMPTY: WideNode =
-        WideNode { lo: [Vec4::INFINITY; 3], hi: [Vec4::NEG_INFINITY; 3], child: [0; 4], count: [0; 4] };
+        WideNode { lo: [Vec4::INFINITY; 3], hi: [Vec4::NEG_INFINITY; 3], child: [0; 4], count: [0; 4], block: [0; 4] };
+}
+
+/// Four of a leaf's triangles: vertex `i`'s coordinate `axis` of lane `k` at `v[i][axis][k]`,
+/// and the triangles' indices. A leaf's last block is filled with NaN lanes, which never hit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct TriBlock {
+    pub v: [[Vec4; 3]; 3],
+    pub tri: [u32; 4],
+}
+
+/// The blocks of the leaf `prims` (indices into `tris`).
+fn blocks(prims: &[u32], tris: &[[Vec3; 3]], out: &mut Vec<TriBlock>) {
+    for chunk in prims.chunks(4) {
+        let mut b = TriBlock { v: [[Vec4::NAN; 3]; 3], tri: [u32::MAX; 4] };
+        for (k, &i) in chunk.iter().enumerate() {
+            for (vertex, p) in tris[i as usize].iter().enumerate() {
+                for axis in 0..3 {
+                    b.v[vertex][axis][k] = p[axis];
+                }
+            }
+            b.tri[k] = i;
+        }
+        out.push(b);
+    }
 }
 
 /// The binary `nodes` (root first) as four-wide nodes (root first): a binary child that is a
-/// node is replaced by its two children; a leaf stays a leaf.
-pub(crate) fn widen(nodes: &[BvhNode]) -> Vec<WideNode> {
+/// node is replaced by its two children; a leaf stays a leaf, its triangles (`prim_indices`
+/// into `tris`) copied into blocks.
+pub(crate) fn widen(nodes: &[BvhNode], prim_indices: &[u32], tris: &[[Vec3; 3]]) -> (Vec<WideNode>, Vec<TriBlock>) {
     let mut wide = vec![WideNode::EMPTY];
+    let mut leaf_blocks = Vec::new();
     // (binary node, the wide node it becomes)
     let mut todo = vec![(0usize, 0usize)];
     while let Some((b, w)) = todo.pop() {
@@ -54,6 +82,10 @@ pub(crate) fn widen(nodes: &[BvhNode]) -> Vec<WideNode> {
                 out.hi[axis][k] = hi[axis];
             }
             out.count[k] = count;
+            out.block[k] = leaf_blocks.len() as u32;
+            if count > 0 {
+                blocks(&prim_indices[child as usize..(child + count) as usize], tris, &mut leaf_blocks);
+            }
             out.child[k] = if count > 0 {
                 child
             } else {
@@ -64,7 +96,7 @@ pub(crate) fn widen(nodes: &[BvhNode]) -> Vec<WideNode> {
         }
         wide[w] = out;
     }
-    wide
+    (wide, leaf_blocks)
 }
 
 /// Where a ray enters each of a node's four boxes within `[t0, t1]` (`f32::INFINITY`: it
