@@ -1,6 +1,6 @@
 //! BVH ray queries on the GPU (`kdtree/traverse_query.wgsl`, variant `bvh`, built on
-//! `kdtree/bvh.wgsl`, a line-by-line port of `bvh/traverse.rs`), the twin of
-//! [`Bvh::closest_hits`] and [`Bvh::any_hits`], and its [`Compute`] impl.
+//! `kdtree/bvh.wgsl`, which walks the binary nodes that `bvh/traverse.rs` walks four-wide),
+//! the twin of [`Bvh::closest_hits`] and [`Bvh::any_hits`], and its [`Compute`] impl.
 
 use glam::Vec3;
 use lumbre_gpu::{Buffer, Compute, Error, Gpu, Progress, Recorder, Report, Result, wgpu};
