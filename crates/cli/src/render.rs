@@ -146,6 +146,7 @@ impl OnBackend for RenderArgs {
 
     fn run(self, backend: &Backend) -> Result<()> {
         let out = self.view.out_sharded(OUT, backend, self.shard.is_some())?;
+        self.schedule.check_on(backend)?;
         let t0 = Instant::now();
         let (scene, camera, loaded) = load_scene_counted(&self.scene, self.view.camera.as_deref(), self.view.aspect())?;
         let load = t0.elapsed();

@@ -181,6 +181,29 @@ impl Schedule {
         Ok(())
     }
 
+    /// On a GPU, the wavefront's pool against the GPU's largest buffer, before any work.
+    pub fn check_on(&self, backend: &Backend) -> Result<()> {
+        let (PathSchedule::Wavefront { pool, .. }, Some(gpu)) = (self.schedule(), backend.gpu()) else {
+            return Ok(());
+        };
+        let l = gpu.limits();
+        let largest = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+        let most = largest / PathSchedule::LARGEST_PER_PATH;
+        if u64::from(pool) > most {
+            return Err(format!(
+                "--pool {pool}: the paths in flight need {} of GPU memory ({} bytes each, {} of them in one \
+                 buffer); {} holds at most {most} in its largest buffer of {}: lower --pool",
+                limits::human(u64::from(pool) * PathSchedule::BYTES_PER_PATH),
+                PathSchedule::BYTES_PER_PATH,
+                PathSchedule::LARGEST_PER_PATH,
+                gpu.adapter_name(),
+                limits::human(largest)
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// The path tracer's schedule.
     pub fn schedule(&self) -> PathSchedule {
         if !self.wavefront {

@@ -247,6 +247,10 @@ fn schedule_flags_need_the_wavefront_and_the_path_tracer() {
         succeeds(&args);
         std::fs::read(out).unwrap()
     };
+    refused(
+        &path(&["--wavefront", "--pool", "4000000000", "--backend", "gpu"]),
+        &["--pool 4000000000", "lower --pool"],
+    );
     let mega = image("mega.exr", &[]);
     assert_eq!(image("wave.exr", &["--wavefront"]), mega);
     assert_eq!(image("sorted.exr", &["--wavefront", "--reorder", "--pool", "40"]), mega);

@@ -108,6 +108,15 @@ impl PathSchedule {
     /// what a large GPU runs at once, so that the queues stay full between rounds.
     pub const POOL: u32 = 1 << 20;
 
+    /// GPU bytes a path in flight takes in the wavefront: its state (80), its queued
+    /// next-event estimation (128, the largest buffer's share), its hit (16), its queue entry
+    /// and sort key (4 each).
+    pub const BYTES_PER_PATH: u64 = 80 + 128 + 16 + 4 + 4;
+
+    /// The share of [`BYTES_PER_PATH`](PathSchedule::BYTES_PER_PATH) in the wavefront's
+    /// largest buffer, which must fit one storage binding.
+    pub const LARGEST_PER_PATH: u64 = 128;
+
     /// The wavefront with [`POOL`](PathSchedule::POOL) paths in flight, without ray reordering.
     pub fn wavefront() -> PathSchedule {
         PathSchedule::Wavefront { pool: PathSchedule::POOL, reorder: false }

@@ -7,11 +7,7 @@ use lumbre_gpu::stages::Stages;
 use lumbre_gpu::{Buffer, Gpu, Recorder, Result};
 
 use super::path::{GpuPathScene, Params, RenderSetup};
-use crate::path::PathRender;
-
-/// Bytes of one path in flight (`PathState`), its queued next-event estimation (`Nee`), its
-/// hit, queue entry and sort key.
-pub(super) const BYTES_PER_PATH: u64 = 80 + 128 + 16 + 4 + 4;
+use crate::path::{PathRender, PathSchedule};
 
 /// Words of the wavefront's counters (`wf` in the shader).
 const WF_WORDS: usize = 4;
@@ -74,7 +70,11 @@ impl PathRender {
         let samples_per_run = (PATHS_PER_RUN / lanes).clamp(1, o.spp as u64) as u32;
         let total = lanes * o.spp as u64;
         let slots = (pool as u64).min(total).next_multiple_of(64) as usize;
-        gpu.check_size("wavefront paths in flight", slots as u64 * BYTES_PER_PATH, lumbre_gpu::Fit::Pieces)?;
+        gpu.check_size(
+            "wavefront paths in flight",
+            slots as u64 * PathSchedule::BYTES_PER_PATH,
+            lumbre_gpu::Fit::Pieces,
+        )?;
         let k = Kernels::new(&gpu, s)?;
         let state = gpu.zeroed::<[u32; 20]>(slots)?;
         let queue = gpu.zeroed::<u32>(slots)?;
