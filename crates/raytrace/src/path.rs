@@ -94,7 +94,9 @@ pub enum PathSchedule {
     Megakernel,
     /// A pool of `pool` paths in flight and one kernel per stage (new paths, extension rays,
     /// vertices, shadow rays) with queues between them; `reorder` sorts the queued rays by
-    /// origin and direction before each trace.
+    /// origin and direction before each trace. It reads two counters back every 32 rounds, so
+    /// it records through a recorder of its own (`Gpu::recorder`), not an application's
+    /// encoder.
     Wavefront {
         /// Paths in flight (rounded up to a multiple of 64).
         pool: u32,

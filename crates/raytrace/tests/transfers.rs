@@ -1,7 +1,8 @@
 //! What crosses between host and device when `lumbre render` (Whitted and path) and
 //! `lumbre volume` run on the GPU, counted by the runtime and driven as the commands drive
 //! the library: the scene or the points go up once, and each batch or frame reads back
-//! only its image and its few counters. Building the octree on the GPU, reading it back and
+//! only its image and its few counters (the wavefront path tracer also two counters every 32
+//! rounds). Building the octree on the GPU, reading it back and
 //! sending it up again for the render (what the check exists to catch) fails the check.
 
 use lumbre_gpu::testing::{between_stages, own_gpu};
@@ -81,6 +82,32 @@ fn path_batches_read_back_only_their_image_and_ray_counters() {
         assert!(report.get("paths").unwrap() > 0.0 && image.pixels.iter().any(|p| p.x > 0.0));
         // Six words of counters: extension and shadow rays (low, high), batches cut short, spare.
         check_batch(&format!("path batch {first}+{count}"), gpu.transfers() - t, SUMS, 24);
+    }
+}
+
+#[test]
+fn wavefront_batches_read_back_only_two_counters_every_32_rounds() {
+    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
+    let p = scene("CornellBox-Diffuse.obj");
+    let camera = Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap();
+    let schedule = lumbre_raytrace::PathSchedule::wavefront();
+    let options = PathOptions { width: W, height: H, spp: 1, schedule, ..Default::default() };
+    let mut render = PathRender { camera, options };
+    let placed: Placed<'_, PathRender> = Placed::Gpu(gpu.clone(), render.upload(&gpu, &p).unwrap());
+    for (first, count) in BATCHES {
+        render.options.first_sample = first;
+        render.options.spp = count;
+        let t = gpu.transfers();
+        let (image, report) = render.run_placed(&placed, &()).unwrap();
+        assert!(report.get("paths").unwrap() > 0.0 && image.pixels.iter().any(|p| p.x > 0.0));
+        let moved = gpu.transfers() - t;
+        // The megakernel's output (the sums, the counters twice), and between stages the two
+        // counters (8 bytes) once per 32 rounds: a round a vertex, paths of at most 65.
+        let looks = moved.downloads.calls - 3;
+        assert!((1..=3).contains(&looks), "{looks} looks: {moved}");
+        assert_eq!(moved.downloads.bytes, SUMS + 2 * 24 + 8 * looks, "{moved}");
+        let before_output = Transfers { downloads: Traffic::default(), ..moved };
+        between_stages(&before_output, 0, 0).unwrap();
     }
 }
 
