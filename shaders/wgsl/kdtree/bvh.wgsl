@@ -3,7 +3,7 @@
 // BVH ray queries: a stack of node indices; at each node both children's boxes are tested,
 // leaves among them at once, nearer first, and of two inner children the farther waits on the
 // stack. Hits need t_min < t < t_max. The CPU (lumbre-kdtree's bvh/traverse.rs) walks the
-// same tree four children at a time with the same slab arithmetic, so both test the same
+// same tree eight children at a time with the same slab arithmetic, so both test the same
 // boxes; a four-wide walk here ran slower (docs/tuning-log.md).
 //
 // The nodes are binding 1 of group 0 (lumbre_kdtree::GpuBvh::bindings), four vec4 a node

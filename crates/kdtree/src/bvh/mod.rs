@@ -83,7 +83,7 @@ pub struct Bvh {
     pub bounds: Aabb,
     /// The deepest node's depth (the root's is 0), which bounds the traversal's stack.
     pub depth: u32,
-    /// The same tree four children a node, which the CPU's queries walk.
+    /// The same tree eight children a node, which the CPU's queries walk.
     pub(crate) wide: Vec<wide::WideNode>,
     /// The leaves' triangles in blocks of four, for the CPU's watertight test.
     pub(crate) blocks: Vec<wide::TriBlock>,

@@ -1,5 +1,5 @@
-//! BVH ray queries on the CPU, through the tree's four-wide form (`wide.rs`): a stack of node
-//! indices; at each node the four children's boxes are tested at once, the leaves among them
+//! BVH ray queries on the CPU, through the tree's eight-wide form (`wide.rs`): a stack of node
+//! indices; at each node the eight children's boxes are tested at once, the leaves among them
 //! tested nearest first, and of the inner children the nearest is walked next while the others
 //! wait on the stack. `kdtree/bvh.wgsl` walks the same tree two children at a time; the boxes'
 //! slab test is the same arithmetic, so both test the same triangles' boxes. Hits need
@@ -8,7 +8,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use super::wide::enter4;
+use super::wide::{LANES, enter};
 use super::{BVH_MAX_DEPTH, Bvh};
 use crate::traverse::QueryOptions;
 use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
@@ -17,9 +17,9 @@ use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
 /// can put a ray that touches a box just outside it.
 const SLAB_SLACK: f32 = 4.0 * f32::EPSILON;
 
-/// The four-wide walk's stack: at most three entries a level, and a level is at most two of
+/// The wide walk's stack: at most `LANES - 1` entries a level, and a level is at least one of
 /// the binary tree's.
-const WIDE_STACK: usize = 3 * (BVH_MAX_DEPTH as usize / 2 + 1);
+const WIDE_STACK: usize = (LANES - 1) * (BVH_MAX_DEPTH as usize + 1);
 
 /// `1 / dir` with the parallel axes' (zero or subnormal) components replaced by a huge value
 /// of the same sign: a finite product with any finite distance, never NaN, and on those
@@ -129,11 +129,11 @@ impl Bvh {
         let mut node = 0usize;
         loop {
             let n = &self.wide[node];
-            let t = enter4(n, o, inv, near_lo, t_min, best_t, SLAB_SLACK).to_array();
+            let t = enter(n, o, inv, near_lo, t_min, best_t, SLAB_SLACK);
             // The entered children, nearest first.
-            let mut kids = [0usize; 4];
+            let mut kids = [0usize; LANES];
             let mut entered = 0;
-            for k in 0..4 {
+            for k in 0..LANES {
                 if t[k] != f32::INFINITY {
                     let mut at = entered;
                     while at > 0 && t[kids[at - 1]] > t[k] {
@@ -144,7 +144,7 @@ impl Bvh {
                     entered += 1;
                 }
             }
-            let mut inner = [0u32; 4];
+            let mut inner = [0u32; LANES];
             let mut inners = 0;
             for &k in &kids[..entered] {
                 let (child, count) = (n.child[k], n.count[k]);

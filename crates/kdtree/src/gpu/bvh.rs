@@ -1,5 +1,5 @@
 //! BVH ray queries on the GPU (`kdtree/traverse_query.wgsl`, variant `bvh`, built on
-//! `kdtree/bvh.wgsl`, which walks the binary nodes that `bvh/traverse.rs` walks four-wide),
+//! `kdtree/bvh.wgsl`, which walks the binary nodes that `bvh/traverse.rs` walks eight-wide),
 //! the twin of [`Bvh::closest_hits`] and [`Bvh::any_hits`], and its [`Compute`] impl.
 
 use glam::Vec3;
