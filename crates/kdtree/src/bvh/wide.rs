@@ -1,7 +1,7 @@
 //! The CPU's form of the BVH: the binary tree collapsed into eight-wide nodes (a node holds up
-X
-//! visits about a third as many nodes, and each leaf's triangles copied in blocks of four for
-//! the watertight test on four at once. The boxes and leaves are the binary tree's, so the triangles a ray
+//! to eight of its descendants' boxes), so two SIMD slab tests decide eight boxes and a ray
+//! visits fewer nodes, and each leaf's triangles copied in blocks of four for the watertight
+//! test on four at once. The boxes and leaves are the binary tree's, so the triangles a ray
 //! tests, and its hits, are the same.
 
 use glam::{Vec3, Vec4};
