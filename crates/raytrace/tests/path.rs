@@ -284,20 +284,7 @@ fn the_bvh_renders_the_kd_trees_image_and_the_gpu_agrees_through_it() {
 
 #[test]
 fn gpu_matches_cpu_with_mirrors_glass_and_point_lights() {
-    // The Cornell box with a glass short box, a mirror tall box (with a little Kd) and a point
-    // light beside its area light.
-    let (mut scene, _) = Scene::load_obj(&common::testdata("scenes/CornellBox-Original.obj")).unwrap();
-    scene.add_point_light(Vec3::new(0.5, 1.5, 1.0), Vec3::splat(0.8));
-    for m in scene.materials.iter_mut() {
-        if m.name == "shortBox" {
-            m.kind = MaterialKind::Glass;
-            m.ni = 1.5;
-        } else if m.name == "tallBox" {
-            m.kind = MaterialKind::Mirror;
-            m.ks = Vec3::splat(0.8);
-            m.kd = Vec3::splat(0.1);
-        }
-    }
+    let scene = common::mirrors_and_glass(Vec3::new(0.5, 1.5, 1.0), 0.8, 0.8, 0.1);
     let render = PathRender {
         camera: reference_camera(),
         options: PathOptions { width: 32, height: 32, spp: 4, ..Default::default() },

@@ -8,29 +8,16 @@ use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Gpu};
 use lumbre_kdtree::StructureOptions;
-use lumbre_raytrace::{Camera, MaterialKind, PathOptions, PathRender, PathSchedule, Prepared, SampleSums, Scene};
+use lumbre_raytrace::{Camera, PathOptions, PathRender, PathSchedule, Prepared, SampleSums, Scene};
 
 fn load(name: &str, structure: &StructureOptions) -> Prepared {
     let (scene, _) = Scene::load_obj(&common::testdata(&format!("scenes/{name}"))).unwrap();
     Prepared::new(scene, structure)
 }
 
-/// The Cornell box with a glass short box, a mirror tall box (a little diffuse) and a point
-/// light beside its area light: every branch of a path's vertex.
+/// Every branch of a path's vertex: glass, a mirror, Phong, a point light.
 fn every_material() -> Prepared {
-    let (mut scene, _) = Scene::load_obj(&common::testdata("scenes/CornellBox-Original.obj")).unwrap();
-    scene.add_point_light(Vec3::new(0.5, 1.5, 1.0), Vec3::splat(0.8));
-    for m in scene.materials.iter_mut() {
-        if m.name == "shortBox" {
-            m.kind = MaterialKind::Glass;
-            m.ni = 1.5;
-        } else if m.name == "tallBox" {
-            m.kind = MaterialKind::Mirror;
-            m.ks = Vec3::splat(0.8);
-            m.kd = Vec3::splat(0.1);
-        }
-    }
-    Prepared::new(scene, &Default::default())
+    Prepared::new(common::mirrors_and_glass(Vec3::new(0.5, 1.5, 1.0), 0.8, 0.8, 0.1), &Default::default())
 }
 
 fn render(schedule: PathSchedule, width: u32, height: u32, first_sample: u32, spp: u32) -> PathRender {

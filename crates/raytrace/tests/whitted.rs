@@ -9,9 +9,7 @@ use glam::Vec3;
 use lumbre_gpu::testing::test_gpu;
 use lumbre_gpu::{Compute, Gpu};
 use lumbre_kdtree::StructureOptions;
-use lumbre_raytrace::{
-    Camera, MaterialKind, Prepared, RenderOptions, SampleSums, Scene, WhittedRender, add_default_light,
-};
+use lumbre_raytrace::{Camera, Prepared, RenderOptions, SampleSums, Scene, WhittedRender, add_default_light};
 use proptest::prelude::*;
 
 fn scene(name: &str) -> Scene {
@@ -22,19 +20,7 @@ fn scene(name: &str) -> Scene {
 /// in front of the back wall beside the area light: chains of reflections and refractions,
 /// and a hot spot of direct light.
 fn mirrors_and_glass() -> Prepared {
-    let mut scene = scene("CornellBox-Original.obj");
-    scene.add_point_light(Vec3::new(0.4, 1.5, -1.03), Vec3::splat(50.0));
-    for m in scene.materials.iter_mut() {
-        if m.name == "shortBox" {
-            m.kind = MaterialKind::Glass;
-            m.ni = 1.5;
-        } else if m.name == "tallBox" {
-            m.kind = MaterialKind::Mirror;
-            m.ks = Vec3::splat(0.9);
-            m.kd = Vec3::splat(0.05);
-        }
-    }
-    Prepared::new(scene, &Default::default())
+    Prepared::new(common::mirrors_and_glass(Vec3::new(0.4, 1.5, -1.03), 50.0, 0.9, 0.05), &Default::default())
 }
 
 fn reference_camera() -> Camera {

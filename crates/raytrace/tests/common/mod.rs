@@ -6,6 +6,26 @@ use std::path::{Path, PathBuf};
 
 pub use lumbre_gpu::testing::TempDir;
 
+/// The original Cornell box with a glass short box (index 1.5), a mirror tall box of
+/// reflectance `ks` with a little diffuse `kd`, and a point light of `intensity` at
+/// `position` beside the area light: every branch of the integrators.
+pub fn mirrors_and_glass(position: glam::Vec3, intensity: f32, ks: f32, kd: f32) -> lumbre_raytrace::Scene {
+    use lumbre_raytrace::MaterialKind;
+    let (mut scene, _) = lumbre_raytrace::Scene::load_obj(&testdata("scenes/CornellBox-Original.obj")).unwrap();
+    scene.add_point_light(position, glam::Vec3::splat(intensity));
+    for m in scene.materials.iter_mut() {
+        if m.name == "shortBox" {
+            m.kind = MaterialKind::Glass;
+            m.ni = 1.5;
+        } else if m.name == "tallBox" {
+            m.kind = MaterialKind::Mirror;
+            m.ks = glam::Vec3::splat(ks);
+            m.kd = glam::Vec3::splat(kd);
+        }
+    }
+    scene
+}
+
 /// `testdata/<rel>` of the workspace.
 pub fn testdata(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata").join(rel)
