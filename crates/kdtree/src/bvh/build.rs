@@ -101,7 +101,8 @@ impl Bvh {
         emit(&mut nodes, &root_children, &pad);
         let prim_indices: Vec<u32> = prims.iter().map(|p| p.index).collect();
         let (wide, blocks) = wide::widen(&nodes, &prim_indices, tris);
-        Bvh { nodes, prim_indices, bounds, depth, wide, blocks }
+        let stack_need = wide::stack_need(&wide);
+        Bvh { nodes, prim_indices, bounds, depth, wide, blocks, stack_need }
     }
 }
 

@@ -87,6 +87,8 @@ pub struct Bvh {
     pub(crate) wide: Vec<wide::WideNode>,
     /// The leaves' triangles in blocks of four, for the CPU's watertight test.
     pub(crate) blocks: Vec<wide::TriBlock>,
+    /// The most entries the CPU walk's stack holds on this tree.
+    pub(crate) stack_need: usize,
 }
 
 /// Deepest node a build makes: below it a node keeps its triangles as one leaf. The CPU's

@@ -17,9 +17,11 @@ use crate::triangle::{Hit, Ray, RayPrep, TriangleTest};
 /// can put a ray that touches a box just outside it.
 const SLAB_SLACK: f32 = 4.0 * f32::EPSILON;
 
-/// The wide walk's stack: at most `LANES - 1` entries a level, and a level is at least one of
-/// the binary tree's.
-const WIDE_STACK: usize = (LANES - 1) * (BVH_MAX_DEPTH as usize + 1);
+/// The wide walk's stack for most trees (the build's bound, `Bvh::stack_need`, decides).
+const SHORT_STACK: usize = 64;
+/// The wide walk's stack for any tree: at most `LANES - 1` entries a wide node, and a wide
+/// node spans at least one of the binary tree's levels.
+const FULL_STACK: usize = (LANES - 1) * (BVH_MAX_DEPTH as usize + 1);
 
 /// `1 / dir` with the parallel axes' (zero or subnormal) components replaced by a huge value
 /// of the same sign: a finite product with any finite distance, never NaN, and on those
@@ -54,7 +56,12 @@ impl Bvh {
         t_max: f32,
         opts: &QueryOptions,
     ) -> Option<Hit> {
-        self.query::<false>(tris, &RayPrep::new(ray), t_min, t_max, opts.test)
+        let r = RayPrep::new(ray);
+        if self.stack_need <= SHORT_STACK {
+            self.query::<false, SHORT_STACK>(tris, &r, t_min, t_max, opts.test)
+        } else {
+            self.query::<false, FULL_STACK>(tris, &r, t_min, t_max, opts.test)
+        }
     }
 
     /// Whether `ray` hits any triangle with `t_min < t < t_max`, stopping at the first found.
@@ -69,7 +76,12 @@ impl Bvh {
     /// assert!(!bvh.any_hit(&tris, &to_light, 0.0, 0.5, &QueryOptions::default()));
     /// ```
     pub fn any_hit(&self, tris: &[[Vec3; 3]], ray: &Ray, t_min: f32, t_max: f32, opts: &QueryOptions) -> bool {
-        self.query::<true>(tris, &RayPrep::new(ray), t_min, t_max, opts.test).is_some()
+        let r = RayPrep::new(ray);
+        if self.stack_need <= SHORT_STACK {
+            self.query::<true, SHORT_STACK>(tris, &r, t_min, t_max, opts.test).is_some()
+        } else {
+            self.query::<true, FULL_STACK>(tris, &r, t_min, t_max, opts.test).is_some()
+        }
     }
 
     /// [`Bvh::closest_hit`] for many rays, in parallel with rayon.
@@ -108,8 +120,9 @@ impl Bvh {
         rays.par_iter().with_min_len(64).map(|ray| self.any_hit(tris, ray, t_min, t_max, opts)).collect()
     }
 
-    /// The walk; with `ANY`, the first hit found instead of the closest.
-    fn query<const ANY: bool>(
+    /// The walk with a stack of `STACK` entries (at least `Bvh::stack_need`: a zeroed
+    /// array no larger than needed); with `ANY`, the first hit found instead of the closest.
+    fn query<const ANY: bool, const STACK: usize>(
         &self,
         tris: &[[Vec3; 3]],
         r: &RayPrep,
@@ -124,7 +137,7 @@ impl Bvh {
         let near_lo = [inv.x >= 0.0, inv.y >= 0.0, inv.z >= 0.0];
         let mut best: Option<Hit> = None;
         let mut best_t = t_max;
-        let mut stack = [0u32; WIDE_STACK];
+        let mut stack = [0u32; STACK];
         let mut sp = 0;
         let mut node = 0usize;
         loop {
@@ -195,5 +208,35 @@ impl Bvh {
             }
             node = inner[0] as usize;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bvh::BvhOptions;
+    use crate::scenes;
+
+    /// The walk gives the same hits with either stack (the long one serves trees whose bound
+    /// passes the short one's).
+    #[test]
+    fn both_stacks_walk_alike() {
+        let tris = scenes::generated_scene(20_000);
+        let bvh = Bvh::build(&tris, &BvhOptions::default());
+        let mut hits = 0;
+        for i in 0..2000 {
+            let a = i as f32 * 0.618_034;
+            let ray = Ray::new(Vec3::new(a.sin(), a.cos(), -5.0), Vec3::new(0.1 * a.cos(), 0.1 * a.sin(), 1.0));
+            let r = RayPrep::new(&ray);
+            for test in [TriangleTest::Watertight, TriangleTest::MollerTrumbore] {
+                let short = bvh.query::<false, SHORT_STACK>(&tris, &r, 0.0, f32::INFINITY, test);
+                assert_eq!(short, bvh.query::<false, FULL_STACK>(&tris, &r, 0.0, f32::INFINITY, test));
+                let any = bvh.query::<true, SHORT_STACK>(&tris, &r, 0.0, f32::INFINITY, test).is_some();
+                assert_eq!(any, bvh.query::<true, FULL_STACK>(&tris, &r, 0.0, f32::INFINITY, test).is_some());
+                assert_eq!(any, short.is_some());
+                hits += any as usize;
+            }
+        }
+        assert!(hits > 1000, "{hits} hits of 4000");
     }
 }
