@@ -63,12 +63,13 @@ fn whitted_batches_read_back_only_their_sums_and_ray_counters() {
     }
 }
 
-#[test]
-fn path_batches_read_back_only_their_image_and_ray_counters() {
+/// Runs the path tracer's progressive batches on `schedule` as `lumbre render` does, checking
+/// that the scene went up once, and hands each batch's transfers to `check`.
+fn path_batches(schedule: lumbre_raytrace::PathSchedule, check: impl Fn(&str, Transfers)) {
     let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
     let p = scene("CornellBox-Diffuse.obj");
     let camera = Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap();
-    let options = PathOptions { width: W, height: H, spp: 1, ..Default::default() };
+    let options = PathOptions { width: W, height: H, spp: 1, schedule, ..Default::default() };
     let mut render = PathRender { camera, options };
     let t0 = gpu.transfers();
     let placed: Placed<'_, PathRender> = Placed::Gpu(gpu.clone(), render.upload(&gpu, &p).unwrap());
@@ -80,35 +81,27 @@ fn path_batches_read_back_only_their_image_and_ray_counters() {
         let t = gpu.transfers();
         let (image, report) = render.run_placed(&placed, &()).unwrap();
         assert!(report.get("paths").unwrap() > 0.0 && image.pixels.iter().any(|p| p.x > 0.0));
-        // Six words of counters: extension and shadow rays (low, high), batches cut short, spare.
-        check_batch(&format!("path batch {first}+{count}"), gpu.transfers() - t, SUMS, 24);
+        check(&format!("path batch {first}+{count}, {schedule:?}"), gpu.transfers() - t);
     }
 }
 
 #[test]
+fn path_batches_read_back_only_their_image_and_ray_counters() {
+    // Six words of counters: extension and shadow rays (low, high), batches cut short, spare.
+    path_batches(lumbre_raytrace::PathSchedule::Megakernel, |what, moved| check_batch(what, moved, SUMS, 24));
+}
+
+#[test]
 fn wavefront_batches_read_back_only_two_counters_every_32_rounds() {
-    let Some(gpu) = own_gpu(lumbre_gpu::wgpu::Features::empty()) else { return };
-    let p = scene("CornellBox-Diffuse.obj");
-    let camera = Camera::parse("0,1,3.9,0,1,0,0,1,0,40").unwrap();
-    let schedule = lumbre_raytrace::PathSchedule::wavefront();
-    let options = PathOptions { width: W, height: H, spp: 1, schedule, ..Default::default() };
-    let mut render = PathRender { camera, options };
-    let placed: Placed<'_, PathRender> = Placed::Gpu(gpu.clone(), render.upload(&gpu, &p).unwrap());
-    for (first, count) in BATCHES {
-        render.options.first_sample = first;
-        render.options.spp = count;
-        let t = gpu.transfers();
-        let (image, report) = render.run_placed(&placed, &()).unwrap();
-        assert!(report.get("paths").unwrap() > 0.0 && image.pixels.iter().any(|p| p.x > 0.0));
-        let moved = gpu.transfers() - t;
+    path_batches(lumbre_raytrace::PathSchedule::wavefront(), |what, moved| {
         // The megakernel's output (the sums, the counters twice), and between stages the two
         // counters (8 bytes) once per 32 rounds: a round a vertex, paths of at most 65.
         let looks = moved.downloads.calls - 3;
-        assert!((1..=3).contains(&looks), "{looks} looks: {moved}");
-        assert_eq!(moved.downloads.bytes, SUMS + 2 * 24 + 8 * looks, "{moved}");
+        assert!((1..=3).contains(&looks), "{what}: {looks} looks: {moved}");
+        assert_eq!(moved.downloads.bytes, SUMS + 2 * 24 + 8 * looks, "{what}: {moved}");
         let before_output = Transfers { downloads: Traffic::default(), ..moved };
-        between_stages(&before_output, 0, 0).unwrap();
-    }
+        between_stages(&before_output, 0, 0).unwrap_or_else(|e| panic!("{what}: {e}"));
+    });
 }
 
 /// Points of the phantom, the tree's depth, and the camera of an orbit's frame `i` of 3.
